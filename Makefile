@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# The whole build: BPF objects, skeletons, userland, tests, deps.
+#   make            build ./ebpf-profiler
+#   make test       unit + BPF integration tests (integration needs root)
+#   make deps       install the Debian packages (idempotent)
+#   O=dir           build directory (default: build)
+#   V=1             show the commands
+#   SANITIZER=address,undefined   build with sanitizers
+
+O ?= build
+V ?= 0
+SANITIZER ?=
+FUZZ_SECONDS ?= 60
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+PKG_CONFIG ?= pkg-config
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+PKGS := libbpf libelf zlib lmdb libprotobuf-c libcurl libcrypto libdw libzstd
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+# Warnings live in their own variable so a user's CFLAGS cannot drop them.
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \
+	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -Iskel \
+	-DEP_VERSION='"$(VERSION)"' -DEP_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) -pthread
+LIBS := $(PKG_LIBS) -lstdc++ -lm
+
+ifneq ($(SANITIZER),)
+ALL_CFLAGS += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZER)
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
+	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
+
+.DELETE_ON_ERROR:
+.PHONY: all clean deps test unit-test test-qemu bench fuzz run install help
+.SUFFIXES:
+
+all: ebpf-profiler
+
+# ---- BPF ---------------------------------------------------------------
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
+SKEL := skel/profiler.skel.h
+
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/x86/vmlinux.h | $(O)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(O)/bpf/profiler.bpf.o: $(BPF_OBJS)
+	$(call msg,BPFLINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(SKEL): $(O)/bpf/profiler.bpf.o | skel
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
+
+# ---- protobuf ----------------------------------------------------------
+PROTOS := $(shell find userspace/reporter/proto -name '*.proto' 2>/dev/null)
+PROTO_C := $(patsubst userspace/reporter/proto/%.proto,$(O)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+
+$(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: userspace/reporter/proto/%.proto | $(O)/gen
+	$(call msg,PROTOC,$<)
+	$(Q)$(PROTOC_C) -Iuserspace/reporter/proto --c_out=$(O)/gen $<
+
+# ---- userland ----------------------------------------------------------
+LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c userspace/reporter/*.c store/*.c))
+LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(patsubst %.c,%.o,$(PROTO_C))
+MAIN_OBJ := $(O)/userspace/main.o
+
+$(O)/%.o: %.c $(SKEL) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c $(PROTO_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c $< -o $@
+
+$(O)/libprofiler.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+ebpf-profiler: $(MAIN_OBJ) $(O)/libprofiler.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# ---- tests -------------------------------------------------------------
+TEST_SRCS := $(wildcard tests/unit/*.c tests/integration/*.c)
+TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
+RUNNER := $(O)/tests/runner
+
+$(RUNNER): $(TEST_OBJS) $(O)/libprofiler.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# Workloads the integration tests profile, built with known flags.
+WORKLOADS_DIR := $(O)/workloads
+workloads: ebpf-profiler
+	$(Q)$(MAKE) --no-print-directory -f tests/workloads/workloads.mk O=$(abspath $(O)) Q=$(Q)
+
+# TEST: a name filter passed to the runner (make test TEST=folded).
+test: ebpf-profiler $(RUNNER) workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
+		EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+
+unit-test: $(RUNNER)
+	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+
+test-qemu: ebpf-profiler
+	$(Q)tests/qemu/run-matrix.sh $(KERNELS)
+
+bench: ebpf-profiler workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.sh
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk O=$(abspath $(O)) FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+# A quick look at the whole machine: 5 seconds, the hottest stacks.
+run: ebpf-profiler
+	./ebpf-profiler -duration 5s -samples-per-second 99 -output $(O)/profile.folded
+	@sort -t' ' -k2 -n -r $(O)/profile.folded | head -20
+
+deps:
+	$(Q)ci/deps.sh
+
+install: ebpf-profiler
+	install -D -m 0755 ebpf-profiler $(DESTDIR)/usr/local/bin/ebpf-profiler
+	install -D -m 0644 ci/ebpf-profiler.service $(DESTDIR)/etc/systemd/system/ebpf-profiler.service
+
+$(O)/bpf $(O)/gen skel:
+	$(Q)mkdir -p $@
+
+clean:
+	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
+
+help:
+	@sed -n '3,9p' Makefile
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one header shared by the BPF programs and userland.
+ *
+ * It includes nothing and uses only fixed-width types that both sides
+ * define (the BPF side through vmlinux.h, userland through <stdint.h> via
+ * the __u* typedefs of <linux/types.h>).  Every struct has explicit padding
+ * and a size assertion, because the two compilers must agree byte for byte.
+ */
+#ifndef EBPF_PROFILER_SHARED_H
+#define EBPF_PROFILER_SHARED_H
+
+/* ---- limits ------------------------------------------------------------ */
+
+/* PERF_MAX_STACK_DEPTH in the kernel: bpf_get_stack never returns more. */
+#define MAX_KERNEL_FRAMES 127
+/* Native frames a sample may hold.  The reference agent stops near 145. */
+#define MAX_USER_FRAMES 1024
+/* Words in one trace record after the header.  A native frame takes two
+ * words, an interpreter frame two or three; keep the record under the
+ * 32 KiB a per-CPU map value may take. */
+#define MAX_TRACE_WORDS 2304
+/* Stack-delta pages are 64 KiB: the row's address is the low 16 bits, so a
+ * page holds at most 65536 rows and the binary search takes 16 steps. */
+#define DELTA_PAGE_BITS 16
+#define DELTA_SEARCH_STEPS 17
+/* Rows are stored 16 to an array element (64 bytes) to avoid the 8-byte
+ * rounding the kernel applies to each array value. */
+#define ROWS_PER_BLOCK 16
+#define ROWS_PER_BLOCK_SHIFT 4
+/* The tail-call budget: the kernel allows 33; one is kept for the send. */
+#define MAX_TAIL_CALLS 29
+
+/* ---- tail-call program indices (prog_array "progs") --------------------- */
+enum prog_index {
+	PROG_NATIVE = 0,
+	PROG_PYTHON = 1,
+	PROG_COUNT = 2,
+};
+
+/* ---- interpreter kinds (mapping flags and frame kinds share them) ------- */
+enum interp_kind {
+	INTERP_NONE = 0,
+	INTERP_PYTHON = 1,
+	INTERP_COUNT = 2,
+};
+
+/* ---- per-CPU counters (X-macro: name, description) ---------------------- */
+#define METRICS_LIST(X)                                                        \
+	X(SAMPLES, "perf samples that ran the entry program")                  \
+	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
+	X(SAMPLES_FILTERED, "samples dropped by the pid or cgroup filter")     \
+	X(SAMPLES_SENT, "trace records written to the ring buffer")            \
+	X(SAMPLES_PAUSED, "samples skipped while probabilistic mode is off")   \
+	X(RINGBUF_FULL, "trace records lost: ring buffer full")                \
+	X(KSTACK_ERR, "bpf_get_stack failed for the kernel stack")             \
+	X(NO_USER_REGS, "no user registers (kernel thread or exiting task)")   \
+	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
+	X(EVENTS_FULL, "process events lost: event ring full")                 \
+	X(EVENTS_SENT, "process events sent to userland")                      \
+	X(TAIL_CALL_FAIL, "tail call failed (program missing)")                \
+	X(TAIL_CALL_LIMIT, "stack cut: tail-call budget spent")                \
+	X(ERR_NO_MAPPING, "unwind: pc in no known mapping")                    \
+	X(ERR_NO_PAGE, "unwind: no stack-delta page for pc")                   \
+	X(ERR_ROW_INVALID, "unwind: row says invalid (no CFI at pc)")          \
+	X(ERR_BAD_RULE, "unwind: rule index out of range or unsupported")      \
+	X(ERR_READ_FAULT, "unwind: reading user memory failed")                \
+	X(ERR_TOO_DEEP, "unwind: stack longer than the frame limit")           \
+	X(ERR_SP_LOOP, "unwind: stack pointer did not move up")                \
+	X(ERR_PC_ZERO, "unwind: return address zero without stop marker")      \
+	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
+	X(ERR_PY_READ, "python: reading interpreter memory failed")            \
+	X(ERR_PY_NO_TSTATE, "python: no thread state for this thread")         \
+	X(ERR_PY_TOO_DEEP, "python: more frames than the limit")               \
+	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
+	X(FRAMES_FP, "frames unwound by frame pointer")                        \
+	X(FRAMES_PYTHON, "python frames unwound")                              \
+	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)")
+
+#define METRIC_ENUM_(name, desc) METRIC_##name,
+enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_COUNT };
+#undef METRIC_ENUM_
+
+/* ---- trace record (ring buffer "traces") -------------------------------- */
+
+/* Trace flags. */
+#define TRACE_F_UNSYNCED 0x1	/* process not loaded yet: raw pcs, FP walk */
+#define TRACE_F_TRUNCATED 0x2	/* frame limit or tail-call budget hit */
+#define TRACE_F_ERROR 0x4	/* an error frame ends the user stack */
+#define TRACE_F_KERNEL_ONLY 0x8 /* no user stack (kernel thread) */
+#define TRACE_F_COMPLETE 0x10	/* the user stack reached a stop marker */
+
+struct trace_hdr {
+	__u64 ktime;	 /* bpf_ktime_get_ns() at the sample */
+	__u64 cgroup_id; /* cgroup v2 id of the task */
+	__u32 pid;	 /* thread-group id */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;	  /* TRACE_F_* */
+	__u16 n_kernel;	  /* kernel frame words (raw addresses, leaf first) */
+	__u16 n_user;	  /* user frame words that follow, leaf first */
+	__u16 n_frames;	  /* user frames (not words) */
+	__u16 error;	  /* METRIC_ERR_* that ended the stack, 0 when none */
+	char comm[16];
+};
+_Static_assert(sizeof(struct trace_hdr) == 56, "trace_hdr layout");
+
+/*
+ * A user frame is one header word followed by payload words:
+ *   bits 63..56 kind, 55..48 flags, 47..0 data.
+ *   FRAME_NATIVE: data = address in the ELF file's virtual address space
+ *                 (pc - load bias); one payload word: the file id's high
+ *                 64 bits.
+ *   FRAME_RAW:    data = the absolute pc; no payload.  Userland maps it
+ *                 through /proc/PID/maps (unsynced process, unknown pc).
+ *   FRAME_PYTHON: data = instruction index; payload: code object address.
+ *   FRAME_ERROR:  data = METRIC_ERR_* code; no payload.
+ * Kernel frames are raw 64-bit addresses and come first.
+ */
+enum frame_kind {
+	FRAME_NATIVE = 1,
+	FRAME_RAW = 2,
+	FRAME_PYTHON = 3,
+	FRAME_ERROR = 15,
+};
+#define FRAME_F_RETURN_ADDR 0x1 /* pc is a return address: subtract one */
+#define FRAME_DATA_MASK 0xffffffffffffULL
+#define FRAME_WORD(kind, flags, data)                                          \
+	(((__u64)(kind) << 56) | ((__u64)(flags) << 48) |                      \
+	 ((__u64)(data)&FRAME_DATA_MASK))
+#define FRAME_KIND(w) ((unsigned)((w) >> 56))
+#define FRAME_FLAGS(w) ((unsigned)(((w) >> 48) & 0xff))
+#define FRAME_DATA(w) ((w)&FRAME_DATA_MASK)
+
+/* ---- process events (ring buffer "events") ------------------------------ */
+enum pid_event_type {
+	PEV_EXEC = 1,	    /* sched_process_exec */
+	PEV_EXIT = 2,	    /* last thread of the process exited */
+	PEV_UNKNOWN_PID = 3, /* sample of a process not loaded yet */
+	PEV_UNKNOWN_PC = 4,  /* sample at a pc in no known mapping (dlopen) */
+};
+
+struct pid_event {
+	__u64 ktime;
+	__u32 pid;
+	__u32 type; /* enum pid_event_type */
+	__u64 addr; /* the pc for PEV_UNKNOWN_PC */
+};
+_Static_assert(sizeof(struct pid_event) == 24, "pid_event layout");
+
+/* ---- process and mapping maps ------------------------------------------- */
+
+/* pid_info: value.  A process is "synced" once userland loaded its
+ * mappings. */
+#define PID_F_SYNCED 0x1
+struct pid_info {
+	__u32 flags;
+	__u32 interp_mask; /* bit per interp_kind present in the process */
+};
+_Static_assert(sizeof(struct pid_info) == 8, "pid_info layout");
+
+/* Key of the LPM trie "mappings": the pid and the address are big-endian
+ * so that the pid forms the leading 32 bits of the prefix. */
+struct mapping_key {
+	__u32 prefixlen; /* 32 + number of significant address bits */
+	__u32 pid_be;
+	__u64 addr_be;
+};
+_Static_assert(sizeof(struct mapping_key) == 16, "mapping_key layout");
+
+#define MAP_F_DELTAS 0x1   /* stack deltas are loaded for file_id */
+#define MAP_F_FP_ONLY 0x2  /* the file has no CFI: walk frame pointers */
+#define MAP_F_INTERP 0x4   /* the file holds an interpreter loop */
+#define MAP_F_VDSO 0x8	   /* the vDSO */
+struct mapping_info {
+	__u64 file_id; /* high 64 bits of the 128-bit file id */
+	__u64 bias;    /* pc - bias = address in the ELF file */
+	__u64 start;   /* the mapping's range, to skip lookups for the next */
+	__u64 end;     /*   frame in the same mapping */
+	__u32 flags;   /* MAP_F_* */
+	__u32 interp;  /* enum interp_kind when MAP_F_INTERP */
+};
+_Static_assert(sizeof(struct mapping_info) == 40, "mapping_info layout");
+
+/* ---- stack deltas ------------------------------------------------------- */
+
+/* Key of "delta_pages": a file and a 64 KiB page of its address space. */
+struct page_key {
+	__u64 file_id;
+	__u64 page; /* ELF address >> DELTA_PAGE_BITS */
+};
+_Static_assert(sizeof(struct page_key) == 16, "page_key layout");
+
+/* Rows of the page are rows[first .. first+count) in "delta_rows"; the
+ * first row of every page starts at address 0 of the page. */
+struct page_info {
+	__u32 first;
+	__u32 count;
+};
+_Static_assert(sizeof(struct page_info) == 8, "page_info layout");
+
+/* A row: low 16 bits of the address in the page, and a rule index. */
+#define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))
+#define ROW_ADDR(r) ((r)&0xffff)
+#define ROW_RULE(r) ((r) >> 16)
+
+struct row_block {
+	__u32 rows[ROWS_PER_BLOCK];
+};
+_Static_assert(sizeof(struct row_block) == 64, "row_block layout");
+
+/* Rule commands.  RULE_CMD_NONE is a normal CFA rule. */
+enum rule_cmd {
+	RULE_CMD_NONE = 0,
+	RULE_CMD_INVALID = 1,	  /* no CFI covers the address (gap) */
+	RULE_CMD_STOP = 2,	  /* outermost frame: RA undefined */
+	RULE_CMD_PLT = 3,	  /* GCC's PLT CFA expression */
+	RULE_CMD_SIGNAL = 4,	  /* x86-64 rt_sigreturn trampoline */
+	RULE_CMD_FRAME_POINTER = 5 /* no CFI: walk frame pointers */
+};
+
+/* Register a CFA is computed from. */
+enum rule_reg {
+	RULE_REG_SP = 0,
+	RULE_REG_FP = 1,
+};
+
+/* How to recover the caller's frame pointer (rbp). */
+enum rule_fp {
+	RULE_FP_SAME = 0,    /* rbp unchanged */
+	RULE_FP_CFA_OFF = 1, /* rbp saved at CFA + fp_off */
+	RULE_FP_REG_OFF = 2, /* rbp saved at rbp + fp_off (GCC realign form) */
+	RULE_FP_UNDEF = 3,   /* rbp not recoverable: set it to zero */
+};
+
+#define RULE_F_DEREF_CFA 0x1 /* CFA = *(reg + cfa_off) + cfa_post */
+
+/*
+ * One unwind rule, deduplicated in the global table "rules".  The return
+ * address is always at CFA - 8 on x86-64 (rows whose CFI says otherwise
+ * are lowered to RULE_CMD_INVALID).  Rule indices below RULE_FIXED_COUNT
+ * are the fixed commands, so a row can name a command without a lookup.
+ */
+struct unwind_rule {
+	__u8 cmd;     /* enum rule_cmd */
+	__u8 cfa_reg; /* enum rule_reg */
+	__u8 fp_rule; /* enum rule_fp */
+	__u8 flags;   /* RULE_F_* */
+	__s32 cfa_off;
+	__s32 fp_off;
+	__s16 cfa_post;
+	__u16 pad;
+};
+_Static_assert(sizeof(struct unwind_rule) == 16, "unwind_rule layout");
+
+/* Fixed rule indices: the table is preloaded with these. */
+enum fixed_rule {
+	RULE_IDX_INVALID = 0,
+	RULE_IDX_STOP = 1,
+	RULE_IDX_PLT = 2,
+	RULE_IDX_SIGNAL = 3,
+	RULE_IDX_FRAME_POINTER = 4,
+	RULE_FIXED_COUNT = 5,
+};
+/* Rows carry a 16-bit rule index. */
+#define MAX_RULES 65536
+
+/* ---- python ------------------------------------------------------------- */
+
+/* Per-process Python data (map "py_procs", key pid), filled by userland
+ * from the version's offsets. */
+struct py_proc {
+	__u64 tstate_addr;    /* address of the thread-state lookup root */
+	__u64 autotss_key;    /* address of the Py_tss_t (pthread key) */
+	__u32 version;	      /* major << 8 | minor */
+	__u32 tstate_kind;    /* how to find the current thread state */
+	__u64 tls_offset;     /* static TLS offset from the thread pointer */
+	__u64 eval_lo, eval_hi; /* interpreter loop [lo, hi) in ELF addresses */
+	__u64 eval_bias;	/* load bias of the file holding the loop */
+	/* offsets into the runtime's structures */
+	__u16 ts_frame;	      /* PyThreadState -> frame / cframe */
+	__u16 ts_cframe_cur;  /* _PyCFrame -> current_frame (3.11, 3.12) */
+	__u16 ts_native_tid;  /* PyThreadState -> native_thread_id */
+	__u16 ts_next;	      /* PyThreadState -> next */
+	__u16 f_back;	      /* frame -> previous / f_back */
+	__u16 f_code;	      /* frame -> code object (f_code / f_executable) */
+	__u16 f_lasti;	      /* frame -> instruction (f_lasti / prev_instr) */
+	__u16 f_owner;	      /* _PyInterpreterFrame -> owner (3.12+) */
+	__u16 f_is_entry;     /* _PyInterpreterFrame -> is_entry (3.11) */
+	__u16 co_code_adaptive; /* offset of the bytecode in the code object */
+	__u16 interp_tstate_head; /* PyInterpreterState -> threads.head */
+	__u16 rt_interp_main;	  /* _PyRuntime -> interpreters.main */
+	__u16 tss_key_off;	  /* Py_tss_t -> _key */
+	__u16 frame_model;	  /* 0: PyFrameObject (<3.11), 1: interp frame */
+	__u16 pad[2];
+};
+_Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
+
+#endif /* EBPF_PROFILER_SHARED_H */

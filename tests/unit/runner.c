@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Test runner.  Each test runs in its own child process so that a crash or
+ * a hang (limit: EP_TEST_TIMEOUT seconds, default 300) fails that test
+ * only.  Arguments are substring filters on test names; "-l" lists.
+ * The last line is "N passed, N failed", followed by skips.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_SKIP 77
+
+static struct test_case *tests;
+static const char *cur_test;
+static const char *cur_subtest;
+static bool cur_failed, cur_sub_failed, cur_skipped;
+static int sub_pass, sub_fail;
+static char tmpdir[256];
+
+void test_register(struct test_case *tc)
+{
+	/* Keep registration order stable: append. */
+	struct test_case **p = &tests;
+	while (*p)
+		p = &(*p)->next;
+	*p = tc;
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("    FAIL %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	cur_failed = true;
+	if (cur_subtest)
+		cur_sub_failed = true;
+}
+
+void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("    SKIP ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	cur_skipped = true;
+}
+
+bool test_skipped(void)
+{
+	return cur_skipped;
+}
+
+void test_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("    note: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void end_subtest(void)
+{
+	if (!cur_subtest)
+		return;
+	printf("  %s/%s: %s\n", cur_test, cur_subtest,
+	       cur_sub_failed ? "FAIL" : "ok");
+	fflush(stdout);
+	if (cur_sub_failed)
+		sub_fail++;
+	else
+		sub_pass++;
+	cur_subtest = NULL;
+	cur_sub_failed = false;
+}
+
+bool test_start_subtest(const char *name)
+{
+	end_subtest();
+	cur_subtest = name;
+	cur_sub_failed = false;
+	return true;
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : def;
+}
+
+const char *test_srcdir(void)
+{
+	return env_or("EP_SRCDIR", ".");
+}
+
+const char *test_bin(void)
+{
+	return env_or("EP_BIN", "./ebpf-profiler");
+}
+
+const char *test_workloads(void)
+{
+	return env_or("EP_WORKLOADS", "build/workloads");
+}
+
+const char *test_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		snprintf(tmpdir, sizeof(tmpdir), "/tmp/ep-test-XXXXXX");
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+	}
+	return tmpdir;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+static bool matches(const char *name, int argc, char **argv)
+{
+	int i, n = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		n++;
+		if (strstr(name, argv[i]))
+			return true;
+	}
+	return n == 0;
+}
+
+static int run_child(struct test_case *tc)
+{
+	cur_test = tc->name;
+	if (tc->needs_root && (geteuid() != 0 || getenv("EP_NO_ROOT_TESTS"))) {
+		test_skip("needs root (loads BPF into the kernel)");
+		return EXIT_SKIP;
+	}
+	tc->fn();
+	end_subtest();
+	if (tmpdir[0] && !getenv("EP_KEEP_TMP"))
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (cur_failed)
+		return 1;
+	return cur_skipped ? EXIT_SKIP : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0, i;
+	unsigned timeout = atoi(env_or("EP_TEST_TIMEOUT", "300"));
+	struct test_case *tc;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-l") == 0) {
+			for (tc = tests; tc; tc = tc->next)
+				printf("%s\n", tc->name);
+			return 0;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (tc = tests; tc; tc = tc->next) {
+		struct timespec t0, t1;
+		int status;
+		pid_t pid;
+
+		if (!matches(tc->name, argc, argv))
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 2;
+		}
+		if (pid == 0) {
+			/* The test's own process group, so a timeout can
+			 * take its workloads along. */
+			setpgid(0, 0);
+			alarm(timeout);
+			_exit(run_child(tc));
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		kill(-pid, SIGKILL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double secs = (t1.tv_sec - t0.tv_sec) +
+			      (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			printf("PASS %s (%.1fs)\n", tc->name, secs);
+			passed++;
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SKIP) {
+			printf("SKIP %s\n", tc->name);
+			skipped++;
+		} else {
+			if (WIFSIGNALED(status))
+				printf("    killed by signal %d%s\n",
+				       WTERMSIG(status),
+				       WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
+			printf("FAIL %s (%.1fs)\n", tc->name, secs);
+			failed++;
+		}
+	}
+	printf("%d passed, %d failed", passed, failed);
+	if (skipped)
+		printf(", %d skipped", skipped);
+	printf("\n");
+	return failed ? 1 : 0;
+}
