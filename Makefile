@@ -89,7 +89,7 @@ LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c userspace/rep
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(patsubst %.c,%.o,$(PROTO_C))
 MAIN_OBJ := $(O)/userspace/main.o
 
-$(O)/%.o: %.c $(SKEL) $(PROTO_H)
+$(O)/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -102,6 +102,9 @@ $(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c $(PROTO_H)
 $(O)/libprofiler.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Only the tracer includes the skeleton.
+$(O)/userspace/tracer.o: $(SKEL)
 
 ebpf-profiler: $(MAIN_OBJ) $(O)/libprofiler.a
 	$(call msg,LINK,$@)

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fileid.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK 4096
+
+static int pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, off + done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO; /* the file shrank under us */
+		done += n;
+	}
+	return 0;
+}
+
+/* SHA-256 over up to two pieces and the big-endian length. */
+static int digest(const void *a, size_t alen, const void *b, size_t blen,
+		  uint64_t len, struct file_id *out)
+{
+	uint8_t be[8], md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	EVP_MD_CTX *ctx;
+	int i, ok;
+
+	for (i = 0; i < 8; i++)
+		be[i] = (uint8_t)(len >> (56 - 8 * i));
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(ctx, a, alen) && EVP_DigestUpdate(ctx, b, blen) &&
+	     EVP_DigestUpdate(ctx, be, sizeof(be)) &&
+	     EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	if (!ok || mdlen < sizeof(out->b))
+		return -EIO;
+	memcpy(out->b, md, sizeof(out->b));
+	return 0;
+}
+
+int fileid_from_fd(int fd, struct file_id *out)
+{
+	uint8_t head[CHUNK], tail[CHUNK];
+	struct stat st;
+	size_t n;
+	int err;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	n = st.st_size < CHUNK ? (size_t)st.st_size : CHUNK;
+	err = pread_full(fd, head, n, 0);
+	if (!err)
+		err = pread_full(fd, tail, n, st.st_size - n);
+	if (err)
+		return err;
+	return digest(head, n, tail, n, st.st_size, out);
+}
+
+int fileid_from_mem(const void *data, size_t len, struct file_id *out)
+{
+	size_t n = len < CHUNK ? len : CHUNK;
+
+	return digest(data, n, (const uint8_t *)data + len - n, n, len, out);
+}
+
+void fileid_from_build_id(const uint8_t *build_id, size_t len,
+			  struct file_id *out)
+{
+	/* FNV-128a: offset basis and prime from the FNV specification. */
+	unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) |
+			      0x62b821756295c58dULL;
+	const unsigned __int128 prime =
+		((unsigned __int128)0x0000000001000000ULL << 64) | 0x13bULL;
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+	int j;
+
+	for (i = 0; i < len; i++) {
+		char c[2] = { hex[build_id[i] >> 4], hex[build_id[i] & 15] };
+		for (j = 0; j < 2; j++) {
+			h ^= (uint8_t)c[j];
+			h *= prime;
+		}
+	}
+	for (j = 0; j < 16; j++)
+		out->b[j] = (uint8_t)(h >> (120 - 8 * j));
+}
+
+uint64_t fileid_hi64(const struct file_id *id)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = (v << 8) | id->b[i];
+	return v;
+}
+
+void fileid_hex(const struct file_id *id, char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = hex[id->b[i] >> 4];
+		out[2 * i + 1] = hex[id->b[i] & 15];
+	}
+	out[32] = 0;
+}
