@@ -294,6 +294,6 @@ struct py_proc {
 	__u16 frame_model;	  /* 0: PyFrameObject (<3.11), 1: interp frame */
 	__u16 pad[2];
 };
-_Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
+_Static_assert(sizeof(struct py_proc) == 88, "py_proc layout");
 
 #endif /* EBPF_PROFILER_SHARED_H */

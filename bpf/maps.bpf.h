@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps, load-time knobs and small helpers shared by every program.  The
+ * maps are __weak so that each *.bpf.c can include this header and the
+ * static linker (bpftool gen object) merges them into one.
+ */
+#ifndef EP_MAPS_BPF_H
+#define EP_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "profiler.h"
+
+/* ---- scratch space ------------------------------------------------------ */
+
+#define ST_RETURN_ADDR 0x1 /* state.pc is a return address */
+#define ST_UNSYNCED 0x2	   /* process not loaded: raw pcs, FP walk */
+#define ST_DONE 0x4	   /* the user stack is finished */
+#define ST_MAP_VALID 0x8   /* the cached mapping is valid */
+#define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
+
+struct ustate {
+	__u64 pc, sp, fp;
+	/* the mapping of the last pc, so frames in the same file skip the
+	 * trie lookup */
+	__u64 map_start, map_end, map_bias, map_file_id;
+	__u32 map_flags, map_interp;
+	__u32 n_words;	/* user words written after the kernel frames */
+	__u32 flags;	/* ST_* */
+	__u32 tail_calls;
+	__u32 next_prog; /* program to tail-call when the loop stops */
+	/* the sp of the native frame an interpreter unwinder handled, so
+	 * the native unwinder does not hand it over twice */
+	__u64 interp_sp;
+	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
+	__u32 pid;
+	/* interpreter cursors */
+	__u64 py_frame;	   /* next Python frame to walk, 0 = start */
+	__u64 py_tstate;
+};
+
+struct scratch {
+	struct trace_hdr hdr;
+	__u64 words[MAX_TRACE_WORDS];
+	struct ustate st;
+};
+
+#define NO_PROG 0xffffffffu
+/* include/linux/sched.h; not in BTF */
+#define PF_KTHREAD 0x00200000
+
+/* ---- knobs set before load --------------------------------------------- */
+
+/* Drop samples of processes not in pid_filter / tasks not in
+ * cgroup_filter. */
+__weak const volatile __u32 filter_pids = 0;
+__weak const volatile __u32 filter_cgroups = 0;
+/* Minimum time between two reports of the same process (ns). */
+__weak const volatile __u64 report_interval_ns = 500000000ULL;
+/* Frames a sample may hold (<= MAX_USER_FRAMES). */
+__weak const volatile __u32 max_frames = MAX_USER_FRAMES;
+
+/* ---- maps --------------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by userland */
+} traces SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+} events SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, METRIC_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} metrics SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, PROG_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} progs SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct pid_info);
+} pid_info SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1 << 19);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct mapping_key);
+	__type(value, struct mapping_info);
+} mappings SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, struct page_key);
+	__type(value, struct page_info);
+} delta_pages SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 17); /* blocks of 16 rows; resized */
+	__type(key, __u32);
+	__type(value, struct row_block);
+} delta_rows SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct unwind_rule);
+} rules SEC(".maps") __weak;
+
+/* Rate limit for process events: (pid << 8 | type) -> last ktime. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} reported SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} pid_filter SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u8);
+} cgroup_filter SEC(".maps") __weak;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static __always_inline void metric_inc(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&metrics, &id);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline struct scratch *get_scratch(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch_map, &zero);
+}
+
+/* Send a process event, at most once per report_interval_ns per (pid,
+ * type) unless force is set.  Called on the sample path: never logs. */
+static __always_inline void report_pid(__u32 pid, __u32 type, __u64 addr,
+				       bool force)
+{
+	__u64 key = ((__u64)pid << 8) | type, now = bpf_ktime_get_ns();
+	__u64 *last = bpf_map_lookup_elem(&reported, &key);
+	struct pid_event *ev;
+
+	if (!force && last && now - *last < report_interval_ns)
+		return;
+	bpf_map_update_elem(&reported, &key, &now, BPF_ANY);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		metric_inc(METRIC_EVENTS_FULL);
+		return;
+	}
+	ev->ktime = now;
+	ev->pid = pid;
+	ev->type = type;
+	ev->addr = addr;
+	bpf_ringbuf_submit(ev, 0);
+	metric_inc(METRIC_EVENTS_SENT);
+}
+
+/* Append one word to the user part of the trace.  Returns false when the
+ * record is full. */
+static __always_inline bool push_word(struct scratch *s, __u64 w)
+{
+	__u32 n = s->hdr.n_kernel + s->st.n_words;
+
+	if (n >= MAX_TRACE_WORDS)
+		return false;
+	s->words[n] = w;
+	s->st.n_words++;
+	return true;
+}
+
+/* Append a frame of one or two words; false when it does not fit (the
+ * trace is then marked truncated). */
+static __always_inline bool push_frame(struct scratch *s, __u64 w0, __u64 w1,
+				       int nw)
+{
+	__u32 n = s->hdr.n_kernel + s->st.n_words;
+
+	/* keep one word for a trailing error frame */
+	if (n + nw + 1 > MAX_TRACE_WORDS || s->hdr.n_frames >= max_frames) {
+		s->hdr.flags |= TRACE_F_TRUNCATED;
+		return false;
+	}
+	push_word(s, w0);
+	if (nw > 1)
+		push_word(s, w1);
+	s->hdr.n_frames++;
+	return true;
+}
+
+static __always_inline void push_error(struct scratch *s, __u32 err)
+{
+	metric_inc(err);
+	s->hdr.error = err;
+	s->hdr.flags |= TRACE_F_ERROR;
+	push_word(s, FRAME_WORD(FRAME_ERROR, 0, err));
+}
+
+static __always_inline void send_trace(void *ctx, struct scratch *s)
+{
+	__u32 n = s->hdr.n_kernel + s->st.n_words;
+	long ret;
+
+	if (n > MAX_TRACE_WORDS)
+		n = MAX_TRACE_WORDS;
+	s->hdr.n_user = s->st.n_words;
+	ret = bpf_ringbuf_output(&traces, &s->hdr,
+				 sizeof(struct trace_hdr) + (__u64)n * 8, 0);
+	if (ret)
+		metric_inc(METRIC_RINGBUF_FULL);
+	else
+		metric_inc(METRIC_SAMPLES_SENT);
+}
+
+/* Tail-call the next unwinder, or send the trace when there is none or
+ * the budget is spent. */
+static __always_inline void next_unwinder(void *ctx, struct scratch *s)
+{
+	__u32 prog = s->st.next_prog;
+
+	s->st.next_prog = NO_PROG;
+	if (prog != NO_PROG) {
+		if (s->st.tail_calls >= MAX_TAIL_CALLS) {
+			s->hdr.flags |= TRACE_F_TRUNCATED;
+			metric_inc(METRIC_TAIL_CALL_LIMIT);
+		} else {
+			s->st.tail_calls++;
+			bpf_tail_call(ctx, &progs, prog);
+			metric_inc(METRIC_TAIL_CALL_FAIL);
+		}
+	}
+	send_trace(ctx, s);
+}
+
+static __always_inline int read_user_u64(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+#endif

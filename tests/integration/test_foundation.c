@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Foundation: the BPF sampler in the host kernel with frame-pointer and
+ * kernel stacks, the CLI's error paths, and that nothing stays attached.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+/* Profile one workload by pid; fills f.  Returns the profiler's exit code. */
+static int profile_workload(const char *workload, const char *secs_run,
+			    const char *secs_profile, const char *hz,
+			    struct folded *f, char **err)
+{
+	char out[512], pidbuf[16];
+	char *wargv[] = { (char *)h_workload(workload), (char *)secs_run, NULL };
+	pid_t w = h_spawn(wargv);
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (w < 0)
+		return -1;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
+	snprintf(out, sizeof(out), "%s/%s.folded", test_tmpdir(), workload);
+	{
+		const char *args[] = { "-pid", pidbuf, "-duration", secs_profile,
+				       "-samples-per-second", hz, "-output", out,
+				       NULL };
+		rc = h_profile(args, err, 60);
+	}
+	kill(w, SIGKILL);
+	h_wait(w, 5);
+	if (rc == 0)
+		h_read_folded(out, f);
+	return rc;
+}
+
+TEST_ROOT(fp_split_60_30_10)
+{
+	struct folded f;
+	char *err = NULL;
+	uint64_t total, a, b, c, main_;
+
+	if (!ASSERT_EQ(profile_workload("split-fp", "10", "5s", "99", &f, &err),
+		       0, "profiler exit code")) {
+		printf("%s", err ? err : "");
+		goto out;
+	}
+	total = h_count_comm(&f, "split-fp");
+	main_ = h_count_with(&f, "split-fp", "main");
+	a = h_count_with(&f, "split-fp", "main;chain_a");
+	b = h_count_with(&f, "split-fp", "main;chain_b");
+	c = h_count_with(&f, "split-fp", "main;chain_c");
+	test_note("samples=%llu main=%.2f%% a=%.1f%% b=%.1f%% c=%.1f%%",
+		  (unsigned long long)total, 100.0 * main_ / (total ? total : 1),
+		  100.0 * a / (total ? total : 1), 100.0 * b / (total ? total : 1),
+		  100.0 * c / (total ? total : 1));
+	if (!ASSERT_GE(total, 300, "samples of the workload"))
+		goto out;
+	ASSERT_GE(main_ * 100, total * 99, ">= 99% of samples reach main");
+	ASSERT_NEAR(100.0 * a / total, 60, 3, "chain_a share");
+	ASSERT_NEAR(100.0 * b / total, 30, 3, "chain_b share");
+	ASSERT_NEAR(100.0 * c / total, 10, 3, "chain_c share");
+	if (test_skipped() == false && main_ * 100 < total * 99)
+		h_dump_top(&f, "split-fp", 10);
+out:
+	ASSERT_TRUE(err && strstr(err, "samples="), "summary line on stderr");
+	ASSERT_TRUE(h_summary_value(err, "lost") >= 0, "lost=");
+	ASSERT_TRUE(h_summary_value(err, "processes") >= 1, "processes=");
+	ASSERT_TRUE(h_summary_value(err, "unwind_errors") >= 0, "unwind_errors=");
+	free(err);
+	h_free_folded(&f);
+}
+
+/* Kernel frames sit on top of complete user frames. */
+TEST_ROOT(syscall_kernel_on_user)
+{
+	struct folded f;
+	char *err = NULL;
+	uint64_t total, kern = 0, kern_complete = 0, misordered = 0;
+	int i;
+
+	if (!ASSERT_EQ(profile_workload("syscalls-fp", "10", "4s", "99", &f, &err),
+		       0, "profiler exit code")) {
+		printf("%s", err ? err : "");
+		goto out;
+	}
+	total = h_count_comm(&f, "syscalls-fp");
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *k;
+
+		if (strncmp(s, "syscalls-fp;", 12))
+			continue;
+		k = strstr(s, "_[k]");
+		if (!k)
+			continue;
+		kern += f.lines[i].count;
+		if (strstr(s, ";main;do_io;write_loop;"))
+			kern_complete += f.lines[i].count;
+		/* after the first kernel frame, only kernel frames */
+		for (const char *p = strchr(k, ';'); p; p = strchr(p + 1, ';')) {
+			const char *e = strchr(p + 1, ';');
+			size_t len = e ? (size_t)(e - p - 1) : strlen(p + 1);
+			if (len < 4 || strncmp(p + 1 + len - 4, "_[k]", 4)) {
+				misordered += f.lines[i].count;
+				break;
+			}
+		}
+	}
+	test_note("samples=%llu with kernel frames=%llu complete user stack=%.1f%%",
+		  (unsigned long long)total, (unsigned long long)kern,
+		  100.0 * kern_complete / (kern ? kern : 1));
+	ASSERT_GE(total, 200, "samples of the workload");
+	ASSERT_GE(kern * 2, total, "most samples are in the kernel");
+	ASSERT_GE(kern_complete * 100, kern * 95,
+		  ">= 95% of kernel samples have main;do_io;write_loop under them");
+	ASSERT_EQ(misordered, 0, "kernel frames come after all user frames");
+	if (kern_complete * 100 < kern * 95)
+		h_dump_top(&f, "syscalls-fp", 10);
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+/* Count BPF programs of ours loaded in the kernel (by name).  The kernel
+ * frees programs after an RCU grace period: wait up to 3 s for zero. */
+static int count_programs(void);
+static int our_programs(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 30; i++) {
+		n = count_programs();
+		if (n == 0)
+			break;
+		usleep(100000);
+	}
+	return n;
+}
+
+static int count_programs(void)
+{
+	FILE *p = popen("bpftool prog show 2>/dev/null", "r");
+	char line[1024];
+	int n = 0;
+
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, " name sample ") ||
+		    strstr(line, " name unwind_native ") ||
+		    strstr(line, " name on_exec ") || strstr(line, " name on_exit "))
+			n++;
+	pclose(p);
+	return n;
+}
+
+TEST_ROOT(errors_are_clear_and_leave_nothing)
+{
+	char *err = NULL;
+	int rc;
+
+	ASSERT_EQ(our_programs(), 0, "no programs of ours before");
+	if (test_start_subtest("no_such_pid")) {
+		const char *args[] = { "-pid", "999999999", "-duration", "1s", NULL };
+		rc = h_profile(args, &err, 30);
+		ASSERT_EQ(rc, 1, "exit code");
+		ASSERT_TRUE(err && strstr(err, "no such process: 999999999"),
+			    "clear message");
+		ASSERT_EQ(err ? (int)(strchr(err, '\n') - err + 1 == (int)strlen(err)) : 0,
+			  1, "one line");
+		free(err);
+	}
+	if (test_start_subtest("bad_flag")) {
+		const char *args[] = { "-no-such-flag", NULL };
+		rc = h_profile(args, &err, 30);
+		ASSERT_EQ(rc, 1, "exit code");
+		ASSERT_TRUE(err && strstr(err, "unknown flag"), "clear message");
+		free(err);
+	}
+	if (test_start_subtest("bad_duration")) {
+		const char *args[] = { "-duration", "5 parsecs", NULL };
+		rc = h_profile(args, &err, 30);
+		ASSERT_EQ(rc, 1, "exit code");
+		ASSERT_TRUE(err && strstr(err, "is not a duration"), "clear message");
+		free(err);
+	}
+	if (test_start_subtest("not_root")) {
+		char cmd[1024];
+		FILE *p;
+		char buf[1024] = "";
+		int status;
+
+		snprintf(cmd, sizeof(cmd),
+			 "setpriv --reuid=65534 --regid=65534 --clear-groups "
+			 "--inh-caps=-all %s -duration 1s 2>&1",
+			 test_bin());
+		p = popen(cmd, "r");
+		if (p) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, p);
+			buf[n] = 0;
+			status = pclose(p);
+			ASSERT_EQ(WEXITSTATUS(status), 1, "exit code");
+			ASSERT_TRUE(strstr(buf, "needs root"), "clear message");
+			if (!strstr(buf, "needs root"))
+				printf("      got: %s\n", buf);
+		}
+	}
+	ASSERT_EQ(our_programs(), 0, "nothing left attached");
+}
+
+/* Durations in Go form, both dash styles, and a clean exit on SIGTERM. */
+TEST_ROOT(cli_duration_and_sigterm)
+{
+	char out[512], *err = NULL;
+	double t0, ms;
+	pid_t pid;
+	int status;
+
+	snprintf(out, sizeof(out), "%s/all.folded", test_tmpdir());
+	if (test_start_subtest("double_dash_1500ms")) {
+		const char *args[] = { "--duration", "1500ms", "--output", out, NULL };
+
+		t0 = h_now_ms();
+		ASSERT_EQ(h_profile(args, &err, 60), 0, "exit code");
+		ms = h_now_ms() - t0;
+		test_note("-duration 1500ms took %.0f ms", ms);
+		ASSERT_GE(ms, 1450, "ran at least the duration");
+		ASSERT_LT(ms, 15000, "stopped");
+		ASSERT_EQ(access(out, R_OK), 0, "output written");
+		free(err);
+	}
+	if (test_start_subtest("sigterm_writes_output")) {
+		const char *args[] = { "-output", out, NULL };
+
+		unlink(out);
+		pid = h_profile_bg(args, NULL);
+		sleep(2);
+		kill(pid, SIGTERM);
+		status = h_wait(pid, 30);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			    "exit 0 on SIGTERM");
+		ASSERT_EQ(access(out, R_OK), 0, "output written on exit");
+		ASSERT_EQ(our_programs(), 0, "nothing left attached");
+	}
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The in-memory bpfmaps implementation (tests) and shared names. */
+#include "bpfmaps.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const names[BM_COUNT] = {
+	[BM_PID_INFO] = "pid_info",	   [BM_MAPPINGS] = "mappings",
+	[BM_PAGES] = "delta_pages",	   [BM_RULES] = "rules",
+	[BM_PY_PROCS] = "py_procs",	   [BM_PID_FILTER] = "pid_filter",
+	[BM_CGROUP_FILTER] = "cgroup_filter",
+};
+
+static const size_t key_size[BM_COUNT] = {
+	[BM_PID_INFO] = 4,
+	[BM_MAPPINGS] = sizeof(struct mapping_key),
+	[BM_PAGES] = sizeof(struct page_key),
+	[BM_RULES] = 4,
+	[BM_PY_PROCS] = 4,
+	[BM_PID_FILTER] = 4,
+	[BM_CGROUP_FILTER] = 8,
+};
+
+static const size_t val_size[BM_COUNT] = {
+	[BM_PID_INFO] = sizeof(struct pid_info),
+	[BM_MAPPINGS] = sizeof(struct mapping_info),
+	[BM_PAGES] = sizeof(struct page_info),
+	[BM_RULES] = sizeof(struct unwind_rule),
+	[BM_PY_PROCS] = sizeof(struct py_proc),
+	[BM_PID_FILTER] = 1,
+	[BM_CGROUP_FILTER] = 1,
+};
+
+const char *bm_name(enum bm_map m)
+{
+	return m < BM_COUNT ? names[m] : "?";
+}
+
+/* Open addressing with tombstones; keys and values inline. */
+struct mem_table {
+	uint8_t *slots; /* [state u8][key][val] */
+	uint32_t cap, count, used;
+	size_t ks, vs;
+};
+
+struct mem_ctx {
+	struct mem_table t[BM_COUNT];
+};
+
+#define SLOT_EMPTY 0
+#define SLOT_FULL 1
+#define SLOT_DEAD 2
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint8_t *slot(struct mem_table *t, uint32_t i)
+{
+	return t->slots + (size_t)i * (1 + t->ks + t->vs);
+}
+
+static int mem_grow(struct mem_table *t)
+{
+	struct mem_table n = *t;
+	uint32_t i;
+
+	n.cap = t->cap ? t->cap * 2 : 64;
+	n.slots = calloc(n.cap, 1 + n.ks + n.vs);
+	if (!n.slots)
+		return -ENOMEM;
+	n.count = n.used = 0;
+	for (i = 0; i < t->cap; i++) {
+		uint8_t *s = slot(t, i);
+		if (s[0] == SLOT_FULL) {
+			uint32_t j = hash_bytes(s + 1, n.ks) & (n.cap - 1);
+			while (slot(&n, j)[0] != SLOT_EMPTY)
+				j = (j + 1) & (n.cap - 1);
+			memcpy(slot(&n, j), s, 1 + n.ks + n.vs);
+			n.count++;
+			n.used++;
+		}
+	}
+	free(t->slots);
+	*t = n;
+	return 0;
+}
+
+static uint8_t *mem_find(struct mem_table *t, const void *key)
+{
+	uint32_t i, n;
+
+	if (!t->cap)
+		return NULL;
+	i = hash_bytes(key, t->ks) & (t->cap - 1);
+	for (n = 0; n < t->cap; n++, i = (i + 1) & (t->cap - 1)) {
+		uint8_t *s = slot(t, i);
+		if (s[0] == SLOT_EMPTY)
+			return NULL;
+		if (s[0] == SLOT_FULL && !memcmp(s + 1, key, t->ks))
+			return s;
+	}
+	return NULL;
+}
+
+static int mem_update(void *ctx, enum bm_map m, const void *key,
+		      const void *val)
+{
+	struct mem_table *t = &((struct mem_ctx *)ctx)->t[m];
+	uint8_t *s = mem_find(t, key);
+	uint32_t i;
+
+	if (!s) {
+		if ((t->used + 1) * 4 >= t->cap * 3 && mem_grow(t))
+			return -ENOMEM;
+		i = hash_bytes(key, t->ks) & (t->cap - 1);
+		while (slot(t, i)[0] == SLOT_FULL)
+			i = (i + 1) & (t->cap - 1);
+		s = slot(t, i);
+		if (s[0] == SLOT_EMPTY)
+			t->used++;
+		s[0] = SLOT_FULL;
+		memcpy(s + 1, key, t->ks);
+		t->count++;
+	}
+	memcpy(s + 1 + t->ks, val, t->vs);
+	return 0;
+}
+
+static int mem_remove(void *ctx, enum bm_map m, const void *key)
+{
+	struct mem_table *t = &((struct mem_ctx *)ctx)->t[m];
+	uint8_t *s = mem_find(t, key);
+
+	if (!s)
+		return -ENOENT;
+	s[0] = SLOT_DEAD;
+	t->count--;
+	return 0;
+}
+
+static int mem_lookup(void *ctx, enum bm_map m, const void *key, void *val)
+{
+	struct mem_table *t = &((struct mem_ctx *)ctx)->t[m];
+	uint8_t *s = mem_find(t, key);
+
+	if (!s)
+		return -ENOENT;
+	memcpy(val, s + 1 + t->ks, t->vs);
+	return 0;
+}
+
+static const struct bpfmaps_ops mem_ops = {
+	.update = mem_update,
+	.remove = mem_remove,
+	.lookup = mem_lookup,
+};
+
+int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out)
+{
+	struct bpfmaps *bm = calloc(1, sizeof(*bm));
+	struct mem_ctx *c = calloc(1, sizeof(*c));
+	int i;
+
+	*out = NULL;
+	if (!bm || !c)
+		goto nomem;
+	for (i = 0; i < BM_COUNT; i++) {
+		c->t[i].ks = key_size[i];
+		c->t[i].vs = val_size[i];
+		bm->max_entries[i] = 1 << 20;
+	}
+	bm->max_entries[BM_RULES] = MAX_RULES;
+	bm->rows = calloc(row_blocks ? row_blocks : 1, sizeof(*bm->rows));
+	if (!bm->rows)
+		goto nomem;
+	bm->row_blocks = row_blocks;
+	bm->ops = &mem_ops;
+	bm->ctx = c;
+	*out = bm;
+	return 0;
+nomem:
+	free(bm);
+	free(c);
+	return -ENOMEM;
+}
+
+void bm_mem_free(struct bpfmaps *bm)
+{
+	struct mem_ctx *c;
+	int i;
+
+	if (!bm)
+		return;
+	c = bm->ctx;
+	for (i = 0; i < BM_COUNT; i++)
+		free(c->t[i].slots);
+	free(c);
+	free(bm->rows);
+	free(bm);
+}
+
+uint32_t bm_mem_count(struct bpfmaps *bm, enum bm_map m)
+{
+	return ((struct mem_ctx *)bm->ctx)->t[m].count;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF maps as the process and executable managers see them: a small
+ * ops table with a libbpf implementation (owned by the tracer) and an
+ * in-memory one for tests, so those modules never touch libbpf.
+ *
+ * The stack-delta rows live in an mmap-able array: bm->rows points at
+ * them (kernel memory for the libbpf implementation), so loading a file's
+ * rows is a memcpy.
+ */
+#ifndef EP_BPFMAPS_H
+#define EP_BPFMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "profiler.h"
+
+enum bm_map {
+	BM_PID_INFO,	/* u32 pid -> struct pid_info */
+	BM_MAPPINGS,	/* struct mapping_key -> struct mapping_info */
+	BM_PAGES,	/* struct page_key -> struct page_info */
+	BM_RULES,	/* u32 index -> struct unwind_rule */
+	BM_PY_PROCS,	/* u32 pid -> struct py_proc */
+	BM_PID_FILTER,	/* u32 pid -> u8 */
+	BM_CGROUP_FILTER, /* u64 cgroup id -> u8 */
+	BM_COUNT,
+};
+
+struct bpfmaps_ops {
+	int (*update)(void *ctx, enum bm_map m, const void *key, const void *val);
+	/* -ENOENT when absent */
+	int (*remove)(void *ctx, enum bm_map m, const void *key);
+	/* -ENOENT when absent */
+	int (*lookup)(void *ctx, enum bm_map m, const void *key, void *val);
+};
+
+struct bpfmaps {
+	const struct bpfmaps_ops *ops;
+	void *ctx;
+	struct row_block *rows; /* the delta_rows array */
+	uint32_t row_blocks;	/* its capacity in blocks of 16 rows */
+	uint32_t max_entries[BM_COUNT];
+	/* failures per map (full maps mostly), for the metrics */
+	uint64_t update_errors[BM_COUNT];
+	uint64_t entries[BM_COUNT]; /* entries we inserted and not removed */
+};
+
+static inline int bm_update(struct bpfmaps *bm, enum bm_map m, const void *k,
+			    const void *v)
+{
+	int err = bm->ops->update(bm->ctx, m, k, v);
+
+	if (err)
+		bm->update_errors[m]++;
+	return err;
+}
+
+static inline int bm_remove(struct bpfmaps *bm, enum bm_map m, const void *k)
+{
+	return bm->ops->remove(bm->ctx, m, k);
+}
+
+static inline int bm_lookup(struct bpfmaps *bm, enum bm_map m, const void *k,
+			    void *v)
+{
+	return bm->ops->lookup(bm->ctx, m, k, v);
+}
+
+/* Map names, for messages and metrics. */
+const char *bm_name(enum bm_map m);
+
+/* The in-memory implementation: hash tables with the given capacities
+ * (0 = a default), rows in malloc'd memory.  For tests. */
+int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out);
+void bm_mem_free(struct bpfmaps *bm);
+/* Entries in a map of the in-memory implementation. */
+uint32_t bm_mem_count(struct bpfmaps *bm, enum bm_map m);
+
+#endif

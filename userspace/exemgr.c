@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "exemgr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "deltas.h"
+#include "hashmap.h"
+#include "log.h"
+#include "store.h"
+#include "symbols.h"
+
+/* Free extents of the rows array, in blocks of ROWS_PER_BLOCK rows,
+ * sorted by start. */
+struct extent {
+	uint32_t start, len;
+};
+
+struct exe_mgr {
+	struct bpfmaps *bm;
+	struct store *store;
+	struct hm by_id;    /* id64 -> struct exe_file * */
+	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */
+	struct hm rules;    /* hash(rule) -> index */
+	struct unwind_rule *rule_tab;
+	uint32_t n_rules;
+	struct extent *free_ext;
+	uint32_t n_ext, cap_ext;
+	struct exe_stats st;
+};
+
+uint64_t exe_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* ---- rows allocator -------------------------------------------------- */
+
+static int rows_alloc(struct exe_mgr *m, uint32_t n, uint32_t *start)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->n_ext; i++) {
+		if (m->free_ext[i].len < n)
+			continue;
+		*start = m->free_ext[i].start;
+		m->free_ext[i].start += n;
+		m->free_ext[i].len -= n;
+		if (!m->free_ext[i].len) {
+			memmove(&m->free_ext[i], &m->free_ext[i + 1],
+				(m->n_ext - i - 1) * sizeof(*m->free_ext));
+			m->n_ext--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static int rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
+{
+	uint32_t i = 0;
+
+	if (!n)
+		return 0;
+	while (i < m->n_ext && m->free_ext[i].start < start)
+		i++;
+	/* merge with the previous and/or next extent */
+	if (i > 0 && m->free_ext[i - 1].start + m->free_ext[i - 1].len == start) {
+		m->free_ext[i - 1].len += n;
+		if (i < m->n_ext && start + n == m->free_ext[i].start) {
+			m->free_ext[i - 1].len += m->free_ext[i].len;
+			memmove(&m->free_ext[i], &m->free_ext[i + 1],
+				(m->n_ext - i - 1) * sizeof(*m->free_ext));
+			m->n_ext--;
+		}
+		return 0;
+	}
+	if (i < m->n_ext && start + n == m->free_ext[i].start) {
+		m->free_ext[i].start = start;
+		m->free_ext[i].len += n;
+		return 0;
+	}
+	if (m->n_ext == m->cap_ext) {
+		uint32_t cap = m->cap_ext ? m->cap_ext * 2 : 64;
+		struct extent *e = realloc(m->free_ext, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM; /* leaks the range; counted nowhere */
+		m->free_ext = e;
+		m->cap_ext = cap;
+	}
+	memmove(&m->free_ext[i + 1], &m->free_ext[i],
+		(m->n_ext - i) * sizeof(*m->free_ext));
+	m->free_ext[i].start = start;
+	m->free_ext[i].len = n;
+	m->n_ext++;
+	return 0;
+}
+
+/* ---- rules ------------------------------------------------------------- */
+
+/* The global index of a rule, adding it to the table; RULE_IDX_INVALID
+ * when the table is full. */
+static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r)
+{
+	uint64_t h = hm_hash(r, sizeof(*r), 0), v;
+	uint32_t idx;
+
+	/* hash collisions: probe successive keys */
+	for (;; h++) {
+		if (!hm_get(&m->rules, h, &v))
+			break;
+		if (!memcmp(&m->rule_tab[v], r, sizeof(*r)))
+			return (uint32_t)v;
+	}
+	if (m->n_rules >= MAX_RULES) {
+		m->st.rules_full++;
+		return RULE_IDX_INVALID;
+	}
+	idx = m->n_rules;
+	if (bm_update(m->bm, BM_RULES, &idx, r) || hm_put(&m->rules, h, idx)) {
+		m->st.rules_full++;
+		return RULE_IDX_INVALID;
+	}
+	m->rule_tab[idx] = *r;
+	m->n_rules++;
+	m->st.rules_used = m->n_rules;
+	return idx;
+}
+
+int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
+{
+	struct exe_mgr *m = calloc(1, sizeof(*m));
+	uint32_t i;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->bm = bm;
+	m->store = store;
+	m->rule_tab = calloc(MAX_RULES, sizeof(*m->rule_tab));
+	if (!m->rule_tab) {
+		free(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < RULE_FIXED_COUNT; i++)
+		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
+			exe_mgr_free(m);
+			return -EIO;
+		}
+	if (bm->row_blocks && rows_free(m, 0, bm->row_blocks)) {
+		exe_mgr_free(m);
+		return -ENOMEM;
+	}
+	m->st.rows_cap = (uint64_t)bm->row_blocks * ROWS_PER_BLOCK;
+	*out = m;
+	return 0;
+}
+
+static void file_free(struct exe_file *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	symb_free(f->syms);
+	free(f->pages);
+	free(f->path);
+	free(f);
+}
+
+void exe_mgr_free(struct exe_mgr *m)
+{
+	uint32_t it = 0;
+	uint64_t v;
+
+	if (!m)
+		return;
+	while (hm_next(&m->by_id, &it, NULL, &v))
+		file_free((struct exe_file *)(uintptr_t)v);
+	hm_free(&m->by_id);
+	hm_free(&m->by_inode);
+	hm_free(&m->rules);
+	free(m->rule_tab);
+	free(m->free_ext);
+	free(m);
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
+{
+	uint32_t i;
+
+	if (f->deltas != EXE_DELTAS_LOADED)
+		return;
+	for (i = 0; i < f->n_pages; i++) {
+		struct page_key k = { .file_id = f->id64, .page = f->pages[i] };
+		bm_remove(m->bm, BM_PAGES, &k);
+	}
+	rows_free(m, f->row_block, f->n_blocks);
+	m->st.rows_used -= (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+	m->st.loaded--;
+	m->st.unloaded++;
+	free(f->pages);
+	f->pages = NULL;
+	f->n_pages = 0;
+	f->n_blocks = 0;
+	f->deltas = EXE_DELTAS_NONE;
+}
+
+static int load_deltas(struct exe_mgr *m, struct exe_file *f,
+		       const struct dt_file *t)
+{
+	uint32_t *map = NULL, i, base;
+	uint32_t nblocks = (t->n_rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
+	uint32_t *rows;
+	int err;
+
+	if (!t->n_rows)
+		return 0;
+	err = rows_alloc(m, nblocks, &f->row_block);
+	if (err) {
+		m->st.rows_full++;
+		log_warn_once("stack-delta rows are full (%llu rows): files that "
+			      "do not fit are walked by frame pointer; raise "
+			      "-map-scale-factor",
+			      (unsigned long long)m->st.rows_cap);
+		return err;
+	}
+	f->n_blocks = nblocks;
+	map = malloc(t->n_rules * sizeof(*map));
+	f->pages = malloc(t->n_pages * sizeof(*f->pages));
+	if (!map || !f->pages) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < t->n_rules; i++)
+		map[i] = i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]);
+	/* the rows are shared memory with the kernel: write them before the
+	 * page entries that make them reachable */
+	base = f->row_block * ROWS_PER_BLOCK;
+	rows = &m->bm->rows[0].rows[0] + base;
+	for (i = 0; i < t->n_rows; i++) {
+		uint32_t r = ROW_RULE(t->rows[i]);
+		rows[i] = ROW(ROW_ADDR(t->rows[i]),
+			      r < t->n_rules ? map[r] : RULE_IDX_INVALID);
+	}
+	for (i = 0; i < t->n_pages; i++) {
+		struct page_key k = { .file_id = f->id64, .page = t->pages[i].page };
+		struct page_info v = { .first = base + t->pages[i].first,
+				       .count = t->pages[i].count };
+
+		err = bm_update(m->bm, BM_PAGES, &k, &v);
+		if (err) {
+			m->st.pages_full++;
+			log_warn_once("delta_pages map is full: raise -map-scale-factor");
+			f->n_pages = i;
+			f->deltas = EXE_DELTAS_LOADED;
+			m->st.loaded++;
+			m->st.rows_used += (uint64_t)nblocks * ROWS_PER_BLOCK;
+			unload_deltas(m, f);
+			goto fail;
+		}
+		f->pages[i] = t->pages[i].page;
+	}
+	f->n_pages = t->n_pages;
+	f->deltas = EXE_DELTAS_LOADED;
+	m->st.loaded++;
+	m->st.rows_used += (uint64_t)nblocks * ROWS_PER_BLOCK;
+	free(map);
+	return 0;
+fail:
+	if (f->n_blocks)
+		rows_free(m, f->row_block, f->n_blocks);
+	f->n_blocks = 0;
+	free(map);
+	free(f->pages);
+	f->pages = NULL;
+	return err;
+}
+
+/* The file's deltas: from the store, or extracted (and stored). */
+static int get_deltas(struct exe_mgr *m, struct exe_file *f, struct dt_file **out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	uint64_t t0;
+	int err;
+
+	*out = NULL;
+	if (m->store &&
+	    store_get(m->store, f->id.b, STORE_KIND_DELTAS, &buf, &len) == 0) {
+		err = dt_file_deserialize(buf, len, out);
+		free(buf);
+		if (!err) {
+			m->st.cache_hits++;
+			return 0;
+		}
+		/* a bad record: recompute and overwrite it */
+		log_warn_once("cache: file %s: bad stack-delta record, recomputing",
+			      f->path);
+	}
+	t0 = exe_now_ns();
+	err = dt_extract_file(f->fd, f->path, out);
+	m->st.extract_ns += exe_now_ns() - t0;
+	if (err)
+		return err;
+	m->st.extracted++;
+	if (m->store && dt_file_serialize(*out, &buf, &len) == 0) {
+		store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
+		free(buf);
+	}
+	return 0;
+}
+
+static int read_segments(struct exe_file *f)
+{
+	size_t i, n;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < n && f->n_segs < EXE_MAX_SEGS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		f->segs[f->n_segs].vaddr = ph.p_vaddr;
+		f->segs[f->n_segs].offset = ph.p_offset;
+		f->segs[f->n_segs].filesz = ph.p_filesz;
+		f->n_segs++;
+	}
+	elf_end(elf);
+	return 0;
+}
+
+uint64_t exe_bias(const struct exe_file *f, uint64_t start, uint64_t off)
+{
+	uint32_t i;
+
+	/* the segment whose file range holds the mapping's offset */
+	for (i = 0; i < f->n_segs; i++) {
+		const struct exe_seg *s = &f->segs[i];
+		uint64_t lo = s->offset & ~0xfffULL;
+
+		if (off >= lo && off < s->offset + s->filesz)
+			return start - off - (s->vaddr - s->offset);
+	}
+	return start - off;
+}
+
+static uint64_t inode_key(const struct stat *st)
+{
+	uint64_t k[4] = { st->st_dev, st->st_ino, (uint64_t)st->st_size,
+			  (uint64_t)st->st_mtim.tv_sec * 1000000000ULL +
+				  st->st_mtim.tv_nsec };
+
+	return hm_hash(k, sizeof(k), 1);
+}
+
+int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
+{
+	struct dt_file *t = NULL;
+	struct exe_file *f;
+	struct stat st;
+	uint64_t v, ik, t0;
+	struct file_id id;
+	int err;
+
+	*out = NULL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	ik = inode_key(&st);
+	if (hm_get(&m->by_inode, ik, &v)) {
+		f = (struct exe_file *)(uintptr_t)v;
+		goto found;
+	}
+	t0 = exe_now_ns();
+	err = fileid_from_fd(fd, &id);
+	m->st.hash_ns += exe_now_ns() - t0;
+	if (err)
+		return err;
+	if (hm_get(&m->by_id, fileid_hi64(&id), &v)) {
+		f = (struct exe_file *)(uintptr_t)v;
+		goto found;
+	}
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->id = id;
+	f->id64 = fileid_hi64(&id);
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->inode_key = ik;
+	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	f->path = strdup(path ? path : "?");
+	if (f->fd < 0 || !f->path) {
+		err = f->fd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	f->name = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
+	f->is_vdso = strcmp(f->path, "[vdso]") == 0;
+	err = read_segments(f);
+	if (err)
+		goto fail;
+	err = get_deltas(m, f, &t);
+	if (err) {
+		m->st.errors++;
+		log_debug("file %s: no stack deltas: %s", f->path, strerror(-err));
+	} else if (!t->n_rows) {
+		m->st.no_cfi++;
+	} else {
+		load_deltas(m, f, t);
+	}
+	dt_file_free(t);
+	if (hm_put(&m->by_id, f->id64, (uintptr_t)f) ||
+	    hm_put(&m->by_inode, ik, (uintptr_t)f)) {
+		unload_deltas(m, f);
+		hm_del(&m->by_id, f->id64);
+		err = -ENOMEM;
+		goto fail;
+	}
+	m->st.files++;
+found:
+	f->refs++;
+	*out = f;
+	return 0;
+fail:
+	file_free(f);
+	return err;
+}
+
+void exe_put(struct exe_mgr *m, struct exe_file *f)
+{
+	if (!f || f->refs <= 0)
+		return;
+	if (--f->refs == 0)
+		f->unused_since_ns = exe_now_ns();
+}
+
+struct exe_file *exe_find(struct exe_mgr *m, uint64_t id64)
+{
+	uint64_t v;
+
+	return hm_get(&m->by_id, id64, &v) ? (struct exe_file *)(uintptr_t)v : NULL;
+}
+
+static void load_symbols(struct exe_file *f)
+{
+	f->syms_tried = true;
+	if (f->fd >= 0 && symb_load_fd(f->fd, &f->syms))
+		f->syms = NULL;
+}
+
+const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
+			  uint64_t *off)
+{
+	if (!f->syms_tried)
+		load_symbols(f);
+	return symb_lookup(f->syms, addr, off);
+}
+
+const char *exe_build_id(struct exe_mgr *m, struct exe_file *f)
+{
+	if (!f->syms_tried)
+		load_symbols(f);
+	return symb_build_id(f->syms);
+}
+
+void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns)
+{
+	struct exe_file *dead = NULL, *f;
+	uint32_t it = 0;
+	uint64_t k, v;
+
+	while (hm_next(&m->by_id, &it, &k, &v)) {
+		f = (struct exe_file *)(uintptr_t)v;
+		if (f->refs > 0 || now_ns - f->unused_since_ns < linger_ns)
+			continue;
+		f->next_free = dead;
+		dead = f;
+	}
+	while ((f = dead)) {
+		dead = f->next_free;
+		unload_deltas(m, f);
+		hm_del(&m->by_id, f->id64);
+		if (hm_get(&m->by_inode, f->inode_key, &v) &&
+		    (struct exe_file *)(uintptr_t)v == f)
+			hm_del(&m->by_inode, f->inode_key);
+		m->st.files--;
+		file_free(f);
+	}
+}
+
+void exe_get_stats(struct exe_mgr *m, struct exe_stats *out)
+{
+	*out = m->st;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The executable manager: one record per ELF file (by file id), reference
+ * counted by the mappings that use it, so a library mapped by 500
+ * processes is hashed, parsed and loaded once.  On the first reference it
+ * takes the file's stack deltas from the store, or extracts them and puts
+ * them in the store, and loads them into the BPF maps.  It also keeps what
+ * the trace pipeline needs after a process is gone: the file's path,
+ * build id and symbols.
+ */
+#ifndef EP_EXEMGR_H
+#define EP_EXEMGR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpfmaps.h"
+#include "fileid.h"
+
+struct store;
+struct exe_mgr;
+
+#define EXE_MAX_SEGS 8
+
+struct exe_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+/* Deltas state of a file. */
+enum exe_deltas {
+	EXE_DELTAS_NONE = 0, /* not loaded (no CFI, or maps full): FP walk */
+	EXE_DELTAS_LOADED,
+};
+
+struct exe_file {
+	struct file_id id;
+	uint64_t id64;
+	char *path;	   /* the first path seen */
+	const char *name; /* basename of path */
+	dev_t dev;
+	ino_t ino;
+	int refs;
+	enum exe_deltas deltas;
+	uint32_t interp;   /* enum interp_kind found in the file */
+	bool is_vdso;
+	uint32_t n_segs;
+	struct exe_seg segs[EXE_MAX_SEGS]; /* executable PT_LOADs */
+	/* internal */
+	int fd;
+	uint64_t inode_key;
+	uint64_t unused_since_ns;
+	uint32_t row_block, n_blocks;
+	uint64_t *pages;
+	uint32_t n_pages;
+	struct symb_table *syms;
+	bool syms_tried;
+	struct exe_file *next_free;
+};
+
+struct exe_stats {
+	uint64_t files;	      /* files tracked now */
+	uint64_t loaded;      /* files with deltas in the BPF maps */
+	uint64_t extracted;   /* files whose deltas were computed */
+	uint64_t cache_hits;  /* files whose deltas came from the store */
+	uint64_t extract_ns;  /* time spent extracting */
+	uint64_t hash_ns;     /* time spent computing file ids */
+	uint64_t no_cfi;      /* files without CFI (frame-pointer walk) */
+	uint64_t errors;      /* files that could not be read or parsed */
+	uint64_t rows_full;   /* files not loaded: delta_rows full */
+	uint64_t pages_full;  /* page updates that failed */
+	uint64_t rules_full;  /* rows lowered to invalid: rule table full */
+	uint64_t rows_used, rows_cap; /* rows in the BPF array */
+	uint64_t rules_used;
+	uint64_t unloaded;
+};
+
+/* store may be NULL (no cache).  Returns 0 or -ENOMEM. */
+int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
+void exe_mgr_free(struct exe_mgr *m);
+
+/*
+ * Take a reference on the file open at fd (dup'ed, not closed), creating
+ * and loading it on first use.  path names it in messages and output.
+ * Returns 0 with *out set, or a negative errno (-ENOEXEC: not ELF).
+ */
+int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out);
+/* Drop a reference; the file is unloaded some time after the last one. */
+void exe_put(struct exe_mgr *m, struct exe_file *f);
+/* The file with this BPF file id, or NULL (also after unload, for a
+ * while, so traces of exited processes still symbolize). */
+struct exe_file *exe_find(struct exe_mgr *m, uint64_t id64);
+/* Symbolize an ELF address of f; NULL when unknown. */
+const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
+			  uint64_t *off);
+const char *exe_build_id(struct exe_mgr *m, struct exe_file *f);
+/* Unload files unreferenced for longer than linger_ns. */
+void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns);
+void exe_get_stats(struct exe_mgr *m, struct exe_stats *out);
+/* ELF address of a runtime address in a mapping of f at start with file
+ * offset off: returns the load bias (pc - bias = ELF address). */
+uint64_t exe_bias(const struct exe_file *f, uint64_t start, uint64_t off);
+
+uint64_t exe_now_ns(void);
+
+#endif

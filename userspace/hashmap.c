@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hashmap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hm_init(struct hm *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void hm_free(struct hm *m)
+{
+	free(m->keys);
+	free(m->vals);
+	free(m->used);
+	hm_init(m);
+}
+
+void hm_clear(struct hm *m)
+{
+	if (m->used)
+		memset(m->used, 0, m->cap);
+	m->count = 0;
+}
+
+static int grow(struct hm *m)
+{
+	struct hm n;
+	uint32_t i;
+
+	n.cap = m->cap ? m->cap * 2 : 16;
+	if (n.cap < m->cap)
+		return -ENOMEM;
+	n.keys = malloc(sizeof(*n.keys) * n.cap);
+	n.vals = malloc(sizeof(*n.vals) * n.cap);
+	n.used = calloc(n.cap, 1);
+	n.count = 0;
+	if (!n.keys || !n.vals || !n.used) {
+		free(n.keys);
+		free(n.vals);
+		free(n.used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->cap; i++)
+		if (m->used[i])
+			hm_put(&n, m->keys[i], m->vals[i]);
+	hm_free(m);
+	*m = n;
+	return 0;
+}
+
+int hm_put(struct hm *m, uint64_t key, uint64_t val)
+{
+	uint32_t i;
+
+	if ((m->count + 1) * 4 > m->cap * 3 && grow(m))
+		return -ENOMEM;
+	i = hm_mix(key) & (m->cap - 1);
+	while (m->used[i]) {
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return 0;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	m->used[i] = 1;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->count++;
+	return 0;
+}
+
+static bool find(const struct hm *m, uint64_t key, uint32_t *pos)
+{
+	uint32_t i;
+
+	if (!m->cap)
+		return false;
+	i = hm_mix(key) & (m->cap - 1);
+	while (m->used[i]) {
+		if (m->keys[i] == key) {
+			*pos = i;
+			return true;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	return false;
+}
+
+bool hm_get(const struct hm *m, uint64_t key, uint64_t *val)
+{
+	uint32_t i;
+
+	if (!find(m, key, &i))
+		return false;
+	if (val)
+		*val = m->vals[i];
+	return true;
+}
+
+bool hm_del(struct hm *m, uint64_t key)
+{
+	uint32_t i, j, mask = m->cap - 1;
+
+	if (!find(m, key, &i))
+		return false;
+	/* backward shift: move later members of the cluster into the hole
+	 * when their home slot is not between the hole and them */
+	j = i;
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & mask;
+		if (!m->used[j])
+			break;
+		home = hm_mix(m->keys[j]) & mask;
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->used[i] = 0;
+	m->count--;
+	return true;
+}
+
+bool hm_next(const struct hm *m, uint32_t *iter, uint64_t *key, uint64_t *val)
+{
+	while (*iter < m->cap) {
+		uint32_t i = (*iter)++;
+		if (m->used[i]) {
+			if (key)
+				*key = m->keys[i];
+			if (val)
+				*val = m->vals[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+uint64_t hm_hash(const void *data, size_t len, uint64_t seed)
+{
+	const uint8_t *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	size_t i;
+
+	/* 8 bytes at a time where possible */
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return hm_mix(h);
+}

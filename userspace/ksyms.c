@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ksyms.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name;	 /* offset into strs */
+	uint32_t module; /* offset into strs, 0 = none */
+};
+
+struct ksyms {
+	struct ksym *syms;
+	uint32_t n, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+};
+
+static int add_str(struct ksyms *k, const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (k->strs_len + n > k->strs_cap) {
+		size_t cap = k->strs_cap ? k->strs_cap * 2 : 1 << 20;
+		char *p;
+
+		while (cap < k->strs_len + n)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		p = realloc(k->strs, cap);
+		if (!p)
+			return -ENOMEM;
+		k->strs = p;
+		k->strs_cap = cap;
+	}
+	memcpy(k->strs + k->strs_len, s, n);
+	*off = (uint32_t)k->strs_len;
+	k->strs_len += n;
+	return 0;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int ksyms_load(const char *path, struct ksyms **out)
+{
+	struct ksyms *k;
+	char line[512];
+	uint32_t empty;
+	bool nonzero = false;
+	FILE *f;
+	int err = 0;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	err = add_str(k, "", &empty);
+	while (!err && fgets(line, sizeof(line), f)) {
+		char type, name[256], mod[128] = "";
+		unsigned long long addr;
+		struct ksym *s;
+		int n;
+
+		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name,
+			   mod);
+		if (n < 3)
+			continue;
+		/* text symbols only: t/T, weak w/W */
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (addr)
+			nonzero = true;
+		if (k->n == k->cap) {
+			uint32_t cap = k->cap ? k->cap * 2 : 1 << 16;
+			s = realloc(k->syms, (size_t)cap * sizeof(*s));
+			if (!s) {
+				err = -ENOMEM;
+				break;
+			}
+			k->syms = s;
+			k->cap = cap;
+		}
+		s = &k->syms[k->n];
+		s->addr = addr;
+		s->module = 0;
+		err = add_str(k, name, &s->name);
+		if (!err && mod[0])
+			err = add_str(k, mod, &s->module);
+		if (!err)
+			k->n++;
+	}
+	fclose(f);
+	if (!err && !nonzero)
+		err = -EPERM;
+	if (err) {
+		ksyms_free(k);
+		return err;
+	}
+	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	*out = k;
+	return 0;
+}
+
+void ksyms_free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	free(k->strs);
+	free(k);
+}
+
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *off,
+			 const char **module)
+{
+	uint32_t lo = 0, hi;
+
+	if (!k || !k->n || addr < k->syms[0].addr)
+		return NULL;
+	hi = k->n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (k->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (off)
+		*off = addr - k->syms[lo].addr;
+	if (module)
+		*module = k->syms[lo].module ? k->strs + k->syms[lo].module : NULL;
+	return k->strs + k->syms[lo].name;
+}
+
+uint32_t ksyms_count(const struct ksyms *k)
+{
+	return k ? k->n : 0;
+}

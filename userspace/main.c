@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * ebpf-profiler: the daemon.  Wires the tracer (BPF), the process and
+ * executable managers, the trace pipeline and the reporter sinks, and runs
+ * the poll loop until -duration or a signal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache_cmd.h"
+#include "config.h"
+#include "exemgr.h"
+#include "hashmap.h"
+#include "ksyms.h"
+#include "log.h"
+#include "metrics.h"
+#include "pipeline.h"
+#include "procmgr.h"
+#include "reporter.h"
+#include "store.h"
+#include "tracer.h"
+
+#define MAX_SINKS 4
+
+struct daemon {
+	struct config cfg;
+	struct tracer *tr;
+	struct exe_mgr *em;
+	struct pm *pm;
+	struct tp *tp;
+	struct ksyms *ks;
+	struct store *store;
+	struct rep_sink *sinks[MAX_SINKS];
+	int n_sinks;
+	bool accumulate; /* write the whole run at the end (file, no rotate) */
+	struct hm pids_seen;
+	uint64_t t_start;
+	uint64_t startup_ns;
+	uint64_t events[8];
+	uint64_t samples_total;
+	bool sampling_on;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static void on_trace(void *arg, const struct trace_hdr *h, const __u64 *words)
+{
+	struct daemon *d = arg;
+
+	hm_put(&d->pids_seen, h->pid, 1);
+	tp_add_trace(d->tp, h, words);
+}
+
+static void on_event(void *arg, const struct pid_event *ev)
+{
+	struct daemon *d = arg;
+
+	if (ev->type < 8)
+		d->events[ev->type]++;
+	switch (ev->type) {
+	case PEV_EXEC:
+		pm_exec(d->pm, (pid_t)ev->pid);
+		break;
+	case PEV_EXIT:
+		pm_exit(d->pm, (pid_t)ev->pid);
+		break;
+	case PEV_UNKNOWN_PID:
+	case PEV_UNKNOWN_PC:
+		pm_sync(d->pm, (pid_t)ev->pid);
+		break;
+	}
+}
+
+static int check_pids(const struct config *c)
+{
+	char path[32];
+	int i;
+
+	for (i = 0; i < c->n_pids; i++) {
+		snprintf(path, sizeof(path), "/proc/%u", c->pids[i]);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "ebpf-profiler: no such process: %u\n",
+				c->pids[i]);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+/* A cgroup v2 directory's inode number is its cgroup id. */
+static int cgroup_ids(const struct config *c, uint64_t *ids)
+{
+	int i;
+
+	for (i = 0; i < c->n_cgroups; i++) {
+		char path[4096];
+		struct stat st;
+
+		if (c->cgroups[i][0] == '/' &&
+		    strncmp(c->cgroups[i], "/sys/fs/cgroup", 14) != 0)
+			snprintf(path, sizeof(path), "/sys/fs/cgroup%s",
+				 c->cgroups[i]);
+		else
+			snprintf(path, sizeof(path), "%s", c->cgroups[i]);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr,
+				"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (%s)\n",
+				c->cgroups[i], path);
+			return -ENOENT;
+		}
+		ids[i] = st.st_ino;
+	}
+	return 0;
+}
+
+static void raise_limits(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+	/* kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK */
+	r.rlim_cur = r.rlim_max = RLIM_INFINITY;
+	setrlimit(RLIMIT_MEMLOCK, &r);
+}
+
+static bool continuous(const struct daemon *d)
+{
+	return d->cfg.duration_ns == 0;
+}
+
+static int open_sinks(struct daemon *d)
+{
+	struct rep_otlp_opts oo = { 0 };
+	int err;
+
+	if (d->cfg.output) {
+		bool rotate = continuous(d) && d->cfg.reporter_interval_ns > 0 &&
+			      getenv("EBPF_PROFILER_NO_ROTATE") == NULL;
+
+		/* a run with -duration, or continuous without rotation,
+		 * writes the whole run into one file */
+		rotate = rotate && d->cfg.duration_ns == 0;
+		err = rep_file_sink_open(d->cfg.output, rotate,
+					 &d->sinks[d->n_sinks]);
+		if (err) {
+			fprintf(stderr,
+				"ebpf-profiler: -output %s: unknown format (use .folded, .pb.gz, .pprof, .svg or .otlp)\n",
+				d->cfg.output);
+			return err;
+		}
+		d->n_sinks++;
+		d->accumulate = !rotate;
+	}
+	oo.endpoint = d->cfg.collection_agent;
+	if (d->cfg.collection_agent)
+		oo.protocol = "grpc";
+	oo.insecure = d->cfg.disable_tls;
+	rep_otlp_opts_from_env(&oo);
+	if (oo.endpoint && *oo.endpoint) {
+		err = rep_otlp_sink_open(&oo, &d->sinks[d->n_sinks]);
+		if (err) {
+			fprintf(stderr, "ebpf-profiler: OTLP exporter to %s: %s\n",
+				oo.endpoint, strerror(-err));
+			return err;
+		}
+		d->n_sinks++;
+	}
+	return 0;
+}
+
+static void write_sinks(struct daemon *d, bool final)
+{
+	struct rep_batch b;
+	int i;
+
+	tp_batch(d->tp, &b);
+	for (i = 0; i < d->n_sinks; i++)
+		rep_sink_write(d->sinks[i], &b);
+	if (!final)
+		tp_reset(d->tp);
+}
+
+/* Folded stacks to stdout when no sink was asked for. */
+static void write_stdout(struct daemon *d)
+{
+	struct rep_batch b;
+	char *buf = NULL;
+	size_t len = 0;
+
+	tp_batch(d->tp, &b);
+	if (rep_encode_folded(&b, &buf, &len) == 0) {
+		fwrite(buf, 1, len, stdout);
+		fflush(stdout);
+	}
+	free(buf);
+}
+
+static void print_summary(struct daemon *d)
+{
+	uint64_t m[METRIC_COUNT] = { 0 };
+	struct tp_stats ts;
+	struct exe_stats es;
+	struct pm_stats ps;
+	struct rep_stats rs = { 0 };
+	uint64_t drops = 0, send_ok = 0, send_fail = 0;
+	double secs = (exe_now_ns() - d->t_start) / 1e9;
+	int i;
+
+	tracer_read_metrics(d->tr, m);
+	tp_get_stats(d->tp, &ts);
+	exe_get_stats(d->em, &es);
+	pm_get_stats(d->pm, &ps);
+	for (i = 0; i < d->n_sinks; i++) {
+		rep_sink_stats(d->sinks[i], &rs);
+		drops += rs.queue_drops;
+		send_ok += rs.send_ok;
+		send_fail += rs.send_fail;
+	}
+	fprintf(stderr,
+		"samples=%" PRIu64 " lost=%" PRIu64 " processes=%u unwind_errors=%" PRIu64
+		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
+		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
+		" startup_ms=%.0f files=%" PRIu64 " rows=%" PRIu64 " syncs=%" PRIu64
+		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
+		" seconds=%.1f\n",
+		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
+		d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
+		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
+		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, send_ok,
+		send_fail, drops, secs);
+	if (d->cfg.verbose) {
+		fprintf(stderr, "bpf counters:");
+		for (i = 0; i < METRIC_COUNT; i++)
+			if (m[i])
+				fprintf(stderr, " %s=%" PRIu64, metric_name(i), m[i]);
+		fprintf(stderr, "\n");
+	}
+}
+
+/* Probabilistic profiling: every interval, sampling is on with
+ * threshold% probability (the reference agent's meaning). */
+static void probabilistic_tick(struct daemon *d)
+{
+	bool on = (uint32_t)(random() % 100) < (uint32_t)d->cfg.probabilistic_threshold;
+
+	if (on != d->sampling_on) {
+		tracer_enable(d->tr, on);
+		d->sampling_on = on;
+		log_info("probabilistic: sampling %s", on ? "on" : "off");
+	}
+}
+
+static int run(struct daemon *d)
+{
+	struct tracer_opts to = { 0 };
+	struct tp_opts po = { 0 };
+	uint64_t cg[CONFIG_MAX_LIST];
+	uint64_t now, next_report, next_gc, next_prob, deadline;
+	int err, n;
+
+	err = check_pids(&d->cfg);
+	if (!err)
+		err = cgroup_ids(&d->cfg, cg);
+	if (err)
+		return err;
+	raise_limits();
+	hm_init(&d->pids_seen);
+	d->t_start = exe_now_ns();
+
+	to.samples_per_second = d->cfg.samples_per_second;
+	to.pids = d->cfg.pids;
+	to.n_pids = d->cfg.n_pids;
+	to.cgroup_ids = cg;
+	to.n_cgroups = d->cfg.n_cgroups;
+	to.ringbuf_bytes = d->cfg.ringbuf_bytes;
+	to.map_scale_factor = d->cfg.map_scale_factor;
+	to.max_frames = d->cfg.max_frames;
+	to.log_level = d->cfg.bpf_log_level;
+	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
+	if (err)
+		return err;
+
+	err = ksyms_load("/proc/kallsyms", &d->ks);
+	if (err)
+		log_warn("kernel symbols unavailable (%s): kernel frames show as addresses",
+			 strerror(-err));
+	if (!d->cfg.no_cache) {
+		struct store_opts so = { .max_bytes = d->cfg.cache_size };
+
+		if (store_open(d->cfg.cache_dir, &so, &d->store))
+			log_warn("running without the cache");
+	}
+	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
+	if (!err)
+		err = pm_new(d->em, tracer_maps(d->tr), &d->pm);
+	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
+	po.send_error_frames = d->cfg.send_error_frames;
+	if (!err)
+		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
+	if (!err)
+		err = open_sinks(d);
+	if (err)
+		return err;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = tracer_attach(d->tr);
+	if (err)
+		return err;
+	d->sampling_on = true;
+	/* load what runs now; samples taken meanwhile are kept (kernel
+	 * stack and a frame-pointer walk) and resolved when they arrive */
+	if (d->cfg.n_pids) {
+		for (n = 0; n < d->cfg.n_pids; n++)
+			pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
+	} else {
+		pm_scan_all(d->pm);
+	}
+	d->startup_ns = exe_now_ns() - d->t_start;
+	log_info("started in %.0f ms: %d programs, %d perf events",
+		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr));
+
+	now = exe_now_ns();
+	deadline = d->cfg.duration_ns ? d->t_start + d->cfg.duration_ns : 0;
+	next_report = now + d->cfg.reporter_interval_ns;
+	next_gc = now + 1000000000ULL;
+	next_prob = now + d->cfg.probabilistic_interval_ns;
+	if (d->cfg.probabilistic_threshold < 100)
+		probabilistic_tick(d);
+	while (!stop) {
+		int timeout = 100;
+
+		now = exe_now_ns();
+		if (deadline) {
+			if (now >= deadline)
+				break;
+			if (deadline - now < 100000000ULL)
+				timeout = (int)((deadline - now) / 1000000) + 1;
+		}
+		n = tracer_poll(d->tr, timeout);
+		if (n < 0 && n != -EINTR) {
+			log_error("polling the ring buffers: %s", strerror(-n));
+			break;
+		}
+		now = exe_now_ns();
+		if (!d->accumulate && d->n_sinks && now >= next_report) {
+			write_sinks(d, false);
+			next_report = now + d->cfg.reporter_interval_ns;
+		}
+		if (now >= next_gc) {
+			pm_gc(d->pm, now, 2000000000ULL);
+			exe_gc(d->em, now, 60000000000ULL);
+			next_gc = now + 1000000000ULL;
+		}
+		if (d->cfg.probabilistic_threshold < 100 && now >= next_prob) {
+			probabilistic_tick(d);
+			next_prob = now + d->cfg.probabilistic_interval_ns;
+		}
+	}
+	/* drain what is left in the rings */
+	tracer_enable(d->tr, false);
+	while (tracer_poll(d->tr, 0) > 0)
+		;
+	if (d->n_sinks)
+		write_sinks(d, true);
+	else
+		write_stdout(d);
+	print_summary(d);
+	return 0;
+}
+
+static void cleanup(struct daemon *d)
+{
+	int i;
+
+	for (i = 0; i < d->n_sinks; i++)
+		rep_sink_close(d->sinks[i], 5000);
+	tp_free(d->tp);
+	pm_free(d->pm);
+	exe_mgr_free(d->em);
+	tracer_free(d->tr); /* detaches everything */
+	store_free(d->store);
+	ksyms_free(d->ks);
+	hm_free(&d->pids_seen);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { 0 };
+	int err;
+
+	if (argc > 1 && !strcmp(argv[1], "cache"))
+		return cache_cmd_main(argc - 1, argv + 1);
+	config_init(&d.cfg);
+	if (config_parse(&d.cfg, argc, argv))
+		return 1;
+	if (d.cfg.help) {
+		config_usage(stdout);
+		return 0;
+	}
+	if (d.cfg.version) {
+		printf("ebpf-profiler %s (%s)\n", EP_VERSION, EP_GIT_REV);
+		return 0;
+	}
+	log_set_level(d.cfg.verbose ? LOG_DEBUG : LOG_WARN);
+	if (d.cfg.verbose && !getenv("EBPF_PROFILER_DEBUG"))
+		log_set_level(LOG_INFO);
+	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	err = run(&d);
+	cleanup(&d);
+	return err ? 1 : 0;
+}

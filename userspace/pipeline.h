@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The trace pipeline: turns trace records into frames with names (kernel
+ * from kallsyms, native from the file's symbols, interpreted from the
+ * interpreter handler), aggregates them by (process, thread, stack) over
+ * an interval, and builds the reporter's batch.
+ */
+#ifndef EP_PIPELINE_H
+#define EP_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "exemgr.h"
+#include "ksyms.h"
+#include "procmgr.h"
+#include "profiler.h"
+#include "reporter.h"
+
+struct tp;
+
+struct tp_opts {
+	uint64_t period_ns;	   /* 1e9 / samples per second */
+	bool send_error_frames;	   /* keep error frames in stacks */
+	uint32_t max_timestamps;   /* per aggregated sample (default 256) */
+	uint32_t max_samples;	   /* distinct samples per interval */
+	uint32_t max_locations;	   /* distinct frames per interval */
+	/* resolve an interpreter frame; NULL: shown by address */
+	int (*interp_frame)(void *arg, uint32_t pid, unsigned kind, __u64 data,
+			    __u64 payload, struct rep_location *out,
+			    char *name, size_t name_len, char *file,
+			    size_t file_len);
+	void *interp_arg;
+};
+
+struct tp_stats {
+	uint64_t traces;	 /* records received */
+	uint64_t samples;	 /* records aggregated */
+	uint64_t dropped_full;	 /* records dropped: aggregation tables full */
+	uint64_t truncated;	 /* stacks cut by the frame limit */
+	uint64_t unwind_errors;	 /* stacks that ended in an error */
+	uint64_t unsynced;	 /* records of processes not loaded yet */
+	uint64_t complete;	 /* user stacks that reached the entry */
+	uint64_t kernel_only;	 /* records without a user stack */
+	uint64_t raw_unresolved; /* raw pcs in no known mapping */
+	uint64_t bad_records;	 /* malformed frame words */
+	uint64_t errors_by_code[METRIC_COUNT];
+};
+
+int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms *ks,
+	   const struct tp_opts *opts, struct tp **out);
+void tp_free(struct tp *tp);
+/* Add one record (the tracer's callback). */
+void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words);
+/* Fill b with the current interval's aggregate.  b stays valid until the
+ * next tp_reset() or tp_add_trace().  start_ns/end_ns: unix ns. */
+void tp_batch(struct tp *tp, struct rep_batch *b);
+/* Start a new interval (frees the aggregate). */
+void tp_reset(struct tp *tp);
+void tp_get_stats(struct tp *tp, struct tp_stats *out);
+/* Distinct processes seen in this interval. */
+uint32_t tp_nprocesses(struct tp *tp);
+
+#endif

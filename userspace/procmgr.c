@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "procmgr.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "log.h"
+
+struct pm {
+	struct exe_mgr *em;
+	struct bpfmaps *bm;
+	struct hm procs; /* pid -> struct pm_proc * */
+	struct exe_file *vdso;
+	bool vdso_tried;
+	pm_synced_fn synced_fn;
+	void *synced_arg;
+	struct pm_stats st;
+};
+
+int pm_new(struct exe_mgr *em, struct bpfmaps *bm, struct pm **out)
+{
+	struct pm *pm = calloc(1, sizeof(*pm));
+
+	*out = NULL;
+	if (!pm)
+		return -ENOMEM;
+	pm->em = em;
+	pm->bm = bm;
+	hm_init(&pm->procs);
+	*out = pm;
+	return 0;
+}
+
+void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg)
+{
+	pm->synced_fn = fn;
+	pm->synced_arg = arg;
+}
+
+/* ---- trie prefixes -------------------------------------------------- */
+
+int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
+		      uint32_t *lens, int max)
+{
+	int n = 0;
+
+	/* the minimal cover of [start, end) by aligned power-of-two blocks:
+	 * at each step the largest block aligned at start that fits */
+	while (start < end && n < max) {
+		int bits = start ? __builtin_ctzll(start) : 64;
+
+		while (bits > 0 && (bits >= 64 || (1ULL << bits) > end - start))
+			bits--;
+		addrs[n] = start;
+		lens[n] = 64 - bits;
+		n++;
+		start += 1ULL << bits;
+	}
+	return start < end ? -E2BIG : n;
+}
+
+#define MAX_PREFIXES 128
+
+static int write_mapping(struct pm *pm, struct pm_proc *p,
+			 const struct pm_mapping *m, bool add)
+{
+	uint64_t addrs[MAX_PREFIXES];
+	uint32_t lens[MAX_PREFIXES];
+	struct mapping_info v = {
+		.file_id = m->file ? m->file->id64 : 0,
+		.bias = m->bias,
+		.start = m->start,
+		.end = m->end,
+		.flags = m->flags,
+		.interp = m->file ? m->file->interp : 0,
+	};
+	int n, i, err = 0;
+
+	n = pm_range_prefixes(m->start, m->end, addrs, lens, MAX_PREFIXES);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		struct mapping_key k = {
+			.prefixlen = 32 + lens[i],
+			.pid_be = htobe32((uint32_t)p->pid),
+			.addr_be = htobe64(addrs[i]),
+		};
+
+		if (add) {
+			err = bm_update(pm->bm, BM_MAPPINGS, &k, &v);
+			if (err) {
+				pm->st.trie_full++;
+				log_warn_once("the BPF mapping trie is full: "
+					      "raise -map-scale-factor");
+				break;
+			}
+			pm->st.trie_entries++;
+		} else if (bm_remove(pm->bm, BM_MAPPINGS, &k) == 0) {
+			pm->st.trie_entries--;
+		}
+	}
+	return err;
+}
+
+/* ---- maps parsing ----------------------------------------------------- */
+
+int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
+		       char perms[5], uint64_t *offset, uint64_t *inode,
+		       char **path)
+{
+	unsigned long long s, e, off, ino;
+	int pos = 0;
+	char *p;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %llu %n", &s, &e, perms,
+		   &off, &ino, &pos) < 5 || !pos || e <= s)
+		return -EINVAL;
+	*start = s;
+	*end = e;
+	*offset = off;
+	*inode = ino;
+	p = line + pos;
+	p[strcspn(p, "\n")] = 0;
+	*path = p;
+	return 0;
+}
+
+/* The vDSO: the same image in every process; read it from our own. */
+static struct exe_file *get_vdso(struct pm *pm)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	uint64_t start, end, off, ino;
+	char line[512], perms[5], *path;
+	size_t len = 0;
+	FILE *f;
+	int fd;
+
+	if (pm->vdso_tried)
+		return pm->vdso;
+	pm->vdso_tried = true;
+	if (!base)
+		return NULL;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+				       &path) == 0 &&
+		    start == base) {
+			len = end - start;
+			break;
+		}
+	}
+	fclose(f);
+	if (!len)
+		return NULL;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, (void *)base, len) == (ssize_t)len)
+		exe_get(pm->em, fd, "[vdso]", &pm->vdso);
+	close(fd);
+	return pm->vdso;
+}
+
+static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
+			const char *path)
+{
+	char buf[4200];
+	int fd;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, start, end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || !path[0] || path[0] != '/')
+		return fd;
+	/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE): try the
+	 * path in the process' root */
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+	return open(buf, O_RDONLY | O_CLOEXEC);
+}
+
+static void read_proc_info(struct pm_proc *p)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(p->comm) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\n")] = 0;
+			memcpy(p->comm, buf, strlen(buf) + 1);
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		free(p->exe_path);
+		p->exe_path = strdup(buf);
+	}
+}
+
+static struct pm_proc *get_proc(struct pm *pm, pid_t pid)
+{
+	struct pm_proc *p;
+	uint64_t v;
+
+	if (hm_get(&pm->procs, (uint64_t)pid, &v))
+		return (struct pm_proc *)(uintptr_t)v;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hm_put(&pm->procs, (uint64_t)pid, (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
+	pm->st.procs++;
+	return p;
+}
+
+static bool same_mapping(const struct pm_mapping *a, const struct pm_mapping *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->file == b->file;
+}
+
+static void drop_mappings(struct pm *pm, struct pm_proc *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_maps; i++) {
+		write_mapping(pm, p, &p->maps[i], false);
+		exe_put(pm->em, p->maps[i].file);
+	}
+	pm->st.mappings -= p->n_maps;
+	free(p->maps);
+	p->maps = NULL;
+	p->n_maps = 0;
+}
+
+int pm_sync(struct pm *pm, pid_t pid)
+{
+	struct pm_mapping *nm = NULL, *tmp;
+	uint32_t nn = 0, cap = 0, i, j;
+	struct pid_info pi = { 0 };
+	char path[64], line[4608];
+	struct pm_proc *p;
+	FILE *f;
+	int err = 0;
+
+	pm->st.syncs++;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		pm->st.sync_errors++;
+		return errno == ENOENT ? -ESRCH : -errno;
+	}
+	p = get_proc(pm, pid);
+	if (!p) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t start, end, off, ino;
+		struct pm_mapping m = { 0 };
+		char perms[5], *mpath;
+		int fd;
+
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+				       &mpath) || perms[2] != 'x')
+			continue;
+		m.start = start;
+		m.end = end;
+		m.offset = off;
+		if (!strcmp(mpath, "[vdso]")) {
+			m.file = get_vdso(pm);
+			if (!m.file)
+				continue;
+			m.file->refs++;
+			m.flags = MAP_F_VDSO;
+			m.offset = 0;
+		} else if (!strcmp(mpath, "[vsyscall]")) {
+			continue;
+		} else if (ino == 0) {
+			/* anonymous executable memory (JIT): walked by frame
+			 * pointer; known, so its pcs do not trigger rescans */
+			m.flags = MAP_F_FP_ONLY;
+			m.bias = 0;
+		} else {
+			/* reuse the file of an identical old mapping */
+			for (i = 0; i < p->n_maps; i++)
+				if (p->maps[i].start == start &&
+				    p->maps[i].end == end &&
+				    p->maps[i].offset == off && p->maps[i].file &&
+				    p->maps[i].file->ino == ino) {
+					m.file = p->maps[i].file;
+					m.file->refs++;
+					break;
+				}
+			if (!m.file) {
+				fd = open_mapping(pid, start, end, mpath);
+				if (fd < 0)
+					continue;
+				err = exe_get(pm->em, fd, mpath, &m.file);
+				close(fd);
+				if (err) {
+					err = 0;
+					continue;
+				}
+			}
+		}
+		if (m.file) {
+			if (!m.flags)
+				m.bias = exe_bias(m.file, start, off);
+			if (m.file->deltas != EXE_DELTAS_LOADED)
+				m.flags |= MAP_F_FP_ONLY;
+			else
+				m.flags |= MAP_F_DELTAS;
+			if (m.file->interp) {
+				m.flags |= MAP_F_INTERP;
+				pi.interp_mask |= 1u << m.file->interp;
+			}
+		}
+		if (nn == cap) {
+			cap = cap ? cap * 2 : 32;
+			tmp = realloc(nm, cap * sizeof(*nm));
+			if (!tmp) {
+				exe_put(pm->em, m.file);
+				err = -ENOMEM;
+				break;
+			}
+			nm = tmp;
+		}
+		nm[nn++] = m;
+	}
+	fclose(f);
+	if (err) {
+		for (i = 0; i < nn; i++)
+			exe_put(pm->em, nm[i].file);
+		free(nm);
+		return err;
+	}
+	if (nn == 0 && p->n_maps == 0) {
+		/* a kernel thread or a zombie: nothing to unwind */
+		free(nm);
+		read_proc_info(p);
+		return 0;
+	}
+
+	/* write new mappings, remove old ones no longer there; keep the
+	 * trie entries of mappings that did not change */
+	for (i = 0; i < nn; i++) {
+		bool kept = false;
+
+		for (j = 0; j < p->n_maps; j++)
+			if (same_mapping(&nm[i], &p->maps[j]) &&
+			    nm[i].flags == p->maps[j].flags) {
+				kept = true;
+				break;
+			}
+		if (!kept)
+			write_mapping(pm, p, &nm[i], true);
+	}
+	for (j = 0; j < p->n_maps; j++) {
+		bool kept = false;
+
+		for (i = 0; i < nn; i++)
+			if (same_mapping(&nm[i], &p->maps[j])) {
+				kept = true;
+				break;
+			}
+		if (!kept)
+			write_mapping(pm, p, &p->maps[j], false);
+		exe_put(pm->em, p->maps[j].file);
+	}
+	pm->st.mappings += nn;
+	pm->st.mappings -= p->n_maps;
+	free(p->maps);
+	p->maps = nm;
+	p->n_maps = nn;
+	p->interp_mask = pi.interp_mask;
+	read_proc_info(p);
+	if (pm->synced_fn)
+		pm->synced_fn(pm->synced_arg, p);
+	pi.flags = PID_F_SYNCED;
+	uint32_t key = (uint32_t)pid;
+	err = bm_update(pm->bm, BM_PID_INFO, &key, &pi);
+	if (err) {
+		log_warn_once("the BPF pid_info map is full: raise -map-scale-factor");
+		return err;
+	}
+	p->synced = true;
+	p->synced_ns = exe_now_ns();
+	return 0;
+}
+
+static void forget(struct pm *pm, struct pm_proc *p)
+{
+	uint32_t key = (uint32_t)p->pid;
+
+	bm_remove(pm->bm, BM_PID_INFO, &key);
+	drop_mappings(pm, p);
+	p->synced = false;
+}
+
+int pm_exec(struct pm *pm, pid_t pid)
+{
+	struct pm_proc *p = pm_find(pm, pid);
+
+	if (p) {
+		forget(pm, p);
+		p->exited = false;
+	}
+	return pm_sync(pm, pid);
+}
+
+void pm_exit(struct pm *pm, pid_t pid)
+{
+	struct pm_proc *p = pm_find(pm, pid);
+
+	if (!p || p->exited)
+		return;
+	p->exited = true;
+	p->exit_ns = exe_now_ns();
+	pm->st.exits++;
+}
+
+void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns)
+{
+	uint32_t it = 0;
+	uint64_t k, v;
+
+	while (hm_next(&pm->procs, &it, &k, &v)) {
+		struct pm_proc *p = (struct pm_proc *)(uintptr_t)v;
+		char path[32];
+
+		if (!p->exited) {
+			/* a missed exit event: the process is gone */
+			snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
+			if (access(path, F_OK) == 0)
+				continue;
+			p->exited = true;
+			p->exit_ns = now_ns;
+			continue;
+		}
+		if (now_ns - p->exit_ns < linger_ns)
+			continue;
+		forget(pm, p);
+		hm_del(&pm->procs, k);
+		free(p->exe_path);
+		free(p);
+		pm->st.procs--;
+		it = 0; /* the table moved */
+	}
+}
+
+struct pm_proc *pm_find(struct pm *pm, pid_t pid)
+{
+	uint64_t v;
+
+	return hm_get(&pm->procs, (uint64_t)pid, &v) ?
+		       (struct pm_proc *)(uintptr_t)v :
+		       NULL;
+}
+
+const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_maps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end)
+			return &p->maps[i];
+	return NULL;
+}
+
+int pm_scan_all(struct pm *pm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (pm_sync(pm, (pid_t)pid) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+void pm_get_stats(struct pm *pm, struct pm_stats *out)
+{
+	*out = pm->st;
+}
+
+void pm_free(struct pm *pm)
+{
+	uint32_t it = 0;
+	uint64_t v;
+
+	if (!pm)
+		return;
+	while (hm_next(&pm->procs, &it, NULL, &v)) {
+		struct pm_proc *p = (struct pm_proc *)(uintptr_t)v;
+		uint32_t i;
+
+		for (i = 0; i < p->n_maps; i++)
+			exe_put(pm->em, p->maps[i].file);
+		free(p->maps);
+		free(p->exe_path);
+		free(p);
+	}
+	hm_free(&pm->procs);
+	exe_put(pm->em, pm->vdso);
+	free(pm);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process manager: which files each process maps where.  It reads
+ * /proc/PID/maps, opens each executable mapping through
+ * /proc/PID/map_files (which works for deleted files and other mount
+ * namespaces), takes a reference on the file from the executable manager,
+ * and writes the mapping into the BPF trie; then marks the process synced
+ * so BPF unwinds it with stack deltas.
+ */
+#ifndef EP_PROCMGR_H
+#define EP_PROCMGR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpfmaps.h"
+#include "exemgr.h"
+
+struct pm;
+
+struct pm_mapping {
+	uint64_t start, end, offset;
+	uint64_t bias; /* pc - bias = ELF address */
+	struct exe_file *file; /* NULL for anonymous executable memory */
+	uint32_t flags;	       /* MAP_F_* */
+};
+
+struct pm_proc {
+	pid_t pid;
+	bool synced;
+	bool exited;
+	uint64_t exit_ns;
+	uint64_t synced_ns;
+	char comm[16];
+	char *exe_path;
+	char container_id[65];
+	struct pm_mapping *maps;
+	uint32_t n_maps;
+	uint32_t n_prefixes; /* trie entries written */
+	uint32_t interp_mask;
+};
+
+struct pm_stats {
+	uint64_t procs;	      /* processes tracked now */
+	uint64_t syncs;	      /* maps reads */
+	uint64_t sync_errors; /* processes that vanished or could not be read */
+	uint64_t mappings;    /* executable mappings tracked */
+	uint64_t trie_entries;
+	uint64_t trie_full;   /* trie updates that failed */
+	uint64_t exits;
+};
+
+/* Callback run after a process is (re)synced: interpreter handlers hook
+ * here.  May be NULL. */
+typedef void (*pm_synced_fn)(void *arg, struct pm_proc *p);
+
+int pm_new(struct exe_mgr *em, struct bpfmaps *bm, struct pm **out);
+void pm_free(struct pm *pm);
+void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg);
+/* Load every process in /proc.  Returns how many were synced. */
+int pm_scan_all(struct pm *pm);
+/* (Re)read one process' mappings and update BPF.  Returns 0, -ESRCH when
+ * it is gone, or another negative errno. */
+int pm_sync(struct pm *pm, pid_t pid);
+/* A new image was exec'd: forget the old mappings, then sync. */
+int pm_exec(struct pm *pm, pid_t pid);
+/* The process exited: its state goes at the next pm_gc after linger. */
+void pm_exit(struct pm *pm, pid_t pid);
+void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns);
+struct pm_proc *pm_find(struct pm *pm, pid_t pid);
+/* The mapping of p containing addr, or NULL. */
+const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr);
+void pm_get_stats(struct pm *pm, struct pm_stats *out);
+/* Number of trie prefixes a range needs (for tests). */
+int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
+		      uint32_t *lens, int max);
+/* Parse one /proc/PID/maps line.  Returns 0 or -EINVAL; path points into
+ * line (or is empty). */
+int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
+		       char perms[5], uint64_t *offset, uint64_t *inode,
+		       char **path);
+
+#endif

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbols.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* libstdc++'s demangler (the Itanium C++ ABI one). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+struct sym {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t name; /* offset into strs */
+};
+
+struct symb_table {
+	struct sym *syms;
+	uint32_t n, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+	char **demangled; /* lazily, per symbol; (char *)-1 = not mangled */
+	char build_id[41 * 2];
+};
+
+static int add_sym(struct symb_table *t, uint64_t addr, uint64_t size,
+		   const char *name)
+{
+	size_t n = strlen(name) + 1;
+	struct sym *s;
+
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 1024;
+		s = realloc(t->syms, (size_t)cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		t->syms = s;
+		t->cap = cap;
+	}
+	if (t->strs_len + n > t->strs_cap) {
+		size_t cap = t->strs_cap ? t->strs_cap * 2 : 64 * 1024;
+		char *p;
+
+		while (cap < t->strs_len + n)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		p = realloc(t->strs, cap);
+		if (!p)
+			return -ENOMEM;
+		t->strs = p;
+		t->strs_cap = cap;
+	}
+	memcpy(t->strs + t->strs_len, name, n);
+	s = &t->syms[t->n++];
+	s->addr = addr;
+	s->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	s->name = (uint32_t)t->strs_len;
+	t->strs_len += n;
+	return 0;
+}
+
+static int read_symtab(struct symb_table *t, Elf *elf, Elf_Scn *scn,
+		       GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, n;
+	int err;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_sym(t, sym.st_value, sym.st_size, name);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void read_build_id(struct symb_table *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off,
+					   &desc_off)) > 0) {
+			const uint8_t *d = (const uint8_t *)data->d_buf + desc_off;
+			size_t i;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
+			    nh.n_descsz == 0 || nh.n_descsz > 40)
+				continue;
+			for (i = 0; i < nh.n_descsz; i++)
+				snprintf(t->build_id + 2 * i, 3, "%02x", d[i]);
+			return;
+		}
+	}
+}
+
+static int read_elf(struct symb_table *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0;
+
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			err = read_symtab(t, elf, scn, &sh);
+	}
+	return err;
+}
+
+/* Symbols from /usr/lib/debug/.build-id/xx/yyyy.debug when installed. */
+static int read_debug_file(struct symb_table *t)
+{
+	char path[256];
+	Elf *elf;
+	int fd, err;
+
+	if (strlen(t->build_id) < 4)
+		return 0;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 t->build_id, t->build_id + 2);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = elf && elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : 0;
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* prefer the symbol with a size, then the longer-lived name */
+	return (int)y->size - (int)x->size;
+}
+
+int symb_load_fd(int fd, struct symb_table **out)
+{
+	struct symb_table *t;
+	uint32_t i, j;
+	Elf *elf;
+	int err;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		elf_end(elf);
+		return -ENOMEM;
+	}
+	read_build_id(t, elf);
+	err = read_elf(t, elf);
+	elf_end(elf);
+	if (!err)
+		err = read_debug_file(t);
+	if (err) {
+		symb_free(t);
+		return err;
+	}
+	if (t->n) {
+		/* sort; drop duplicates at one address (.symtab and .dynsym
+		 * name the same function) */
+		qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+		for (i = 1, j = 0; i < t->n; i++) {
+			if (t->syms[i].addr == t->syms[j].addr)
+				continue;
+			t->syms[++j] = t->syms[i];
+		}
+		t->n = j + 1;
+		t->demangled = calloc(t->n, sizeof(*t->demangled));
+		if (!t->demangled) {
+			symb_free(t);
+			return -ENOMEM;
+		}
+	}
+	*out = t;
+	return 0;
+}
+
+void symb_free(struct symb_table *t)
+{
+	uint32_t i;
+
+	if (!t)
+		return;
+	if (t->demangled) {
+		for (i = 0; i < t->n; i++)
+			if (t->demangled[i] != (char *)-1)
+				free(t->demangled[i]);
+		free(t->demangled);
+	}
+	free(t->syms);
+	free(t->strs);
+	free(t);
+}
+
+/* Rust legacy names demangle as C++ with a trailing "::h<16 hex>". */
+static void strip_rust_hash(char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n < 19 || strncmp(s + n - 19, "::h", 3))
+		return;
+	for (i = n - 16; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return;
+	s[n - 19] = 0;
+}
+
+char *symb_demangle(const char *name)
+{
+	int status = 0;
+	char *d;
+
+	if (strncmp(name, "_Z", 2) != 0)
+		return NULL;
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	if (!d || status)
+		return NULL;
+	if (strncmp(name, "_ZN", 3) == 0)
+		strip_rust_hash(d);
+	return d;
+}
+
+const char *symb_lookup(struct symb_table *t, uint64_t addr, uint64_t *off)
+{
+	uint32_t lo = 0, hi;
+	struct sym *s;
+
+	if (!t || !t->n || addr < t->syms[0].addr)
+		return NULL;
+	hi = t->n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s = &t->syms[lo];
+	/* a sized symbol only covers its size: past it is a function
+	 * without a symbol (stripped libraries have many) */
+	if (s->size && addr - s->addr >= s->size)
+		return NULL;
+	if (off)
+		*off = addr - s->addr;
+	if (!t->demangled[lo]) {
+		char *d = symb_demangle(t->strs + s->name);
+		t->demangled[lo] = d ? d : (char *)-1;
+	}
+	if (t->demangled[lo] != (char *)-1)
+		return t->demangled[lo];
+	return t->strs + s->name;
+}
+
+uint32_t symb_count(const struct symb_table *t)
+{
+	return t ? t->n : 0;
+}
+
+const char *symb_build_id(const struct symb_table *t)
+{
+	return t && t->build_id[0] ? t->build_id : NULL;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * On-host symbols of an ELF file: the function symbols of .symtab and
+ * .dynsym (and of the separate debug file found by build id under
+ * /usr/lib/debug), with C++ and Rust names demangled on first use.
+ */
+#ifndef EP_SYMBOLS_H
+#define EP_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symb_table;
+
+/*
+ * Read the symbols of the ELF file open at fd (not closed, not moved).
+ * A file with no symbols gives an empty table.  Returns 0, -ENOEXEC for
+ * a file that is not ELF, or another negative errno.
+ */
+int symb_load_fd(int fd, struct symb_table **out);
+void symb_free(struct symb_table *t);
+/*
+ * The demangled name of the function containing addr (an ELF virtual
+ * address), or NULL.  *off gets addr - symbol start.  The string lives as
+ * long as the table.  Not thread safe (demangles lazily).
+ */
+const char *symb_lookup(struct symb_table *t, uint64_t addr, uint64_t *off);
+/* Number of function symbols. */
+uint32_t symb_count(const struct symb_table *t);
+/* The GNU build id as lowercase hex, or NULL. */
+const char *symb_build_id(const struct symb_table *t);
+/* Demangle a C++ (_Z) or Rust (_ZN...h<hash>E, _R) name; returns a
+ * malloc'd string, or NULL when name is not mangled. */
+char *symb_demangle(const char *name);
+
+#endif

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tracer.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "profiler.skel.h"
+
+#define MAX_CPUS 1024
+
+struct tracer {
+	struct profiler *skel;
+	struct ring_buffer *rb;
+	int *perf_fds;
+	struct bpf_link **perf_links;
+	int n_perf;
+	int ncpus_possible;
+	struct bpfmaps bm;
+	int map_fds[BM_COUNT];
+	size_t rows_len;
+	tracer_trace_fn on_trace;
+	tracer_event_fn on_event;
+	void *arg;
+	int freq;
+};
+
+/* ---- libbpf messages: kept, shown when loading fails ------------------ */
+
+static char *libbpf_log;
+static size_t libbpf_log_len, libbpf_log_cap;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	char *buf = NULL;
+	int n;
+
+	if (level == LIBBPF_DEBUG && log_get_level() < LOG_DEBUG)
+		return 0;
+	n = vasprintf(&buf, fmt, ap);
+	if (n < 0)
+		return 0;
+	if (log_get_level() >= LOG_DEBUG) {
+		fputs(buf, stderr);
+		free(buf);
+		return 0;
+	}
+	/* bounded: the verifier log of a failed load can be large; keep the
+	 * last 256 KiB, where the error is */
+	if (n > (256 << 10)) {
+		memmove(buf, buf + n - (256 << 10), (256 << 10) + 1);
+		n = 256 << 10;
+	}
+	if (libbpf_log_len + n + 1 > libbpf_log_cap) {
+		size_t cap = libbpf_log_len + n + 1 + 65536;
+		char *p = realloc(libbpf_log, cap);
+
+		if (!p) {
+			free(buf);
+			return 0;
+		}
+		libbpf_log = p;
+		libbpf_log_cap = cap;
+	}
+	memcpy(libbpf_log + libbpf_log_len, buf, n + 1);
+	libbpf_log_len += n;
+	free(buf);
+	return 0;
+}
+
+static void dump_libbpf_log(void)
+{
+	if (libbpf_log_len)
+		fputs(libbpf_log, stderr);
+	libbpf_log_len = 0;
+}
+
+/* ---- preflight ---------------------------------------------------------- */
+
+static bool have_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return 0; /* let the load tell */
+	if (have_cap(data, CAP_SYS_ADMIN))
+		return 0;
+	if (have_cap(data, 39 /* CAP_BPF */) && have_cap(data, 38 /* CAP_PERFMON */))
+		return 0;
+	fprintf(stderr,
+		"ebpf-profiler: needs root, or the capabilities CAP_BPF and CAP_PERFMON "
+		"(plus CAP_SYS_PTRACE and CAP_SYSLOG to read other processes and kernel "
+		"symbols): run it with sudo\n");
+	return -EPERM;
+}
+
+static int check_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	fprintf(stderr,
+		"ebpf-profiler: this kernel has no BTF (/sys/kernel/btf/vmlinux is "
+		"missing): it needs a kernel built with CONFIG_DEBUG_INFO_BTF=y "
+		"(Debian, Ubuntu, Fedora and RHEL kernels have it)\n");
+	return -ENOTSUP;
+}
+
+static int online_cpus(bool *online, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int a, b, n = 0;
+	char sep;
+
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+			if (fscanf(f, "%d", &b) != 1)
+				break;
+			if (fscanf(f, "%c", &sep) != 1)
+				sep = '\n';
+		}
+		for (; a <= b && a < max; a++, n++)
+			online[a] = true;
+		if (sep != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+static uint64_t next_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* ---- the libbpf bpfmaps implementation ---------------------------------- */
+
+static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
+}
+
+static int lb_remove(void *ctx, enum bm_map m, const void *key)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
+}
+
+static int lb_lookup(void *ctx, enum bm_map m, const void *key, void *val)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_lookup_elem(t->map_fds[m], key, val) ? -errno : 0;
+}
+
+static const struct bpfmaps_ops libbpf_ops = {
+	.update = lb_update,
+	.remove = lb_remove,
+	.lookup = lb_lookup,
+};
+
+/* ---- ring buffers --------------------------------------------------------- */
+
+static int on_trace_rec(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	const struct trace_hdr *h = data;
+
+	if (size < sizeof(*h) ||
+	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user) * 8 > size)
+		return 0; /* cannot happen: the BPF side writes both */
+	t->on_trace(t->arg, h, (const __u64 *)(h + 1));
+	return 0;
+}
+
+static int on_event_rec(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	if (size >= sizeof(struct pid_event))
+		t->on_event(t->arg, data);
+	return 0;
+}
+
+/* ---- open / attach ------------------------------------------------------- */
+
+int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
+		tracer_event_fn on_event, void *arg, struct tracer **out)
+{
+	struct profiler *skel = NULL;
+	struct tracer *t;
+	uint64_t rb;
+	int err, i, ncpus, scale = o->map_scale_factor;
+	__u32 key, fd;
+	void *rows;
+
+	*out = NULL;
+	err = check_privileges();
+	if (!err)
+		err = check_btf();
+	if (err)
+		return err;
+	libbpf_set_print(libbpf_print);
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < BM_COUNT; i++)
+		t->map_fds[i] = -1;
+	t->on_trace = on_trace;
+	t->on_event = on_event;
+	t->arg = arg;
+	t->freq = o->samples_per_second > 0 ? o->samples_per_second : 20;
+
+	skel = profiler__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "ebpf-profiler: opening the BPF object: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	t->skel = skel;
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		ncpus = 1;
+	t->ncpus_possible = ncpus;
+
+	/* knobs */
+	skel->rodata->filter_pids = o->n_pids > 0;
+	skel->rodata->filter_cgroups = o->n_cgroups > 0;
+	if (o->max_frames > 0 && o->max_frames <= MAX_USER_FRAMES)
+		skel->rodata->max_frames = o->max_frames;
+
+	/* sizes: the ring holds about a second of typical traces (1 KiB)
+	 * from every CPU, at least 256 KiB */
+	rb = o->ringbuf_bytes;
+	if (!rb)
+		rb = (uint64_t)o->samples_per_second * ncpus * 1024 * 2;
+	if (rb < 256 * 1024)
+		rb = 256 * 1024;
+	rb = next_pow2(rb);
+	bpf_map__set_max_entries(skel->maps.traces, (__u32)rb);
+	bpf_map__set_max_entries(skel->maps.mappings, 1u << (19 + scale));
+	bpf_map__set_max_entries(skel->maps.delta_pages, 1u << (16 + scale));
+	bpf_map__set_max_entries(skel->maps.delta_rows, 1u << (17 + scale));
+	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (15 + scale));
+	bpf_map__set_map_flags(skel->maps.delta_rows, BPF_F_MMAPABLE);
+	if (o->log_level > 0) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, skel->obj)
+			bpf_program__set_log_level(p, o->log_level);
+	}
+
+	err = profiler__load(skel);
+	if (err) {
+		dump_libbpf_log();
+		fprintf(stderr,
+			"ebpf-profiler: loading the BPF programs failed: %s "
+			"(see the verifier log above; -bpf-log-level 2 shows more)\n",
+			strerror(-err));
+		goto fail;
+	}
+	libbpf_log_len = 0;
+
+	key = PROG_NATIVE;
+	fd = bpf_program__fd(skel->progs.unwind_native);
+	err = bpf_map_update_elem(bpf_map__fd(skel->maps.progs), &key, &fd, 0);
+	if (err) {
+		err = -errno;
+		fprintf(stderr, "ebpf-profiler: tail-call table: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+
+	/* the rows array is mmap'ed: loading a file's rows is a memcpy */
+	t->bm.row_blocks = bpf_map__max_entries(skel->maps.delta_rows);
+	t->rows_len = (size_t)t->bm.row_blocks * sizeof(struct row_block);
+	rows = mmap(NULL, t->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    bpf_map__fd(skel->maps.delta_rows), 0);
+	if (rows == MAP_FAILED) {
+		err = -errno;
+		fprintf(stderr, "ebpf-profiler: mmap of the stack-delta rows: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	t->bm.rows = rows;
+	t->bm.ops = &libbpf_ops;
+	t->bm.ctx = t;
+	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
+	t->map_fds[BM_MAPPINGS] = bpf_map__fd(skel->maps.mappings);
+	t->map_fds[BM_PAGES] = bpf_map__fd(skel->maps.delta_pages);
+	t->map_fds[BM_RULES] = bpf_map__fd(skel->maps.rules);
+	t->map_fds[BM_PID_FILTER] = bpf_map__fd(skel->maps.pid_filter);
+	t->map_fds[BM_CGROUP_FILTER] = bpf_map__fd(skel->maps.cgroup_filter);
+	t->bm.max_entries[BM_PID_INFO] = bpf_map__max_entries(skel->maps.pid_info);
+	t->bm.max_entries[BM_MAPPINGS] = bpf_map__max_entries(skel->maps.mappings);
+	t->bm.max_entries[BM_PAGES] = bpf_map__max_entries(skel->maps.delta_pages);
+	t->bm.max_entries[BM_RULES] = bpf_map__max_entries(skel->maps.rules);
+
+	for (i = 0; i < o->n_pids; i++) {
+		__u8 one = 1;
+		bpf_map_update_elem(t->map_fds[BM_PID_FILTER], &o->pids[i], &one, 0);
+	}
+	for (i = 0; i < o->n_cgroups; i++) {
+		__u8 one = 1;
+		bpf_map_update_elem(t->map_fds[BM_CGROUP_FILTER],
+				    &o->cgroup_ids[i], &one, 0);
+	}
+
+	t->rb = ring_buffer__new(bpf_map__fd(skel->maps.traces), on_trace_rec, t,
+				 NULL);
+	if (!t->rb || ring_buffer__add(t->rb, bpf_map__fd(skel->maps.events),
+				       on_event_rec, t)) {
+		err = -errno ? -errno : -ENOMEM;
+		fprintf(stderr, "ebpf-profiler: ring buffer: %s\n", strerror(-err));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer_free(t);
+	return err;
+}
+
+static int perf_open_cpu(int cpu, int freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_freq = freq,
+		.freq = 1,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+int tracer_attach(struct tracer *t)
+{
+	bool online[MAX_CPUS] = {};
+	int err, cpu, n;
+
+	err = profiler__attach(t->skel);
+	if (err) {
+		dump_libbpf_log();
+		fprintf(stderr,
+			"ebpf-profiler: attaching the exec/exit tracepoints failed: %s\n",
+			strerror(-err));
+		return err;
+	}
+	n = online_cpus(online, MAX_CPUS);
+	if (n <= 0) {
+		fprintf(stderr, "ebpf-profiler: cannot read the online CPUs\n");
+		return -ENODEV;
+	}
+	t->perf_fds = calloc(n, sizeof(int));
+	t->perf_links = calloc(n, sizeof(*t->perf_links));
+	if (!t->perf_fds || !t->perf_links)
+		return -ENOMEM;
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = perf_open_cpu(cpu, t->freq);
+		if (fd < 0) {
+			err = -errno;
+			if (err == -ENODEV)
+				continue; /* went offline meanwhile */
+			fprintf(stderr,
+				"ebpf-profiler: perf events are unavailable: "
+				"perf_event_open(cpu-clock, cpu %d) failed: %s "
+				"(does the kernel have CONFIG_PERF_EVENTS, and does "
+				"kernel.perf_event_paranoid or a seccomp profile allow it?)\n",
+				cpu, strerror(-err));
+			return err;
+		}
+		t->perf_fds[t->n_perf] = fd;
+		link = bpf_program__attach_perf_event(t->skel->progs.sample, fd);
+		if (!link) {
+			err = -errno;
+			close(fd);
+			dump_libbpf_log();
+			fprintf(stderr,
+				"ebpf-profiler: attaching to the perf event of cpu %d: %s\n",
+				cpu, strerror(-err));
+			return err;
+		}
+		t->perf_links[t->n_perf++] = link;
+	}
+	return 0;
+}
+
+int tracer_enable(struct tracer *t, bool on)
+{
+	int i, err = 0;
+
+	for (i = 0; i < t->n_perf; i++)
+		if (ioctl(t->perf_fds[i],
+			  on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
+			err = -errno;
+	return err;
+}
+
+int tracer_poll(struct tracer *t, int timeout_ms)
+{
+	return ring_buffer__poll(t->rb, timeout_ms);
+}
+
+void tracer_read_metrics(struct tracer *t, uint64_t *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.metrics), ncpu = t->ncpus_possible;
+	__u64 *vals = calloc(ncpu, sizeof(__u64));
+	__u32 id;
+	int c;
+
+	memset(out, 0, sizeof(*out) * METRIC_COUNT);
+	if (!vals)
+		return;
+	for (id = 0; id < METRIC_COUNT; id++) {
+		if (bpf_map_lookup_elem(fd, &id, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[id] += vals[c];
+	}
+	free(vals);
+}
+
+struct bpfmaps *tracer_maps(struct tracer *t)
+{
+	return &t->bm;
+}
+
+int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (n >= max)
+			break;
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		out[n].name = bpf_program__name(p);
+		out[n].run_cnt = info.run_cnt;
+		out[n].run_time_ns = info.run_time_ns;
+		n++;
+	}
+	return n;
+}
+
+int tracer_nprogs(struct tracer *t)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, t->skel->obj)
+		if (bpf_program__fd(p) >= 0)
+			n++;
+	return n;
+}
+
+int tracer_nevents(struct tracer *t)
+{
+	return t->n_perf;
+}
+
+void tracer_free(struct tracer *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n_perf; i++) {
+		bpf_link__destroy(t->perf_links[i]);
+		close(t->perf_fds[i]);
+	}
+	free(t->perf_links);
+	free(t->perf_fds);
+	ring_buffer__free(t->rb);
+	if (t->bm.rows)
+		munmap(t->bm.rows, t->rows_len);
+	profiler__destroy(t->skel);
+	free(t);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The tracer owns the BPF skeleton: it checks what the kernel and the
+ * caller's privileges allow, loads and attaches the programs (a perf
+ * CPU-clock event on every online CPU, the exec and exit tracepoints),
+ * polls the ring buffers, and reads the per-CPU counters.  Nothing it
+ * attached survives tracer_free().
+ */
+#ifndef EP_TRACER_H
+#define EP_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "bpfmaps.h"
+#include "profiler.h"
+
+struct tracer;
+
+struct tracer_opts {
+	int samples_per_second;
+	const uint32_t *pids; /* in-kernel pid filter, n_pids == 0: all */
+	int n_pids;
+	const uint64_t *cgroup_ids; /* in-kernel cgroup filter */
+	int n_cgroups;
+	uint64_t ringbuf_bytes; /* 0: from the rate and the CPU count */
+	int map_scale_factor;
+	int max_frames;
+	bool python; /* load the Python unwinder */
+	int log_level; /* verifier log level on failure (0: libbpf's) */
+};
+
+/* Called for each trace record; words holds hdr->n_kernel kernel
+ * addresses, then hdr->n_user user frame words. */
+typedef void (*tracer_trace_fn)(void *arg, const struct trace_hdr *hdr,
+				const __u64 *words);
+typedef void (*tracer_event_fn)(void *arg, const struct pid_event *ev);
+
+/*
+ * Check privileges and kernel features, load the programs and create the
+ * maps.  Nothing is attached yet.  On failure prints one clear line about
+ * what the user can do and returns a negative errno.
+ */
+int tracer_open(const struct tracer_opts *opts, tracer_trace_fn on_trace,
+		tracer_event_fn on_event, void *arg, struct tracer **out);
+/* Attach the tracepoints and the perf events (sampling starts). */
+int tracer_attach(struct tracer *t);
+/* Turn sampling on or off (probabilistic mode) without detaching. */
+int tracer_enable(struct tracer *t, bool on);
+/* Wait up to timeout_ms for records and dispatch them.  Returns the
+ * number of records handled or a negative errno (-EINTR is fine). */
+int tracer_poll(struct tracer *t, int timeout_ms);
+/* Sum the per-CPU counters into out[METRIC_COUNT]. */
+void tracer_read_metrics(struct tracer *t, uint64_t *out);
+/* The maps for the process and executable managers (owned by t). */
+struct bpfmaps *tracer_maps(struct tracer *t);
+/* Per-program kernel statistics (needs kernel.bpf_stats_enabled=1). */
+struct tracer_prog_stats {
+	const char *name;
+	uint64_t run_cnt, run_time_ns;
+};
+int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max);
+/* Number of programs loaded, perf events attached. */
+int tracer_nprogs(struct tracer *t);
+int tracer_nevents(struct tracer *t);
+/* Detach and free everything; NULL is fine. */
+void tracer_free(struct tracer *t);
+
+#endif
