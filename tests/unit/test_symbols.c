@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The ELF symbol reader against binutils' nm (an independent oracle). */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "symbols.h"
+
+struct nm_sym {
+	unsigned long long addr, size;
+	char name[4096];
+};
+
+/* Function symbols from nm: "addr size type name" lines. */
+static int nm_read(const char *args, const char *path, struct nm_sym **out)
+{
+	char cmd[1024], line[8192];
+	struct nm_sym *v = NULL;
+	int n = 0, cap = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s -S --defined-only --without-symbol-versions %s 2>/dev/null", args,
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		struct nm_sym s;
+		char type;
+		int pos = 0;
+
+		if (sscanf(line, "%llx %llx %c %n", &s.addr, &s.size, &type,
+			   &pos) < 3 || !pos)
+			continue;
+		if (type != 'T' && type != 't' && type != 'W' && type != 'i')
+			continue;
+		snprintf(s.name, sizeof(s.name), "%s", line + pos);
+		s.name[strcspn(s.name, "\n")] = 0;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			v = realloc(v, cap * sizeof(*v));
+		}
+		v[n++] = s;
+	}
+	pclose(p);
+	*out = v;
+	return n;
+}
+
+/* Is name one of the oracle's names at addr? */
+static bool oracle_has(struct nm_sym *v, int n, unsigned long long addr,
+		       const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].addr == addr && !strcmp(v[i].name, name))
+			return true;
+	return false;
+}
+
+static void check_file(const char *path, const char *nm_args, int min_syms)
+{
+	struct symb_table *t = NULL;
+	struct nm_sym *v = NULL;
+	int fd, n, i, checked = 0, bad = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		test_skip("%s not present", path);
+		return;
+	}
+	ASSERT_OK(symb_load_fd(fd, &t), "symb_load_fd");
+	close(fd);
+	n = nm_read(nm_args, path, &v);
+	ASSERT_GE(n, min_syms, "oracle symbols");
+	ASSERT_GE(symb_count(t), 1, "symbols read");
+	for (i = 0; i < n; i++) {
+		uint64_t off = 1;
+		const char *name;
+
+		if (!v[i].size)
+			continue;
+		/* the start and the middle of the function */
+		name = symb_lookup(t, v[i].addr, &off);
+		checked++;
+		if (!name || off != 0 || !oracle_has(v, n, v[i].addr, name)) {
+			if (bad++ < 5)
+				printf("    %s: 0x%llx: got %s, nm says %s\n", path,
+				       v[i].addr, name ? name : "(null)", v[i].name);
+			continue;
+		}
+		name = symb_lookup(t, v[i].addr + v[i].size / 2, &off);
+		if (!name || off != v[i].size / 2 ||
+		    !oracle_has(v, n, v[i].addr, name))
+			bad++;
+	}
+	test_note("%s: %d functions checked, %u symbols, %d disagree", path,
+		  checked, symb_count(t), bad);
+	ASSERT_GE(checked, min_syms, "functions checked");
+	ASSERT_EQ(bad, 0, "lookups that disagree with nm");
+	free(v);
+	symb_free(t);
+}
+
+TEST(symbols_libc_dynsym_vs_nm)
+{
+	check_file("/lib/x86_64-linux-gnu/libc.so.6", "-D", 1000);
+}
+
+TEST(symbols_cxx_demangled_vs_nm)
+{
+	/* nm -C demangles with binutils' demangler, not libstdc++'s */
+	check_file("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "-D -C", 1000);
+}
+
+TEST(symbols_symtab_of_built_binary)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/split-fp", test_workloads());
+	if (access(path, R_OK)) {
+		test_skip("workloads not built (make workloads)");
+		return;
+	}
+	check_file(path, "", 10);
+}
+
+TEST(symbols_past_size_is_unknown)
+{
+	struct symb_table *t = NULL;
+	struct nm_sym *v = NULL;
+	int fd, n, i, gaps = 0;
+
+	fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
+	if (!ASSERT_GE(fd, 0, "open libc"))
+		return;
+	ASSERT_OK(symb_load_fd(fd, &t), "load");
+	close(fd);
+	n = nm_read("-D", "/lib/x86_64-linux-gnu/libc.so.6", &v);
+	/* right past a sized function, where nm has nothing: no name */
+	for (i = 0; i < n && gaps < 50; i++) {
+		unsigned long long end = v[i].addr + v[i].size;
+		bool covered = false;
+		int j;
+
+		if (!v[i].size)
+			continue;
+		for (j = 0; j < n; j++)
+			if (v[j].addr <= end && end < v[j].addr + v[j].size)
+				covered = true;
+		if (covered)
+			continue;
+		gaps++;
+		ASSERT_TRUE(symb_lookup(t, end, NULL) == NULL, "no symbol in a gap");
+	}
+	ASSERT_GE(gaps, 10, "gaps checked");
+	free(v);
+	symb_free(t);
+}
+
+TEST(symbols_demangle)
+{
+	char *d;
+
+	d = symb_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	ASSERT_STREQ(d, "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		     "C++");
+	free(d);
+	/* Rust legacy mangling: the hash suffix goes */
+	d = symb_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	ASSERT_STREQ(d, "core::fmt::write", "Rust legacy");
+	free(d);
+	ASSERT_TRUE(symb_demangle("main") == NULL, "plain C name");
+}
+
+TEST(symbols_not_elf)
+{
+	struct symb_table *t = NULL;
+	int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+
+	if (!ASSERT_GE(fd, 0, "open"))
+		return;
+	ASSERT_EQ(symb_load_fd(fd, &t), -ENOEXEC, "not ELF");
+	ASSERT_TRUE(t == NULL, "no table");
+	close(fd);
+}
