@@ -48,6 +48,8 @@ struct daemon {
 	uint64_t events[8];
 	uint64_t samples_total;
 	bool sampling_on;
+	uint64_t sampling_toggles;
+	struct metrics_server *metrics;
 };
 
 static volatile sig_atomic_t stop;
@@ -254,6 +256,125 @@ static void print_summary(struct daemon *d)
 	}
 }
 
+/* The Prometheus text of every counter the daemon keeps. */
+static void publish_metrics(struct daemon *d)
+{
+	static const char *const ev_names[] = { "", "exec", "exit", "unknown_pid",
+						"unknown_pc" };
+	uint64_t m[METRIC_COUNT] = { 0 };
+	struct bpfmaps *bm = tracer_maps(d->tr);
+	struct tp_stats ts;
+	struct exe_stats es;
+	struct pm_stats ps;
+	struct rep_stats rs;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	if (!d->metrics)
+		return;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	tracer_read_metrics(d->tr, m);
+	tp_get_stats(d->tp, &ts);
+	exe_get_stats(d->em, &es);
+	pm_get_stats(d->pm, &ps);
+#define P(name, type, help, fmt, ...)                                          \
+	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
+		   "# TYPE ebpf_profiler_" name " " type "\n"                   \
+		   "ebpf_profiler_" name fmt "\n", __VA_ARGS__)
+	P("samples_total", "counter", "Samples aggregated.", " %" PRIu64, ts.samples);
+	P("samples_lost_total", "counter",
+	  "Samples lost: ring buffer full or aggregation tables full.", " %" PRIu64,
+	  m[METRIC_RINGBUF_FULL] + ts.dropped_full);
+	P("samples_complete_total", "counter",
+	  "Samples whose user stack reached the process or thread entry.",
+	  " %" PRIu64, ts.complete);
+	P("samples_unsynced_total", "counter",
+	  "Samples of processes not loaded yet (frame-pointer walk).", " %" PRIu64,
+	  ts.unsynced);
+	fprintf(f, "# HELP ebpf_profiler_bpf_events_total BPF per-CPU counters.\n"
+		   "# TYPE ebpf_profiler_bpf_events_total counter\n");
+	for (i = 0; i < METRIC_COUNT; i++)
+		fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
+			metric_name(i), m[i]);
+	fprintf(f, "# HELP ebpf_profiler_unwind_errors_total Stacks that ended in an error, by reason.\n"
+		   "# TYPE ebpf_profiler_unwind_errors_total counter\n");
+	for (i = 0; i < METRIC_COUNT; i++)
+		if (!strncmp(metric_name(i), "ERR_", 4))
+			fprintf(f, "ebpf_profiler_unwind_errors_total{reason=\"%s\"} %" PRIu64 "\n",
+				metric_name(i) + 4, ts.errors_by_code[i]);
+	fprintf(f, "# HELP ebpf_profiler_map_entries Entries the daemon keeps in each BPF map.\n"
+		   "# TYPE ebpf_profiler_map_entries gauge\n"
+		   "ebpf_profiler_map_entries{map=\"mappings\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_entries{map=\"delta_rows\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_entries{map=\"rules\"} %" PRIu64 "\n",
+		ps.trie_entries, es.rows_used, es.rules_used);
+	fprintf(f, "# HELP ebpf_profiler_map_capacity Capacity of each BPF map.\n"
+		   "# TYPE ebpf_profiler_map_capacity gauge\n"
+		   "ebpf_profiler_map_capacity{map=\"mappings\"} %u\n"
+		   "ebpf_profiler_map_capacity{map=\"delta_rows\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_capacity{map=\"rules\"} %u\n",
+		bm->max_entries[BM_MAPPINGS], es.rows_cap, bm->max_entries[BM_RULES]);
+	fprintf(f, "# HELP ebpf_profiler_map_full_total Updates refused because a map was full.\n"
+		   "# TYPE ebpf_profiler_map_full_total counter\n"
+		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_full_total{map=\"delta_rows\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
+		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
+	P("processes", "gauge", "Processes tracked.", " %" PRIu64, ps.procs);
+	P("files", "gauge", "Executable files tracked.", " %" PRIu64, es.files);
+	P("files_loaded", "gauge", "Files with stack deltas in the BPF maps.",
+	  " %" PRIu64, es.loaded);
+	P("extracted_files_total", "counter", "Files whose stack deltas were computed.",
+	  " %" PRIu64, es.extracted);
+	P("extraction_seconds_total", "counter", "Time spent extracting stack deltas.",
+	  " %.6f", es.extract_ns / 1e9);
+	P("cache_hits_total", "counter", "Files whose stack deltas came from the cache.",
+	  " %" PRIu64, es.cache_hits);
+	P("cache_misses_total", "counter", "Files looked up in the cache and not found.",
+	  " %" PRIu64, d->store ? es.extracted : 0);
+	fprintf(f, "# HELP ebpf_profiler_process_events_total Process events from BPF.\n"
+		   "# TYPE ebpf_profiler_process_events_total counter\n");
+	for (i = 1; i <= PEV_UNKNOWN_PC; i++)
+		fprintf(f, "ebpf_profiler_process_events_total{type=\"%s\"} %" PRIu64 "\n",
+			ev_names[i], d->events[i]);
+	P("syncs_total", "counter", "Reads of /proc/PID/maps.", " %" PRIu64, ps.syncs);
+	{
+		uint64_t ok = 0, fail = 0, drops = 0, werr = 0;
+
+		for (i = 0; i < d->n_sinks; i++) {
+			rep_sink_stats(d->sinks[i], &rs);
+			ok += rs.send_ok;
+			fail += rs.send_fail;
+			drops += rs.queue_drops;
+			werr += rs.write_errors;
+		}
+		fprintf(f, "# HELP ebpf_profiler_exports_total OTLP exports by result.\n"
+			   "# TYPE ebpf_profiler_exports_total counter\n"
+			   "ebpf_profiler_exports_total{result=\"ok\"} %" PRIu64 "\n"
+			   "ebpf_profiler_exports_total{result=\"failed\"} %" PRIu64 "\n",
+			ok, fail);
+		P("queue_drops_total", "counter",
+		  "Batches dropped because the export queue was full.", " %" PRIu64, drops);
+		P("file_write_errors_total", "counter", "Output file writes that failed.",
+		  " %" PRIu64, werr);
+	}
+	P("sampling_enabled", "gauge", "1 when sampling is on (probabilistic mode).",
+	  " %d", d->sampling_on ? 1 : 0);
+	P("sampling_toggles_total", "counter", "Probabilistic on/off switches.",
+	  " %" PRIu64, d->sampling_toggles);
+	P("startup_seconds", "gauge", "Time from start until every process was loaded.",
+	  " %.3f", d->startup_ns / 1e9);
+#undef P
+	fclose(f);
+	metrics_server_publish(d->metrics, buf, len);
+	free(buf);
+}
+
 /* Probabilistic profiling: every interval, sampling is on with
  * threshold% probability (the reference agent's meaning). */
 static void probabilistic_tick(struct daemon *d)
@@ -263,6 +384,7 @@ static void probabilistic_tick(struct daemon *d)
 	if (on != d->sampling_on) {
 		tracer_enable(d->tr, on);
 		d->sampling_on = on;
+		d->sampling_toggles++;
 		log_info("probabilistic: sampling %s", on ? "on" : "off");
 	}
 }
@@ -319,6 +441,12 @@ static int run(struct daemon *d)
 	if (err)
 		return err;
 
+	if (d->cfg.metrics_address) {
+		err = metrics_server_start(d->cfg.metrics_address, &d->metrics);
+		if (err)
+			return err;
+	}
+
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -369,6 +497,7 @@ static int run(struct daemon *d)
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
+			publish_metrics(d);
 			next_gc = now + 1000000000ULL;
 		}
 		if (d->cfg.probabilistic_threshold < 100 && now >= next_prob) {
@@ -392,6 +521,7 @@ static void cleanup(struct daemon *d)
 {
 	int i;
 
+	metrics_server_stop(d->metrics);
 	for (i = 0; i < d->n_sinks; i++)
 		rep_sink_close(d->sinks[i], 5000);
 	tp_free(d->tp);

@@ -3,6 +3,7 @@
 #ifndef EP_METRICS_H
 #define EP_METRICS_H
 
+#include <stddef.h>
 #include <linux/types.h>
 
 #include "profiler.h"
@@ -12,3 +13,20 @@ const char *metric_name(unsigned id);
 const char *metric_help(unsigned id);
 
 #endif
+
+/*
+ * A minimal HTTP server for Prometheus: GET /metrics returns the last text
+ * published.  Runs on its own thread; the daemon publishes a snapshot once
+ * a second, so a scrape never touches the daemon's structures.
+ */
+struct metrics_server;
+
+/* addr: "HOST:PORT", ":PORT" or "PORT" (the last two bind to 127.0.0.1).
+ * Returns 0 or a negative errno (after one clear message). */
+int metrics_server_start(const char *addr, struct metrics_server **out);
+/* Replace the served text (copied). */
+void metrics_server_publish(struct metrics_server *s, const char *text,
+			    size_t len);
+/* The bound port (useful with port 0). */
+int metrics_server_port(struct metrics_server *s);
+void metrics_server_stop(struct metrics_server *s);
