@@ -191,6 +191,8 @@ static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
 	return open(buf, O_RDONLY | O_CLOEXEC);
 }
 
+static void read_container_id(struct pm_proc *p);
+
 static void read_proc_info(struct pm_proc *p)
 {
 	char path[64], buf[4096];
@@ -215,6 +217,71 @@ static void read_proc_info(struct pm_proc *p)
 		free(p->exe_path);
 		p->exe_path = strdup(buf);
 	}
+	read_container_id(p);
+}
+
+static bool is_hex64(const char *p, size_t n)
+{
+	size_t i;
+
+	if (n != 64)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
+bool pm_container_id(const char *text, char out[65])
+{
+	bool found = false;
+	const char *p = text;
+
+	/* every path element of every line; the last match wins (nested
+	 * cgroups name the innermost container last) */
+	while (*p) {
+		size_t n = strcspn(p, "/\n:");
+		const char *e = p, *id = NULL;
+
+		if (n >= 64) {
+			/* "<runtime>-<id>.scope", "<id>.scope" or "<id>" */
+			size_t m = n;
+
+			if (m > 6 && !strncmp(e + m - 6, ".scope", 6))
+				m -= 6;
+			if (is_hex64(e + m - 64, 64) &&
+			    (m == 64 || e[m - 65] == '-'))
+				id = e + m - 64;
+		}
+		if (id) {
+			memcpy(out, id, 64);
+			out[64] = 0;
+			found = true;
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	return found;
+}
+
+static void read_container_id(struct pm_proc *p)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	p->container_id[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	pm_container_id(buf, p->container_id);
 }
 
 static struct pm_proc *get_proc(struct pm *pm, pid_t pid)

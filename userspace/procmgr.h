@@ -75,6 +75,10 @@ void pm_get_stats(struct pm *pm, struct pm_stats *out);
 /* Number of trie prefixes a range needs (for tests). */
 int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
 		      uint32_t *lens, int max);
+/* The container id in a /proc/PID/cgroup text (docker, containerd,
+ * cri-o, podman forms: the last 64-hex-digit path element, bare or as
+ * <runtime>-<id>.scope).  Returns true and fills out (65 bytes). */
+bool pm_container_id(const char *cgroup_text, char out[65]);
 /* Parse one /proc/PID/maps line.  Returns 0 or -EINVAL; path points into
  * line (or is empty). */
 int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,

@@ -186,3 +186,31 @@ TEST(ksyms_lookup_from_file)
 	fclose(f);
 	ASSERT_EQ(ksyms_load(path, &k), -EPERM, "zeroed addresses");
 }
+
+TEST(container_id_forms)
+{
+	static const char id[] =
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	const char *forms[] = {
+		"0::/system.slice/docker-%s.scope\n",				 /* docker, systemd driver */
+		"0::/docker/%s\n",						 /* docker, cgroupfs driver */
+		"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice/cri-containerd-%s.scope\n",
+		"0::/kubepods/burstable/pod0c9e/%s\n",			 /* containerd, cgroupfs */
+		"0::/kubepods.slice/kubepods-pod1.slice/crio-%s.scope\n",	 /* cri-o */
+		"0::/machine.slice/libpod-%s.scope/container\n",		 /* podman */
+		"12:pids:/docker/%s\n11:cpu:/docker/%s\n",			 /* cgroup v1 */
+	};
+	char text[1024], out[65];
+	size_t i;
+
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(text, sizeof(text), forms[i], id, id);
+		out[0] = 0;
+		ASSERT_TRUE(pm_container_id(text, out), forms[i]);
+		ASSERT_STREQ(out, id, forms[i]);
+	}
+	ASSERT_FALSE(pm_container_id("0::/user.slice/user-0.slice/session-3.scope\n", out),
+		     "not a container");
+	ASSERT_FALSE(pm_container_id("0::/\n", out), "root");
+}
