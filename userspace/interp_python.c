@@ -1403,6 +1403,8 @@ int py_find_tstate(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
 		return -ESRCH;
 	err = read_ptr(ctx, pid, p->proc.runtime + p->proc.rt_interp_main,
 		       &interp);
+	if (!err && !interp)
+		return -ESRCH; /* not initialized yet, or finalized */
 	if (!err)
 		err = read_ptr(ctx, pid, interp + p->proc.is_tstate_head, &ts);
 	for (i = 0; !err && ts && i < PY_TSTATE_SCAN_MAX; i++) {

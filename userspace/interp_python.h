@@ -161,6 +161,7 @@ struct py_stats {
 	uint64_t entries, bytes; /* current size */
 };
 
+/* Not thread-safe: one py_ctx per thread, or a lock around it. */
 struct py_ctx;
 
 /* Returns 0 or -ENOMEM; *out is NULL on failure.  opts may be NULL. */
@@ -228,7 +229,8 @@ struct py_walk {
 /*
  * Find the PyThreadState of the thread whose fs base is fsbase in the
  * main interpreter of registered process pid (the BPF lookup).  Returns
- * 0, -ESRCH when no state matches in PY_TSTATE_SCAN_MAX, -EFAULT.
+ * 0, -ESRCH when no state matches in PY_TSTATE_SCAN_MAX or there is no
+ * interpreter (yet), -EFAULT.
  */
 int py_find_tstate(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
 		   uint64_t *tstate);

@@ -1035,6 +1035,9 @@ static void walk_one(const struct py_info *in)
 	fk_u64(frame + pp->f_back, 8);
 	ASSERT_EQ(py_walk_stack(ctx, me, 0x7f0000000002ull, out, 16, &w),
 		  -EFAULT, "bad link");
+	fk_u64(rt + pp->rt_interp_main, 0);
+	ASSERT_EQ(py_find_tstate(ctx, me, 0x7f0000000002ull, &tsx), -ESRCH,
+		  "no interpreter yet");
 cleanup:
 	fk_teardown(&f, ctx);
 }
