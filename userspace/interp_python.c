@@ -1,0 +1,1500 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * CPython 3.8-3.13: detection and offsets, symbolization, and the userland
+ * twin of the BPF frame walk.  See interp_python.h.
+ */
+#include "interp_python.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <elfutils/libdw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ---- offsets ------------------------------------------------------------- */
+
+#define N PY_OFF_NONE
+/* From _Py_DebugOffsets in the file (3.13). */
+#define D 0xfffe
+
+/*
+ * One row per field, one column per minor version 3.8 ... 3.13, written
+ * from CPython's headers (Include/cpython/pystate.h, code.h, frameobject.h,
+ * unicodeobject.h, Include/internal/pycore_runtime.h, pycore_interp.h,
+ * pycore_frame.h) and checked against the DWARF of the pyenv builds 3.8.18,
+ * 3.9.18, 3.10.13, 3.11.7, 3.12.1 and 3.13.0 by tests/unit/test_python.c.
+ * CPython does not change these structures within a minor version (the
+ * live test also walks Debian's 3.11.2 with the 3.11 column), but only the
+ * builds above were checked; PyCode_Type.tp_basicsize, read from each
+ * file, catches a build whose code object differs.
+ *
+ * 3.13 describes most of itself (_Py_DebugOffsets); its column holds only
+ * what that lacks.
+ */
+#define PY_TABLE(X)                                                          \
+	/* field             3.8   3.9  3.10  3.11  3.12  3.13 */             \
+	X(rt_interp_main,     40,   40,   40,   48,   48,    D)               \
+	X(rt_tss_key,       1396,  588,  588,  596, 1548, 2164)               \
+	X(is_tstate_head,      8,    8,    8,   16,   72,    D)               \
+	X(ts_next,             8,    8,    8,    8,    8,    D)               \
+	X(ts_thread_id,      176,  176,  176,  152,  136,    D)               \
+	X(ts_native_tid,       N,    N,    N,  160,  144,    D)               \
+	X(ts_frame,           24,   24,   24,   56,   56,    D)               \
+	X(cf_current_frame,    N,    N,    N,    8,    0,    N)               \
+	X(f_back,             24,   24,   24,   48,    8,    D)               \
+	X(f_code,             32,   32,   32,   32,    0,    D)               \
+	X(f_lasti,           104,  104,   96,   56,   56,    D)               \
+	X(f_is_entry,          N,    N,    N,   68,    N,    N)               \
+	X(f_owner,             N,    N,    N,   69,   70,    D)               \
+	X(co_code_adaptive,    N,    N,    N,  184,  192,    D)               \
+	X(co_firstlineno,     40,   40,   40,   72,   68,    D)               \
+	X(co_filename,       104,  104,  104,  112,  112,    D)               \
+	X(co_name,           112,  112,  112,  120,  120,    D)               \
+	X(co_qualname,         N,    N,    N,  128,  128,    D)               \
+	X(co_linetable,      120,  120,  120,  136,  136,    D)               \
+	X(co_basicsize,      176,  176,  176,  184,  192,    D)               \
+	X(uni_length,         16,   16,   16,   16,   16,    D)               \
+	X(uni_state,          32,   32,   32,   32,   32,    D)               \
+	X(uni_ascii_size,     48,   48,   48,   48,   40,    D)               \
+	X(uni_compact_size,   72,   72,   72,   72,   56,    D)               \
+	X(bytes_size,         16,   16,   16,   16,   16,    D)               \
+	X(bytes_sval,         32,   32,   32,   32,   32,    D)
+
+#define PY_MINOR_FIRST 8
+#define PY_MINOR_LAST 13
+#define PY_NVERSIONS (PY_MINOR_LAST - PY_MINOR_FIRST + 1)
+
+#define PY_FIELD_(f, v8, v9, v10, v11, v12, v13)                              \
+	.f = { v8, v9, v10, v11, v12, v13 },
+static const struct {
+#define PY_DECL_(f, ...) uint16_t f[PY_NVERSIONS];
+	PY_TABLE(PY_DECL_)
+#undef PY_DECL_
+} py_table = { PY_TABLE(PY_FIELD_) };
+#undef PY_FIELD_
+
+static void table_offsets(unsigned minor, struct py_offsets *o)
+{
+	unsigned c = minor - PY_MINOR_FIRST;
+
+	memset(o, 0, sizeof(*o));
+#define PY_SET_(f, ...) o->f = py_table.f[c];
+	PY_TABLE(PY_SET_)
+#undef PY_SET_
+}
+
+/* True if a field is still marked "from _Py_DebugOffsets". */
+static bool offsets_unresolved(const struct py_offsets *o)
+{
+#define PY_TEST_(f, ...) if (o->f == D) return true;
+	PY_TABLE(PY_TEST_)
+#undef PY_TEST_
+	return false;
+}
+#undef N
+#undef D
+
+/*
+ * _Py_DebugOffsets as 3.13 lays it out (Include/internal/pycore_runtime.h):
+ * the first member of _PyRuntime, a cookie, the version, and sections of
+ * uint64_t offsets in a fixed order.  The layout is stable within 3.13 and
+ * changes in 3.14 (fields added in the middle), hence the version gate.
+ */
+struct py313_debug_offsets {
+	char cookie[8]; /* "xdebugpy", not NUL-terminated */
+	uint64_t version;
+	uint64_t free_threaded;
+	struct {
+		uint64_t size, finalizing, interpreters_head;
+	} rt;
+	struct {
+		uint64_t size, id, next, threads_head, gc, imports_modules;
+		uint64_t sysdict, builtins, ceval_gil, gil_runtime_state;
+		uint64_t gil_enabled, gil_locked, gil_holder;
+	} is;
+	struct {
+		uint64_t size, prev, next, interp, current_frame, thread_id;
+		uint64_t native_thread_id, datastack_chunk, status;
+	} ts;
+	struct {
+		uint64_t size, previous, executable, instr_ptr, localsplus;
+		uint64_t owner;
+	} fr;
+	struct {
+		uint64_t size, filename, name, qualname, linetable;
+		uint64_t firstlineno, argcount, localsplusnames;
+		uint64_t localspluskinds, co_code_adaptive;
+	} co;
+	struct {
+		uint64_t size, ob_type;
+	} ob;
+	uint64_t type_object[4], tuple_object[3], list_object[3];
+	uint64_t dict_object[3], float_object[2], long_object[3];
+	struct {
+		uint64_t size, ob_size, ob_sval;
+	} bytes;
+	struct {
+		uint64_t size, state, length, asciiobject_size;
+	} uni;
+	uint64_t gc[2];
+};
+_Static_assert(sizeof(struct py313_debug_offsets) == 584,
+	       "3.13 _Py_DebugOffsets layout");
+
+static int debug_offsets_apply(const struct py313_debug_offsets *d,
+			       struct py_offsets *o)
+{
+	/* Each offset, the width of the field there, and the size of the
+	 * structure it is in: an offset past the end means the debug
+	 * offsets are not laid out as we think. */
+	const struct {
+		uint64_t off, width, size;
+		uint16_t *dst;
+	} map[] = {
+		/* interpreters.main follows interpreters.head (a pointer) in
+		 * every version; the debug offsets only name head. */
+		{ d->rt.interpreters_head + 8, 8, d->rt.size,
+		  &o->rt_interp_main },
+		{ d->is.threads_head, 8, d->is.size, &o->is_tstate_head },
+		{ d->ts.next, 8, d->ts.size, &o->ts_next },
+		{ d->ts.thread_id, 8, d->ts.size, &o->ts_thread_id },
+		{ d->ts.native_thread_id, 8, d->ts.size, &o->ts_native_tid },
+		{ d->ts.current_frame, 8, d->ts.size, &o->ts_frame },
+		{ d->fr.previous, 8, d->fr.size, &o->f_back },
+		{ d->fr.executable, 8, d->fr.size, &o->f_code },
+		{ d->fr.instr_ptr, 8, d->fr.size, &o->f_lasti },
+		{ d->fr.owner, 1, d->fr.size, &o->f_owner },
+		{ d->co.co_code_adaptive, 0, d->co.size, &o->co_code_adaptive },
+		{ d->co.firstlineno, 4, d->co.size, &o->co_firstlineno },
+		{ d->co.filename, 8, d->co.size, &o->co_filename },
+		{ d->co.name, 8, d->co.size, &o->co_name },
+		{ d->co.qualname, 8, d->co.size, &o->co_qualname },
+		{ d->co.linetable, 8, d->co.size, &o->co_linetable },
+		{ d->uni.length, 8, d->uni.size, &o->uni_length },
+		{ d->uni.state, 4, d->uni.size, &o->uni_state },
+		{ d->uni.asciiobject_size, 0, d->uni.size, &o->uni_ascii_size },
+		{ d->bytes.ob_size, 8, d->bytes.size, &o->bytes_size },
+		{ d->bytes.ob_sval, 0, d->bytes.size, &o->bytes_sval },
+	};
+	size_t i;
+
+	if (memcmp(d->cookie, "xdebugpy", 8) != 0)
+		return -EPROTO;
+	if (d->free_threaded)
+		return -ENOTSUP; /* another object header: not supported */
+	if (d->ob.ob_type != 8)
+		return -EPROTO;
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (map[i].off > map[i].size ||
+		    map[i].width > map[i].size - map[i].off ||
+		    map[i].off >= PY_OFF_NONE - 1)
+			return -EPROTO;
+		*map[i].dst = (uint16_t)map[i].off;
+	}
+	/* PyCode_Type.tp_basicsize is offsetof(co_code_adaptive) since 3.11;
+	 * PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject. */
+	o->co_basicsize = o->co_code_adaptive;
+	o->uni_compact_size = o->uni_ascii_size + 16;
+	return 0;
+}
+
+/* ---- ELF access ---------------------------------------------------------- */
+
+enum {
+	SYM_RUNTIME,
+	SYM_EVAL,
+	SYM_CODE_TYPE,
+	SYM_PY_VERSION,
+	SYM_ITER_SEND,	    /* 3.10+ API: fingerprints 3.10 */
+	SYM_FRAME_GET_CODE, /* 3.9+ */
+	SYM_BYTES_MAIN,	    /* 3.8+ */
+	SYM_EVAL_COLD,	    /* _PyEval_EvalFrameDefault.cold (.symtab) */
+	SYM_COUNT,
+};
+
+static const char *const sym_names[SYM_COUNT] = {
+	[SYM_RUNTIME] = "_PyRuntime",
+	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
+	[SYM_CODE_TYPE] = "PyCode_Type",
+	[SYM_PY_VERSION] = "Py_Version",
+	[SYM_ITER_SEND] = "PyIter_Send",
+	[SYM_FRAME_GET_CODE] = "PyFrame_GetCode",
+	[SYM_BYTES_MAIN] = "Py_BytesMain",
+	[SYM_EVAL_COLD] = "_PyEval_EvalFrameDefault.cold",
+};
+
+struct py_sym {
+	uint64_t value, size;
+	bool found;
+};
+
+struct py_elf {
+	int fd;
+	Elf *elf;
+	size_t phnum;
+	struct py_sym syms[SYM_COUNT];
+};
+
+static void elf_find_syms(struct py_elf *e, bool use_symtab)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+			continue;
+		if (sh.sh_type != SHT_DYNSYM &&
+		    (sh.sh_type != SHT_SYMTAB || !use_symtab))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			int k;
+
+			if (!gelf_getsym(data, i, &s) ||
+			    s.st_shndx == SHN_UNDEF || !s.st_name)
+				continue;
+			name = elf_strptr(e->elf, sh.sh_link, s.st_name);
+			if (!name || (name[0] != '_' && name[0] != 'P'))
+				continue;
+			for (k = 0; k < SYM_COUNT; k++) {
+				size_t len = strlen(sym_names[k]);
+
+				if (e->syms[k].found ||
+				    strncmp(name, sym_names[k], len) != 0)
+					continue;
+				/* .cold may carry a suffix (.cold.0). */
+				if (name[len] && (k != SYM_EVAL_COLD ||
+						  name[len] != '.'))
+					continue;
+				e->syms[k].value = s.st_value;
+				e->syms[k].size = s.st_size;
+				e->syms[k].found = true;
+			}
+		}
+	}
+}
+
+/* Read len bytes at ELF address addr from the file's loadable data
+ * (never .bss).  Returns 0, -ENODATA when no segment holds them, or an
+ * I/O error. */
+static int elf_read_vaddr(struct py_elf *e, uint64_t addr, void *buf,
+			  size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < e->phnum; i++) {
+		GElf_Phdr ph;
+		ssize_t r;
+
+		if (!gelf_getphdr(e->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr < ph.p_vaddr || addr - ph.p_vaddr > ph.p_filesz ||
+		    len > ph.p_filesz - (addr - ph.p_vaddr))
+			continue;
+		r = pread(e->fd, buf, len, ph.p_offset + (addr - ph.p_vaddr));
+		if (r < 0)
+			return -errno;
+		return (size_t)r == len ? 0 : -EIO;
+	}
+	return -ENODATA;
+}
+
+/* ---- the cold part of the eval loop -------------------------------------- */
+
+/* Bound on the eval loop's size we are willing to scan (3.11-3.13 are
+ * 40-60 KiB). */
+#define EVAL_SCAN_MAX (1u << 20)
+/* Distinct jump targets one address range must receive from the eval loop
+ * to be taken as its cold part.  Tail calls give one target per callee;
+ * GCC's hot/cold split of Debian's 3.11 gives hundreds. */
+#define COLD_MIN_TARGETS 8
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The CFI range [*lo, *hi) that covers addr, from .eh_frame. */
+static bool cfi_range(Dwarf_CFI *cfi, uint64_t addr, uint64_t *lo,
+		      uint64_t *hi)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr s = 0, t = 0;
+	bool ok, signal;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &fr) != 0)
+		return false;
+	ok = dwarf_frame_info(fr, &s, &t, &signal) >= 0 && s <= addr &&
+	     addr < t;
+	free(fr);
+	*lo = s;
+	*hi = t;
+	return ok;
+}
+
+/*
+ * Find the .cold part of the eval loop in a file without the .cold symbol:
+ * GCC moves unlikely blocks into a separate range that has its own CFI but
+ * no symbol, and the hot part jumps into it.  Scan the loop's bytes for
+ * rel32 jumps (e9, 0f 80-8f) leaving the function, and take the CFI range
+ * that receives the most distinct targets, if it receives enough.  A byte
+ * scan also decodes operands as jumps; such noise lands anywhere and never
+ * piles up in one range.
+ */
+static void find_cold_by_scan(struct py_elf *e, Dwarf_CFI *cfi,
+			      struct py_info *info)
+{
+	uint64_t lo = info->eval_lo, hi = info->eval_hi;
+	uint64_t *targets = NULL, best_lo = 0, best_hi = 0;
+	size_t len = hi - lo, n = 0, i, best = 0;
+	uint8_t *code = NULL;
+
+	if (!cfi || len < 6 || len > EVAL_SCAN_MAX)
+		return;
+	code = malloc(len);
+	targets = malloc(len / 5 * sizeof(*targets) + sizeof(*targets));
+	if (!code || !targets || elf_read_vaddr(e, lo, code, len) < 0)
+		goto cleanup;
+	for (i = 0; i + 5 <= len; i++) {
+		size_t ilen;
+		int32_t rel;
+		uint64_t t;
+
+		if (code[i] == 0xe9)
+			ilen = 5;
+		else if (code[i] == 0x0f && i + 6 <= len &&
+			 (code[i + 1] & 0xf0) == 0x80)
+			ilen = 6;
+		else
+			continue;
+		memcpy(&rel, code + i + ilen - 4, 4);
+		t = lo + i + ilen + (int64_t)rel;
+		if (t < lo || t >= hi)
+			targets[n++] = t;
+	}
+	qsort(targets, n, sizeof(*targets), cmp_u64);
+	for (i = 0; i < n;) {
+		uint64_t rlo, rhi;
+		size_t distinct = 0;
+
+		if (!cfi_range(cfi, targets[i], &rlo, &rhi) ||
+		    (rlo <= lo && lo < rhi)) {
+			i++;
+			continue;
+		}
+		for (; i < n && targets[i] < rhi; i++)
+			if (i == 0 || targets[i] != targets[i - 1])
+				distinct++;
+		if (distinct > best) {
+			best = distinct;
+			best_lo = rlo;
+			best_hi = rhi;
+		}
+	}
+	if (best >= COLD_MIN_TARGETS) {
+		info->cold_lo = best_lo;
+		info->cold_hi = best_hi;
+		info->flags |= PY_INFO_F_COLD_SCAN;
+	}
+cleanup:
+	free(code);
+	free(targets);
+}
+
+static void find_cold(struct py_elf *e, struct py_info *info)
+{
+	const struct py_sym *cold = &e->syms[SYM_EVAL_COLD];
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(e->elf);
+
+	if (cold->found) {
+		uint64_t lo, hi;
+
+		info->cold_lo = cold->value;
+		info->cold_hi = cold->value + cold->size;
+		/* The symbol's size may cover less than its CFI range. */
+		if (cfi_range(cfi, cold->value, &lo, &hi) &&
+		    lo == cold->value && hi > info->cold_hi)
+			info->cold_hi = hi;
+		info->flags |= PY_INFO_F_COLD_SYMBOL;
+	} else {
+		find_cold_by_scan(e, cfi, info);
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+}
+
+/* ---- detection ----------------------------------------------------------- */
+
+/* The minor version from a name such as python3.11 or libpython3.9.so.1.0;
+ * -1 if there is none. */
+static int minor_from_name(const char *name)
+{
+	const char *p, *base;
+	char *end;
+	long v;
+
+	if (!name)
+		return -1;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	p = strstr(base, "python3.");
+	if (!p)
+		return -1;
+	v = strtol(p + 8, &end, 10);
+	return end != p + 8 && v >= 0 && v < 100 ? (int)v : -1;
+}
+
+static int detect_version(struct py_elf *e, const char *name,
+			  struct py_info *info)
+{
+	int minor = -1;
+
+	if (e->syms[SYM_PY_VERSION].found) {
+		uint32_t hex;
+		int err = elf_read_vaddr(e, e->syms[SYM_PY_VERSION].value,
+					 &hex, sizeof(hex));
+
+		if (err < 0)
+			return err;
+		if (hex >> 24 != 3)
+			return -ENOTSUP;
+		info->hexversion = hex;
+		info->flags |= PY_INFO_F_FULL_VERSION;
+		minor = (hex >> 16) & 0xff;
+	} else if (e->syms[SYM_ITER_SEND].found) {
+		/* Py_Version exists from 3.11 on: this is 3.10. */
+		minor = 10;
+	} else if (e->syms[SYM_FRAME_GET_CODE].found) {
+		minor = 9;
+	} else if (e->syms[SYM_BYTES_MAIN].found) {
+		minor = 8;
+	} else {
+		/* No exported API to tell: a build with hidden symbols. */
+		minor = minor_from_name(name);
+		if (minor < 0)
+			return -ENOTSUP;
+		info->flags |= PY_INFO_F_VERSION_NAME;
+	}
+	if (minor < PY_MINOR_FIRST || minor > PY_MINOR_LAST)
+		return -ENOTSUP;
+	info->major = 3;
+	info->minor = (uint8_t)minor;
+	if (!(info->flags & PY_INFO_F_FULL_VERSION))
+		info->hexversion = 3u << 24 | (unsigned)minor << 16;
+	return 0;
+}
+
+static int detect_offsets(struct py_elf *e, struct py_info *info)
+{
+	struct py_offsets *o = &info->off;
+	uint64_t basicsize;
+	int err;
+
+	table_offsets(info->minor, o);
+	if (info->minor >= 13) {
+		struct py313_debug_offsets d;
+
+		err = elf_read_vaddr(e, info->runtime, &d, sizeof(d));
+		if (err < 0)
+			return err == -ENODATA ? -EPROTO : err;
+		if ((d.version >> 16) != (info->hexversion >> 16))
+			return -EPROTO;
+		err = debug_offsets_apply(&d, o);
+		if (err < 0)
+			return err;
+		if (offsets_unresolved(o))
+			return -EPROTO;
+		info->flags |= PY_INFO_F_DEBUG_OFFSETS;
+	}
+	switch (info->minor) {
+	case 8:
+	case 9:
+		info->frame_model = PY_FRAMES_OBJECT;
+		info->lasti_shift = 1; /* f_lasti counts bytes */
+		break;
+	case 10:
+		info->frame_model = PY_FRAMES_OBJECT;
+		break; /* f_lasti counts code units */
+	case 11:
+		info->frame_model = PY_FRAMES_ENTRY;
+		break;
+	default:
+		info->frame_model = PY_FRAMES_SHIM;
+		break;
+	}
+	/* tp_basicsize sits after PyVarObject (24) and tp_name (8). */
+	err = elf_read_vaddr(e, info->code_type + 32, &basicsize,
+			     sizeof(basicsize));
+	if (err < 0)
+		return err == -ENODATA ? -EPROTO : err;
+	if (basicsize != o->co_basicsize)
+		return -EPROTO;
+	return 0;
+}
+
+int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
+{
+	struct py_elf e = { .fd = fd };
+	struct py_info info = { .format = PY_INFO_FORMAT };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	e.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e.elf || elf_kind(e.elf) != ELF_K_ELF ||
+	    gelf_getclass(e.elf) != ELFCLASS64 ||
+	    elf_getphdrnum(e.elf, &e.phnum) != 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	elf_find_syms(&e, !(flags & PY_DETECT_NO_SYMTAB));
+	if (!e.syms[SYM_RUNTIME].found || !e.syms[SYM_EVAL].found ||
+	    !e.syms[SYM_CODE_TYPE].found || !e.syms[SYM_EVAL].size) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	info.runtime = e.syms[SYM_RUNTIME].value;
+	info.code_type = e.syms[SYM_CODE_TYPE].value;
+	info.eval_lo = e.syms[SYM_EVAL].value;
+	info.eval_hi = info.eval_lo + e.syms[SYM_EVAL].size;
+	err = detect_version(&e, name, &info);
+	if (!err)
+		err = detect_offsets(&e, &info);
+	if (err)
+		goto cleanup;
+	find_cold(&e, &info);
+	*out = info;
+cleanup:
+	if (e.elf)
+		elf_end(e.elf);
+	return err;
+}
+
+int py_detect(const char *path, unsigned flags, struct py_info *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return -errno;
+	}
+	err = py_detect_fd(fd, path, flags, out);
+	close(fd);
+	return err;
+}
+
+/* A field: its offset (maybe PY_OFF_NONE) and width. */
+struct span {
+	uint16_t off, width;
+};
+
+/* The end of the last present field, at least min. */
+static uint16_t spans_end(const struct span *s, size_t n, uint16_t min)
+{
+	uint16_t end = min;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i].off != PY_OFF_NONE && s[i].off + s[i].width > end)
+			end = s[i].off + s[i].width;
+	return end;
+}
+
+/* Bytes of a frame the walk reads at once: up to the last field used. */
+static uint16_t frame_read_size(const struct py_offsets *o, bool object)
+{
+	const struct span s[] = {
+		{ o->f_back, 8 },     { o->f_code, 8 },
+		{ o->f_lasti, object ? 4 : 8 }, { o->f_is_entry, 1 },
+		{ o->f_owner, 1 },
+	};
+
+	return (spans_end(s, sizeof(s) / sizeof(s[0]), 0) + 7) & ~7;
+}
+
+/* The offsets struct py_proc carries, named alike in struct py_offsets. */
+#define PY_PROC_OFFSETS(X)                                                     \
+	X(rt_interp_main) X(is_tstate_head) X(ts_next) X(ts_thread_id)        \
+	X(ts_native_tid) X(ts_frame) X(cf_current_frame) X(f_back) X(f_code)  \
+	X(f_lasti) X(f_is_entry) X(f_owner) X(co_code_adaptive)
+
+void py_proc_fill(const struct py_info *info, uint64_t bias,
+		  struct py_proc *out)
+{
+	const struct py_offsets *o = &info->off;
+
+	memset(out, 0, sizeof(*out));
+	out->runtime = info->runtime + bias;
+	out->code_type = info->code_type + bias;
+	out->tss_key = o->rt_tss_key == PY_OFF_NONE ?
+			       0 :
+			       info->runtime + bias + o->rt_tss_key;
+	out->eval_lo = info->eval_lo + bias;
+	out->eval_hi = info->eval_hi + bias;
+	if (info->cold_hi) {
+		out->cold_lo = info->cold_lo + bias;
+		out->cold_hi = info->cold_hi + bias;
+	}
+	out->version = (uint16_t)(info->major << 8 | info->minor);
+	out->frame_model = info->frame_model;
+	out->lasti_shift = info->lasti_shift;
+	out->f_read_size =
+		frame_read_size(o, info->frame_model == PY_FRAMES_OBJECT);
+#define COPY_(f) out->f = o->f;
+	PY_PROC_OFFSETS(COPY_)
+#undef COPY_
+}
+
+/* ---- line tables --------------------------------------------------------- */
+
+/* 3.8, 3.9: co_lnotab, pairs (byte offset increment, signed line
+ * increment); addr is a byte offset (Objects/lnotab_notes.txt). */
+static int lnotab_line(const uint8_t *t, size_t len, int first, uint64_t addr)
+{
+	uint64_t a = 0;
+	int line = first;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		a += t[i];
+		if (a > addr)
+			break;
+		line += (int8_t)t[i + 1];
+	}
+	return line;
+}
+
+/* 3.10: co_linetable, pairs (byte length of a range, signed line delta;
+ * -128: the range has no line). */
+static int linetable310_line(const uint8_t *t, size_t len, int first,
+			     uint64_t addr)
+{
+	uint64_t start, end = 0;
+	int line = first;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2) {
+		int8_t d = (int8_t)t[i + 1];
+
+		start = end;
+		end += t[i];
+		if (d != -128)
+			line += d;
+		if (start <= addr && addr < end)
+			return d == -128 ? -1 : line;
+	}
+	return -1;
+}
+
+/* 3.11+ varint: 6-bit chunks, least significant first, bit 6 = more. */
+static bool read_varint(const uint8_t *t, size_t len, size_t *i, uint32_t *out)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		uint8_t b;
+
+		if (*i >= len || shift > 30)
+			return false;
+		b = t[(*i)++];
+		v |= (uint32_t)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64))
+			break;
+	}
+	*out = v;
+	return true;
+}
+
+static bool read_svarint(const uint8_t *t, size_t len, size_t *i, int *out)
+{
+	uint32_t u;
+
+	if (!read_varint(t, len, i, &u))
+		return false;
+	*out = u & 1 ? -(int)(u >> 1) : (int)(u >> 1);
+	return true;
+}
+
+/* 3.11+: the location table (Objects/locations.md).  Each entry starts
+ * with a byte with bit 7 set: code in bits 3-6, length - 1 in code units
+ * in bits 0-2. */
+static int locations_line(const uint8_t *t, size_t len, int first,
+			  uint64_t instr)
+{
+	uint64_t start, end = 0;
+	int line = first;
+	size_t i = 0;
+
+	while (i < len) {
+		uint8_t b = t[i++];
+		unsigned code = (b >> 3) & 15;
+		bool none = false;
+		int delta = 0;
+		uint32_t skip;
+
+		if (!(b & 0x80))
+			return -1; /* not an entry start: corrupt */
+		start = end;
+		end += (b & 7) + 1;
+		switch (code) {
+		case 15: /* no location */
+			none = true;
+			break;
+		case 14: /* long form: line delta, end line, 2 columns */
+			if (!read_svarint(t, len, &i, &delta) ||
+			    !read_varint(t, len, &i, &skip) ||
+			    !read_varint(t, len, &i, &skip) ||
+			    !read_varint(t, len, &i, &skip))
+				return -1;
+			break;
+		case 13: /* no columns */
+			if (!read_svarint(t, len, &i, &delta))
+				return -1;
+			break;
+		case 12:
+		case 11:
+		case 10: /* one line form: delta = code - 10, 2 column bytes */
+			delta = (int)code - 10;
+			i += 2;
+			break;
+		default: /* short form: same line, 1 column byte */
+			i += 1;
+			break;
+		}
+		line += delta;
+		if (start <= instr && instr < end)
+			return none ? -1 : line;
+	}
+	return -1;
+}
+
+int py_line_for_instr(unsigned minor, const uint8_t *table, size_t len,
+		      int first, uint32_t instr)
+{
+	if (instr == PY_INSTR_NONE)
+		return first;
+	if (!table)
+		return -1;
+	if (minor <= 9)
+		return lnotab_line(table, len, first, (uint64_t)instr * 2);
+	if (minor == 10)
+		return linetable310_line(table, len, first,
+					 (uint64_t)instr * 2);
+	return locations_line(table, len, first, instr);
+}
+
+/* ---- process memory ------------------------------------------------------ */
+
+static int read_vm(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (r < 0)
+		return -errno;
+	return (size_t)r == len ? 0 : -EFAULT;
+}
+
+/* ---- the context: processes and the code object cache -------------------- */
+
+#define DEFAULT_MAX_CODE 16384
+#define DEFAULT_MAX_BYTES (64u << 20)
+#define DEFAULT_MAX_PROCS 4096
+/* A line table longer than this is cut (lines past it read as unknown). */
+#define LINETABLE_MAX (256u << 10)
+/* The code object fields read at once: every offset used is below. */
+#define CODE_HDR_MAX 160
+/* A str object's header: the largest PyASCIIObject. */
+#define UNI_HDR_MAX 64
+
+struct py_pent {
+	pid_t pid;
+	uint16_t code_hdr; /* bytes of a code object to read */
+	struct py_info info;
+	struct py_proc proc;
+};
+
+/* What must not change for a cached code object to still be the same:
+ * a freed object's address reused by another code object shows up as a
+ * different type, name, file, line table or first line. */
+struct py_sig {
+	uint64_t type, file, name, qual, table;
+	int32_t first;
+	int32_t pad;
+};
+
+struct py_code {
+	struct py_code *hnext;	     /* hash chain */
+	struct py_code *prev, *next; /* LRU list, most recent first */
+	pid_t pid;
+	uint64_t addr;
+	struct py_sig sig;
+	size_t bytes; /* accounted size */
+	uint32_t fi_flags;
+	uint32_t table_len;
+	const char *name, *file;
+	const uint8_t *table;
+	char data[]; /* name, file, table */
+};
+
+struct py_ctx {
+	struct py_ctx_opts opts;
+	struct py_pent *procs; /* sorted by pid */
+	size_t nprocs;
+	struct py_code **buckets;
+	size_t nbuckets; /* power of two */
+	struct py_code *lru_head, *lru_tail;
+	struct py_stats st;
+};
+
+int py_ctx_new(const struct py_ctx_opts *opts, struct py_ctx **out)
+{
+	struct py_ctx *ctx;
+
+	*out = NULL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	if (opts)
+		ctx->opts = *opts;
+	if (!ctx->opts.max_code)
+		ctx->opts.max_code = DEFAULT_MAX_CODE;
+	if (!ctx->opts.max_bytes)
+		ctx->opts.max_bytes = DEFAULT_MAX_BYTES;
+	if (!ctx->opts.max_procs)
+		ctx->opts.max_procs = DEFAULT_MAX_PROCS;
+	if (!ctx->opts.read)
+		ctx->opts.read = read_vm;
+	ctx->nbuckets = 64;
+	while (ctx->nbuckets < ctx->opts.max_code && ctx->nbuckets < (1u << 24))
+		ctx->nbuckets <<= 1;
+	ctx->buckets = calloc(ctx->nbuckets, sizeof(*ctx->buckets));
+	ctx->procs = calloc(ctx->opts.max_procs, sizeof(*ctx->procs));
+	if (!ctx->buckets || !ctx->procs) {
+		py_ctx_free(ctx);
+		return -ENOMEM;
+	}
+	*out = ctx;
+	return 0;
+}
+
+void py_ctx_free(struct py_ctx *ctx)
+{
+	struct py_code *c, *next;
+
+	if (!ctx)
+		return;
+	for (c = ctx->lru_head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(ctx->buckets);
+	free(ctx->procs);
+	free(ctx);
+}
+
+static size_t hash_slot(const struct py_ctx *ctx, pid_t pid, uint64_t addr)
+{
+	uint64_t h = (addr >> 4) ^ ((uint64_t)(uint32_t)pid << 32);
+
+	h *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h >> 32) & (ctx->nbuckets - 1);
+}
+
+static void code_unlink(struct py_ctx *ctx, struct py_code *c)
+{
+	struct py_code **pp = &ctx->buckets[hash_slot(ctx, c->pid, c->addr)];
+
+	while (*pp != c)
+		pp = &(*pp)->hnext;
+	*pp = c->hnext;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ctx->lru_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		ctx->lru_tail = c->prev;
+	ctx->st.entries--;
+	ctx->st.bytes -= c->bytes;
+	free(c);
+}
+
+static void lru_push_front(struct py_ctx *ctx, struct py_code *c)
+{
+	c->prev = NULL;
+	c->next = ctx->lru_head;
+	if (ctx->lru_head)
+		ctx->lru_head->prev = c;
+	ctx->lru_head = c;
+	if (!ctx->lru_tail)
+		ctx->lru_tail = c;
+}
+
+static void lru_touch(struct py_ctx *ctx, struct py_code *c)
+{
+	if (ctx->lru_head == c)
+		return;
+	c->prev->next = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		ctx->lru_tail = c->prev;
+	lru_push_front(ctx, c);
+}
+
+static struct py_code *code_find(struct py_ctx *ctx, pid_t pid, uint64_t addr)
+{
+	struct py_code *c = ctx->buckets[hash_slot(ctx, pid, addr)];
+
+	while (c && (c->pid != pid || c->addr != addr))
+		c = c->hnext;
+	return c;
+}
+
+static void drop_pid(struct py_ctx *ctx, pid_t pid)
+{
+	struct py_code *c, *next;
+
+	for (c = ctx->lru_head; c; c = next) {
+		next = c->next;
+		if (c->pid == pid)
+			code_unlink(ctx, c);
+	}
+}
+
+static struct py_pent *pent_find(const struct py_ctx *ctx, pid_t pid,
+				 size_t *pos)
+{
+	size_t lo = 0, hi = ctx->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ctx->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return lo < ctx->nprocs && ctx->procs[lo].pid == pid ? &ctx->procs[lo] :
+							       NULL;
+}
+
+/* Bytes of a code object read at once: ob_type and the fields used. */
+static uint16_t code_hdr_size(const struct py_offsets *o)
+{
+	const struct span s[] = {
+		{ o->co_firstlineno, 4 }, { o->co_filename, 8 },
+		{ o->co_name, 8 },	  { o->co_qualname, 8 },
+		{ o->co_linetable, 8 },
+	};
+
+	return spans_end(s, sizeof(s) / sizeof(s[0]), 16);
+}
+
+int py_ctx_add_proc(struct py_ctx *ctx, pid_t pid, const struct py_info *info,
+		    uint64_t bias)
+{
+	struct py_pent *p;
+	size_t pos;
+
+	if (code_hdr_size(&info->off) > CODE_HDR_MAX ||
+	    info->off.uni_ascii_size > UNI_HDR_MAX ||
+	    info->off.uni_length + 8 > info->off.uni_ascii_size ||
+	    info->off.uni_state + 4 > info->off.uni_ascii_size)
+		return -EINVAL;
+	p = pent_find(ctx, pid, &pos);
+	if (p) {
+		drop_pid(ctx, pid);
+	} else {
+		if (ctx->nprocs >= ctx->opts.max_procs) {
+			ctx->st.procs_full++;
+			return -ENOSPC;
+		}
+		memmove(&ctx->procs[pos + 1], &ctx->procs[pos],
+			(ctx->nprocs - pos) * sizeof(*ctx->procs));
+		ctx->nprocs++;
+		p = &ctx->procs[pos];
+	}
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->info = *info;
+	p->code_hdr = code_hdr_size(&info->off);
+	py_proc_fill(info, bias, &p->proc);
+	return 0;
+}
+
+void py_ctx_remove_proc(struct py_ctx *ctx, pid_t pid)
+{
+	size_t pos;
+
+	if (!pent_find(ctx, pid, &pos))
+		return;
+	drop_pid(ctx, pid);
+	memmove(&ctx->procs[pos], &ctx->procs[pos + 1],
+		(ctx->nprocs - pos - 1) * sizeof(*ctx->procs));
+	ctx->nprocs--;
+}
+
+const struct py_proc *py_ctx_proc(const struct py_ctx *ctx, pid_t pid)
+{
+	const struct py_pent *p = pent_find(ctx, pid, NULL);
+
+	return p ? &p->proc : NULL;
+}
+
+void py_ctx_stats(const struct py_ctx *ctx, struct py_stats *out)
+{
+	*out = ctx->st;
+}
+
+static int ctx_read(struct py_ctx *ctx, pid_t pid, uint64_t addr, void *buf,
+		    size_t len)
+{
+	int err;
+
+	if (!addr)
+		return -EFAULT;
+	err = ctx->opts.read(ctx->opts.read_arg, pid, addr, buf, len);
+	if (err < 0)
+		ctx->st.read_errors++;
+	return err;
+}
+
+static uint64_t get_u64(const uint8_t *b, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+static int32_t get_s32(const uint8_t *b, uint16_t off)
+{
+	int32_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/* ---- strings ------------------------------------------------------------- */
+
+/* Append code point cp to out[*pos...] as UTF-8, keeping room for the NUL;
+ * false when it does not fit.  Surrogates and values past U+10FFFF (not
+ * valid in UTF-8) become U+FFFD. */
+static bool put_utf8(char *out, size_t cap, size_t *pos, uint32_t cp)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if ((cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
+		cp = 0xfffd;
+	if (cp < 0x80) {
+		b[0] = cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = 0xc0 | cp >> 6;
+		b[1] = 0x80 | (cp & 63);
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = 0xe0 | cp >> 12;
+		b[1] = 0x80 | ((cp >> 6) & 63);
+		b[2] = 0x80 | (cp & 63);
+		n = 3;
+	} else {
+		b[0] = 0xf0 | cp >> 18;
+		b[1] = 0x80 | ((cp >> 12) & 63);
+		b[2] = 0x80 | ((cp >> 6) & 63);
+		b[3] = 0x80 | (cp & 63);
+		n = 4;
+	}
+	if (*pos + n >= cap)
+		return false;
+	memcpy(out + *pos, b, n);
+	*pos += n;
+	return true;
+}
+
+/*
+ * Read the str object at addr into out[0..cap) as UTF-8.  The state word
+ * has kind in bits 2-4, compact in bit 5 and ascii in bit 6 in 3.8-3.13.
+ * Compact ASCII data follows the PyASCIIObject, other compact data the
+ * PyCompactUnicodeObject; a legacy string points to its data from there.
+ */
+static int read_unicode(struct py_ctx *ctx, pid_t pid,
+			const struct py_offsets *o, uint64_t addr, char *out,
+			size_t cap, bool *truncated)
+{
+	uint8_t hdr[UNI_HDR_MAX], *chars = NULL;
+	uint64_t data, n, i;
+	int64_t length;
+	uint32_t state, kind;
+	size_t pos = 0;
+	int err;
+
+	out[0] = 0;
+	*truncated = false;
+	/* Only the PyASCIIObject: a short str ends soon after, maybe at the
+	 * end of a mapping. */
+	err = ctx_read(ctx, pid, addr, hdr, o->uni_ascii_size);
+	if (err < 0)
+		return err;
+	memcpy(&length, hdr + o->uni_length, sizeof(length));
+	memcpy(&state, hdr + o->uni_state, sizeof(state));
+	kind = (state >> 2) & 7;
+	if (length < 0 || (kind != 1 && kind != 2 && kind != 4) ||
+	    ((state & 0x40) && kind != 1))
+		return -EINVAL;
+	if (!(state & 0x20)) {
+		/* legacy (PyUnicodeObject): data.any after the compact part */
+		err = ctx_read(ctx, pid, addr + o->uni_compact_size, &data,
+			       sizeof(data));
+		if (err < 0)
+			return err;
+	} else if (state & 0x40) {
+		data = addr + o->uni_ascii_size;
+	} else {
+		data = addr + o->uni_compact_size;
+	}
+	/* Each character takes at least one output byte. */
+	n = (uint64_t)length < cap - 1 ? (uint64_t)length : cap - 1;
+	if (n) {
+		chars = malloc(n * kind);
+		if (!chars)
+			return -ENOMEM;
+		err = ctx_read(ctx, pid, data, chars, n * kind);
+		if (err < 0)
+			goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t cp;
+
+		if (kind == 1) {
+			cp = chars[i];
+		} else if (kind == 2) {
+			uint16_t u;
+
+			memcpy(&u, chars + i * 2, 2);
+			cp = u;
+		} else {
+			memcpy(&cp, chars + i * 4, 4);
+		}
+		if (!put_utf8(out, cap, &pos, cp))
+			break;
+	}
+	out[pos] = 0;
+	*truncated = i < (uint64_t)length;
+cleanup:
+	free(chars);
+	return err;
+}
+
+/* Read a bytes object's contents, at most max bytes, into a malloc'd
+ * buffer. */
+static int read_bytes(struct py_ctx *ctx, pid_t pid, const struct py_offsets *o,
+		      uint64_t addr, size_t max, uint8_t **out, size_t *len,
+		      bool *truncated)
+{
+	uint8_t hdr[64];
+	int64_t size;
+	size_t n;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	err = ctx_read(ctx, pid, addr, hdr, o->bytes_size + 8);
+	if (err < 0)
+		return err;
+	memcpy(&size, hdr + o->bytes_size, sizeof(size));
+	if (size < 0)
+		return -EINVAL;
+	n = (uint64_t)size < max ? (size_t)size : max;
+	*truncated = n < (uint64_t)size;
+	*out = malloc(n ? n : 1);
+	if (!*out)
+		return -ENOMEM;
+	if (n) {
+		err = ctx_read(ctx, pid, addr + o->bytes_sval, *out, n);
+		if (err < 0) {
+			free(*out);
+			*out = NULL;
+			return err;
+		}
+	}
+	*len = n;
+	return 0;
+}
+
+/* ---- symbolization ------------------------------------------------------- */
+
+static void code_sig(const struct py_pent *p, const uint8_t *hdr,
+		     struct py_sig *sig)
+{
+	const struct py_offsets *o = &p->info.off;
+
+	memset(sig, 0, sizeof(*sig));
+	sig->type = get_u64(hdr, 8);
+	sig->file = get_u64(hdr, o->co_filename);
+	sig->name = get_u64(hdr, o->co_name);
+	if (o->co_qualname != PY_OFF_NONE)
+		sig->qual = get_u64(hdr, o->co_qualname);
+	sig->table = get_u64(hdr, o->co_linetable);
+	sig->first = get_s32(hdr, o->co_firstlineno);
+}
+
+static void evict(struct py_ctx *ctx, size_t need)
+{
+	while (ctx->lru_tail && (ctx->st.entries >= ctx->opts.max_code ||
+				 ctx->st.bytes + need > ctx->opts.max_bytes)) {
+		code_unlink(ctx, ctx->lru_tail);
+		ctx->st.evictions++;
+	}
+}
+
+/* Read a code object's strings and line table into a new cache entry. */
+static int code_load(struct py_ctx *ctx, const struct py_pent *p,
+		     uint64_t addr, const struct py_sig *sig,
+		     struct py_code **out)
+{
+	const struct py_offsets *o = &p->info.off;
+	char name[PY_NAME_MAX], file[PY_FILE_MAX];
+	size_t nlen, flen, tlen = 0;
+	uint8_t *table = NULL;
+	bool ntrunc, ftrunc, ttrunc = false;
+	struct py_code *c;
+	int err;
+
+	*out = NULL;
+	err = read_unicode(ctx, p->pid, o, sig->qual ? sig->qual : sig->name,
+			   name, sizeof(name), &ntrunc);
+	if (!err)
+		err = read_unicode(ctx, p->pid, o, sig->file, file,
+				   sizeof(file), &ftrunc);
+	if (!err && sig->table)
+		err = read_bytes(ctx, p->pid, o, sig->table, LINETABLE_MAX,
+				 &table, &tlen, &ttrunc);
+	if (err) {
+		if (err == -EINVAL)
+			ctx->st.bad_objects++;
+		goto cleanup;
+	}
+	nlen = strlen(name) + 1;
+	flen = strlen(file) + 1;
+	c = malloc(sizeof(*c) + nlen + flen + tlen);
+	if (!c) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memset(c, 0, sizeof(*c));
+	c->pid = p->pid;
+	c->addr = addr;
+	c->sig = *sig;
+	c->bytes = sizeof(*c) + nlen + flen + tlen;
+	c->fi_flags = (ntrunc ? PY_FI_NAME_TRUNC : 0) |
+		      (ftrunc ? PY_FI_FILE_TRUNC : 0) |
+		      (ttrunc ? PY_FI_TABLE_TRUNC : 0);
+	memcpy(c->data, name, nlen);
+	memcpy(c->data + nlen, file, flen);
+	if (tlen)
+		memcpy(c->data + nlen + flen, table, tlen);
+	c->name = c->data;
+	c->file = c->data + nlen;
+	c->table = (const uint8_t *)c->data + nlen + flen;
+	c->table_len = (uint32_t)tlen;
+	*out = c;
+cleanup:
+	free(table);
+	return err;
+}
+
+int py_symbolize(struct py_ctx *ctx, pid_t pid, uint64_t code, uint32_t instr,
+		 struct py_frame_info *out)
+{
+	const struct py_pent *p = pent_find(ctx, pid, NULL);
+	uint8_t hdr[CODE_HDR_MAX];
+	struct py_code *c;
+	struct py_sig sig;
+	int err, line;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ESRCH;
+	/* One read serves both to validate a cached entry and to load. */
+	err = ctx_read(ctx, pid, code, hdr, p->code_hdr);
+	if (err < 0)
+		return err;
+	code_sig(p, hdr, &sig);
+	c = code_find(ctx, pid, code);
+	if (c && memcmp(&c->sig, &sig, sizeof(sig)) != 0) {
+		code_unlink(ctx, c);
+		ctx->st.stale++;
+		c = NULL;
+	}
+	if (c) {
+		ctx->st.hits++;
+		lru_touch(ctx, c);
+	} else {
+		if (sig.type != p->proc.code_type || !sig.name || !sig.file) {
+			ctx->st.bad_objects++;
+			return -EINVAL;
+		}
+		err = code_load(ctx, p, code, &sig, &c);
+		if (err < 0)
+			return err;
+		ctx->st.misses++;
+		evict(ctx, c->bytes);
+		c->hnext = ctx->buckets[hash_slot(ctx, pid, code)];
+		ctx->buckets[hash_slot(ctx, pid, code)] = c;
+		lru_push_front(ctx, c);
+		ctx->st.entries++;
+		ctx->st.bytes += c->bytes;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", c->name);
+	snprintf(out->file, sizeof(out->file), "%s", c->file);
+	out->first_line = c->sig.first;
+	out->flags = c->fi_flags;
+	line = py_line_for_instr(p->info.minor, c->table, c->table_len,
+				 c->sig.first, instr);
+	out->line = line > 0 ? line : 0;
+	return 0;
+}
+
+/* ---- the walk ------------------------------------------------------------ */
+
+static int read_ptr(struct py_ctx *ctx, pid_t pid, uint64_t addr,
+		    uint64_t *out)
+{
+	return ctx_read(ctx, pid, addr, out, sizeof(*out));
+}
+
+int py_find_tstate(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
+		   uint64_t *tstate)
+{
+	const struct py_pent *p = pent_find(ctx, pid, NULL);
+	uint64_t interp, ts, tid;
+	unsigned i;
+	int err;
+
+	*tstate = 0;
+	if (!p)
+		return -ESRCH;
+	err = read_ptr(ctx, pid, p->proc.runtime + p->proc.rt_interp_main,
+		       &interp);
+	if (!err && !interp)
+		return -ESRCH; /* not initialized yet, or finalized */
+	if (!err)
+		err = read_ptr(ctx, pid, interp + p->proc.is_tstate_head, &ts);
+	for (i = 0; !err && ts && i < PY_TSTATE_SCAN_MAX; i++) {
+		err = read_ptr(ctx, pid, ts + p->proc.ts_thread_id, &tid);
+		if (err)
+			break;
+		if (tid == fsbase) {
+			*tstate = ts;
+			return 0;
+		}
+		err = read_ptr(ctx, pid, ts + p->proc.ts_next, &ts);
+	}
+	return err ? err : -ESRCH;
+}
+
+/* The instruction index of a frame, in code units, from its raw fields. */
+static uint32_t frame_instr(const struct py_proc *pp, const uint8_t *f,
+			    uint64_t code)
+{
+	if (pp->frame_model == PY_FRAMES_OBJECT) {
+		int32_t lasti = get_s32(f, pp->f_lasti);
+
+		return lasti < 0 ? PY_INSTR_NONE :
+				   (uint32_t)lasti >> pp->lasti_shift;
+	} else {
+		/* prev_instr (3.11, 3.12) is one unit before the code until
+		 * the frame starts; instr_ptr (3.13) points at the code. */
+		int64_t d = (int64_t)(get_u64(f, pp->f_lasti) - code -
+				      pp->co_code_adaptive);
+
+		return d < 0 || d / 2 >= PY_INSTR_NONE ? PY_INSTR_NONE :
+							 (uint32_t)(d / 2);
+	}
+}
+
+int py_walk_stack(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
+		  struct py_walk_frame *frames, uint32_t max,
+		  struct py_walk *out)
+{
+	const struct py_pent *p = pent_find(ctx, pid, NULL);
+	const struct py_proc *pp;
+	uint8_t f[PY_FRAME_READ_MAX];
+	uint64_t frame;
+	uint32_t steps = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ESRCH;
+	pp = &p->proc;
+	if (pp->f_read_size > sizeof(f))
+		return -EINVAL;
+	err = py_find_tstate(ctx, pid, fsbase, &out->tstate);
+	if (!err)
+		err = read_ptr(ctx, pid, out->tstate + pp->ts_frame, &frame);
+	if (!err && frame && pp->cf_current_frame != PY_OFF_NONE)
+		err = read_ptr(ctx, pid, frame + pp->cf_current_frame, &frame);
+	while (!err && frame) {
+		struct py_walk_frame *w;
+		uint64_t code;
+
+		/* Shims push nothing: bound the steps too, against a cycle. */
+		if (++steps > 2 * max + 2) {
+			out->truncated = true;
+			break;
+		}
+		err = ctx_read(ctx, pid, frame, f, pp->f_read_size);
+		if (err)
+			break;
+		if (pp->frame_model == PY_FRAMES_SHIM &&
+		    f[pp->f_owner] == PY_OWNED_BY_CSTACK) {
+			/* The boundary of an invocation: back to native. */
+			if (out->n)
+				frames[out->n - 1].flags |= PY_WF_CALL_END;
+			frame = get_u64(f, pp->f_back);
+			continue;
+		}
+		if (out->n >= max) {
+			out->truncated = true;
+			break;
+		}
+		code = get_u64(f, pp->f_code);
+		w = &frames[out->n++];
+		w->code = code;
+		w->instr = frame_instr(pp, f, code);
+		w->flags = 0;
+		if (pp->frame_model == PY_FRAMES_OBJECT ||
+		    (pp->frame_model == PY_FRAMES_ENTRY && f[pp->f_is_entry]))
+			w->flags |= PY_WF_CALL_END;
+		frame = get_u64(f, pp->f_back);
+	}
+	return err;
+}
