@@ -371,6 +371,6 @@ struct py_proc {
 	__u16 co_code_adaptive; /* bytecode in the code object (3.11+) */
 	__u16 pad[4];
 };
-_Static_assert(sizeof(struct py_proc) == 88, "py_proc layout");
+_Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
 
 #endif /* EBPF_PROFILER_SHARED_H */
