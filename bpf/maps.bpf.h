@@ -37,7 +37,9 @@ struct ustate {
 	 * the native unwinder does not hand it over twice */
 	__u64 interp_sp;
 	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
+	__u32 interp_pushed; /* frames the last interpreter walk pushed */
 	__u32 pid;
+	__u32 pad;
 	/* interpreter cursors */
 	__u64 py_frame;	   /* next Python frame to walk, 0 = start */
 	__u64 py_tstate;
@@ -47,6 +49,7 @@ struct scratch {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	struct ustate st;
+	__u8 pybuf[PY_FRAME_READ_MAX]; /* one Python frame, read at once */
 };
 
 #define NO_PROG 0xffffffffu
@@ -61,6 +64,8 @@ __weak const volatile __u32 filter_pids = 0;
 __weak const volatile __u32 filter_cgroups = 0;
 /* Minimum time between two reports of the same process (ns). */
 __weak const volatile __u64 report_interval_ns = 500000000ULL;
+/* Interpreter unwinders enabled (-tracers). */
+__weak const volatile __u32 enable_python = 1;
 /* Frames a sample may hold (<= MAX_USER_FRAMES). */
 __weak const volatile __u32 max_frames = MAX_USER_FRAMES;
 

@@ -13,6 +13,7 @@
  * is tail-called; it hands back here.
  */
 #include "maps.bpf.h"
+#include "python.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -241,20 +242,20 @@ static long native_step(__u32 i, void *arg)
 		goto next;
 	}
 
-	if ((st->map_flags & MAP_F_INTERP) && st->interp_sp != st->sp &&
-	    !(st->interp_done & (1u << (st->map_interp & 31))) &&
-	    st->map_interp == INTERP_PYTHON) {
-		/* hand the frame to the interpreter unwinder, which comes
-		 * back here for this same frame */
-		st->interp_sp = st->sp;
-		st->next_prog = PROG_PYTHON;
-		return 1;
-	}
-
 	rel = lookup - st->map_bias;
+	/* an interpreter loop: its frames replace the native one */
+	if (enable_python && (st->map_flags & MAP_F_INTERP) &&
+	    st->map_interp == INTERP_PYTHON &&
+	    !(st->interp_done & (1u << INTERP_PYTHON))) {
+		struct py_proc *p = py_eval_frame(st->pid, lookup);
+
+		if (p && py_unwind(s, p) > 0)
+			goto unwind;
+	}
 	if (!push_frame(s, FRAME_WORD(FRAME_NATIVE, flags, pc - st->map_bias),
 			st->map_file_id, 2))
 		goto too_deep;
+unwind:
 
 	if (st->map_flags & MAP_F_FP_ONLY) {
 		err = fp_step(st);

@@ -34,7 +34,15 @@ struct exe_mgr {
 	struct extent *free_ext;
 	uint32_t n_ext, cap_ext;
 	struct exe_stats st;
+	exe_detect_fn detect;
+	void *detect_arg;
 };
+
+void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg)
+{
+	m->detect = fn;
+	m->detect_arg = arg;
+}
 
 uint64_t exe_now_ns(void)
 {
@@ -173,6 +181,7 @@ static void file_free(struct exe_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	symb_free(f->syms);
+	free(f->interp_data);
 	free(f->pages);
 	free(f->path);
 	free(f);
@@ -420,6 +429,8 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 	err = read_segments(f);
 	if (err)
 		goto fail;
+	if (m->detect)
+		m->detect(m->detect_arg, f, f->fd);
 	err = get_deltas(m, f, &t);
 	if (err) {
 		m->st.errors++;

@@ -43,6 +43,7 @@ struct exe_file {
 	int refs;
 	enum exe_deltas deltas;
 	uint32_t interp;   /* enum interp_kind found in the file */
+	void *interp_data; /* the interpreter module's per-file data (freed) */
 	bool is_vdso;
 	uint32_t n_segs;
 	struct exe_seg segs[EXE_MAX_SEGS]; /* executable PT_LOADs */
@@ -77,6 +78,10 @@ struct exe_stats {
 
 /* store may be NULL (no cache).  Returns 0 or -ENOMEM. */
 int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
+/* Called once per new file, before it is used: interpreter detection.
+ * It may set f->interp and f->interp_data (malloc'd; freed with f). */
+typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);
+void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg);
 void exe_mgr_free(struct exe_mgr *m);
 
 /*

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "exemgr.h"
 #include "hashmap.h"
+#include "interp.h"
 #include "ksyms.h"
 #include "log.h"
 #include "metrics.h"
@@ -39,6 +40,7 @@ struct daemon {
 	struct tp *tp;
 	struct ksyms *ks;
 	struct store *store;
+	struct interp_mgr *im;
 	struct rep_sink *sinks[MAX_SINKS];
 	int n_sinks;
 	bool accumulate; /* write the whole run at the end (file, no rotate) */
@@ -415,6 +417,17 @@ static int run(struct daemon *d)
 	to.map_scale_factor = d->cfg.map_scale_factor;
 	to.max_frames = d->cfg.max_frames;
 	to.log_level = d->cfg.bpf_log_level;
+	to.python = true;
+	{
+		/* validate -tracers before loading anything */
+		struct interp_mgr *probe = NULL;
+
+		err = interp_mgr_new(NULL, NULL, d->cfg.tracers, &probe);
+		if (err)
+			return err;
+		to.python = interp_python_enabled(probe);
+		interp_mgr_free(probe);
+	}
 	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
 	if (err)
 		return err;
@@ -432,6 +445,16 @@ static int run(struct daemon *d)
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err)
 		err = pm_new(d->em, tracer_maps(d->tr), &d->pm);
+	if (!err)
+		err = interp_mgr_new(tracer_maps(d->tr), d->store, d->cfg.tracers,
+				     &d->im);
+	if (err)
+		return err;
+	exe_mgr_set_detect(d->em, interp_detect, d->im);
+	pm_set_synced_hook(d->pm, interp_synced, d->im);
+	pm_set_forget_hook(d->pm, interp_forget, d->im);
+	po.interp_frame = interp_frame;
+	po.interp_arg = d->im;
 	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
 	po.send_error_frames = d->cfg.send_error_frames;
 	if (!err)
@@ -526,6 +549,7 @@ static void cleanup(struct daemon *d)
 		rep_sink_close(d->sinks[i], 5000);
 	tp_free(d->tp);
 	pm_free(d->pm);
+	interp_mgr_free(d->im);
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);

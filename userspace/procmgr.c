@@ -25,6 +25,8 @@ struct pm {
 	bool vdso_tried;
 	pm_synced_fn synced_fn;
 	void *synced_arg;
+	pm_forget_fn forget_fn;
+	void *forget_arg;
 	struct pm_stats st;
 };
 
@@ -479,10 +481,18 @@ int pm_sync(struct pm *pm, pid_t pid)
 	return 0;
 }
 
+void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg)
+{
+	pm->forget_fn = fn;
+	pm->forget_arg = arg;
+}
+
 static void forget(struct pm *pm, struct pm_proc *p)
 {
 	uint32_t key = (uint32_t)p->pid;
 
+	if (pm->forget_fn)
+		pm->forget_fn(pm->forget_arg, p->pid);
 	bm_remove(pm->bm, BM_PID_INFO, &key);
 	drop_mappings(pm, p);
 	p->synced = false;

@@ -58,6 +58,9 @@ typedef void (*pm_synced_fn)(void *arg, struct pm_proc *p);
 int pm_new(struct exe_mgr *em, struct bpfmaps *bm, struct pm **out);
 void pm_free(struct pm *pm);
 void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg);
+/* Called when a process' state is dropped (exit, exec). */
+typedef void (*pm_forget_fn)(void *arg, pid_t pid);
+void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg);
 /* Load every process in /proc.  Returns how many were synced. */
 int pm_scan_all(struct pm *pm);
 /* (Re)read one process' mappings and update BPF.  Returns 0, -ESRCH when

@@ -262,6 +262,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	/* knobs */
 	skel->rodata->filter_pids = o->n_pids > 0;
 	skel->rodata->filter_cgroups = o->n_cgroups > 0;
+	skel->rodata->enable_python = o->python;
 	if (o->max_frames > 0 && o->max_frames <= MAX_USER_FRAMES)
 		skel->rodata->max_frames = o->max_frames;
 
@@ -327,6 +328,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	t->map_fds[BM_RULES] = bpf_map__fd(skel->maps.rules);
 	t->map_fds[BM_PID_FILTER] = bpf_map__fd(skel->maps.pid_filter);
 	t->map_fds[BM_CGROUP_FILTER] = bpf_map__fd(skel->maps.cgroup_filter);
+	t->map_fds[BM_PY_PROCS] = bpf_map__fd(skel->maps.py_procs);
 	t->bm.max_entries[BM_PID_INFO] = bpf_map__max_entries(skel->maps.pid_info);
 	t->bm.max_entries[BM_MAPPINGS] = bpf_map__max_entries(skel->maps.mappings);
 	t->bm.max_entries[BM_PAGES] = bpf_map__max_entries(skel->maps.delta_pages);

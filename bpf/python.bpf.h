@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The CPython unwinder (3.8 to 3.13), called by the native unwinder when a
+ * frame's pc is in the interpreter loop (_PyEval_EvalFrameDefault and its
+ * .cold part).  It pushes the Python frames that loop invocation runs and
+ * hands back; the native unwinder then unwinds the loop's own frame with
+ * its stack deltas.  Running inside the native program's loop (a nested
+ * bpf_loop) costs no tail calls, so mixed stacks of any depth fit.
+ *
+ * The offsets come from userland (py_proc_fill, interp_python.c), whose
+ * py_walk_stack() does this same walk and is the reference for it; the
+ * layout notes are at struct py_proc in profiler.h.
+ */
+#ifndef EP_PYTHON_BPF_H
+#define EP_PYTHON_BPF_H
+
+#include "maps.bpf.h"
+
+/* Python frames one loop invocation may push (3.11+ run many frames per
+ * invocation; deeper ones are truncated, counted as ERR_PY_TOO_DEEP). */
+#define PY_MAX_PER_CALL 512
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct py_proc);
+} py_procs SEC(".maps") __weak;
+
+/* Is pc (the lookup address) in this process' interpreter loop?  Returns
+ * the process' Python data or NULL. */
+static __always_inline struct py_proc *py_eval_frame(__u32 pid, __u64 pc)
+{
+	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
+
+	if (!p)
+		return NULL;
+	if ((pc >= p->eval_lo && pc < p->eval_hi) ||
+	    (pc >= p->cold_lo && pc < p->cold_hi))
+		return p;
+	return NULL;
+}
+
+static __always_inline int py_read_u64(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* Find the current thread's PyThreadState and its innermost frame.
+ * Returns 0 or a METRIC_ERR_PY_* code. */
+static __always_inline __u32 py_find_frame(struct ustate *st,
+					   const struct py_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = task->thread.fsbase, interp = 0, ts = 0, v = 0, cur = 0;
+	int i;
+
+	if (py_read_u64(p->runtime + p->rt_interp_main, &interp) || !interp ||
+	    py_read_u64(interp + p->is_tstate_head, &ts))
+		return METRIC_ERR_PY_READ;
+	for (i = 0; i < PY_TSTATE_SCAN_MAX && ts; i++) {
+		if (py_read_u64(ts + p->ts_thread_id, &v))
+			return METRIC_ERR_PY_READ;
+		if (v == fsbase)
+			break;
+		if (py_read_u64(ts + p->ts_next, &ts))
+			return METRIC_ERR_PY_READ;
+	}
+	if (!ts || v != fsbase)
+		return METRIC_ERR_PY_NO_TSTATE;
+	if (py_read_u64(ts + p->ts_frame, &cur))
+		return METRIC_ERR_PY_READ;
+	if (p->cf_current_frame != PY_OFF_NONE && cur &&
+	    py_read_u64(cur + p->cf_current_frame, &cur))
+		return METRIC_ERR_PY_READ;
+	st->py_tstate = ts;
+	st->py_frame = cur;
+	return 0;
+}
+
+struct py_loop_ctx {
+	struct scratch *s;
+	struct py_proc *p;
+};
+
+/* Read a field of the frame buffer at a userland-supplied offset. */
+#define PY_FIELD(s, off, type, out)                                            \
+	({                                                                     \
+		__u32 o_ = (off);                                              \
+		int ok_ = o_ <= PY_FRAME_READ_MAX - sizeof(type);              \
+		/* masked so the verifier sees the bound on the register    \
+		 * used for the access (clang may check a copy) */             \
+		o_ &= PY_FRAME_READ_MAX - 1;                                   \
+		if (ok_ && o_ <= PY_FRAME_READ_MAX - sizeof(type))             \
+			(out) = *(type *)&(s)->pybuf[o_];                      \
+		ok_;                                                           \
+	})
+
+/* One Python frame.  Returns 1 to stop: the invocation's frames are done
+ * (or an error ended the walk). */
+static long py_step(__u32 i, void *arg)
+{
+	struct py_loop_ctx *lc = arg;
+	struct scratch *s = lc->s;
+	struct py_proc *p = lc->p;
+	struct ustate *st = &s->st;
+	__u64 cur = st->py_frame, next = 0, code = 0, ptr = 0;
+	__u32 size = p->f_read_size, instr = PY_INSTR_NONE;
+	__u8 owner = 0, is_entry = 0;
+	__s32 lasti = 0;
+
+	if (!cur) {
+		st->interp_done |= 1u << INTERP_PYTHON;
+		return 1;
+	}
+	if (size > PY_FRAME_READ_MAX)
+		size = PY_FRAME_READ_MAX;
+	if (bpf_probe_read_user(s->pybuf, size, (const void *)cur)) {
+		push_error(s, METRIC_ERR_PY_READ);
+		st->interp_done |= 1u << INTERP_PYTHON;
+		return 1;
+	}
+	if (!PY_FIELD(s, p->f_back, __u64, next))
+		goto bad;
+	if (p->frame_model == PY_FRAMES_SHIM) {
+		if (!PY_FIELD(s, p->f_owner, __u8, owner))
+			goto bad;
+		if (owner == PY_OWNED_BY_CSTACK) {
+			/* the shim below this invocation's first frame */
+			st->py_frame = next;
+			return 1;
+		}
+	}
+	if (!PY_FIELD(s, p->f_code, __u64, code))
+		goto bad;
+	if (p->frame_model == PY_FRAMES_OBJECT) {
+		if (!PY_FIELD(s, p->f_lasti, __s32, lasti))
+			goto bad;
+		if (lasti >= 0)
+			instr = (__u32)lasti >> (p->lasti_shift & 7);
+	} else {
+		__s64 d;
+
+		if (!PY_FIELD(s, p->f_lasti, __u64, ptr))
+			goto bad;
+		d = (__s64)(ptr - code - p->co_code_adaptive);
+		if (d >= 0)
+			instr = (__u32)((__u64)d >> 1);
+	}
+	if (!push_frame(s, FRAME_WORD(FRAME_PYTHON, 0, instr), code, 2)) {
+		st->interp_done |= 1u << INTERP_PYTHON;
+		return 1;
+	}
+	metric_inc(METRIC_FRAMES_PYTHON);
+	st->interp_pushed++;
+	st->py_frame = next;
+	if (p->frame_model == PY_FRAMES_OBJECT)
+		return 1; /* one frame per loop invocation */
+	if (p->frame_model == PY_FRAMES_ENTRY) {
+		if (!PY_FIELD(s, p->f_is_entry, __u8, is_entry))
+			goto bad;
+		if (is_entry)
+			return 1;
+	}
+	if (i + 1 >= PY_MAX_PER_CALL)
+		metric_inc(METRIC_ERR_PY_TOO_DEEP);
+	return 0;
+bad:
+	push_error(s, METRIC_ERR_BAD_RULE);
+	st->interp_done |= 1u << INTERP_PYTHON;
+	return 1;
+}
+
+/* Push the Python frames of the loop invocation at the current native
+ * frame.  Returns how many were pushed. */
+static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
+{
+	struct ustate *st = &s->st;
+	struct py_loop_ctx lc = { .s = s, .p = p };
+	__u32 err;
+
+	if (!st->py_tstate) {
+		err = py_find_frame(st, p);
+		if (err) {
+			metric_inc(err);
+			st->interp_done |= 1u << INTERP_PYTHON;
+			return 0;
+		}
+	}
+	st->interp_pushed = 0;
+	bpf_loop(PY_MAX_PER_CALL, py_step, &lc, 0);
+	return st->interp_pushed;
+}
+
+#endif
