@@ -60,8 +60,9 @@ struct rep_map {
  * which), or -ENOMEM. */
 int64_t rep_map_intern(struct rep_map *m, const void *key, size_t len,
 		       bool *added);
-/* The key stored for an id (valid until rep_map_free), or NULL. */
-const void *rep_map_key(const struct rep_map *m, uint32_t id);
+/* The key stored for an id and its length (len may be NULL); valid until
+ * rep_map_free; NULL for an unknown id.  A NUL follows every key. */
+const void *rep_map_key(const struct rep_map *m, uint32_t id, size_t *len);
 void rep_map_free(struct rep_map *m);
 
 /* ---- string table (pprof and OTLP both index strings) --------------- */

@@ -247,10 +247,15 @@ int64_t rep_map_intern(struct rep_map *m, const void *key, size_t len,
 		m->by_id = p;
 		m->by_id_cap = cap;
 	}
-	/* One spare NUL so string keys stay C strings. */
-	copy = rep_arena_calloc(&m->keys, len + 1, 1);
+	/* The length in front, one spare NUL behind so string keys stay C
+	 * strings. */
+	if (len > SIZE_MAX - sizeof(size_t) - 1)
+		return -ENOMEM;
+	copy = rep_arena_calloc(&m->keys, sizeof(size_t) + len + 1, 1);
 	if (!copy)
 		return -ENOMEM;
+	memcpy(copy, &len, sizeof(len));
+	copy = (char *)copy + sizeof(size_t);
 	memcpy(copy, key, len);
 	m->by_id[m->n] = copy;
 	s->hash = h;
@@ -262,9 +267,16 @@ int64_t rep_map_intern(struct rep_map *m, const void *key, size_t len,
 	return s->id;
 }
 
-const void *rep_map_key(const struct rep_map *m, uint32_t id)
+const void *rep_map_key(const struct rep_map *m, uint32_t id, size_t *len)
 {
-	return id < m->n ? m->by_id[id] : NULL;
+	const char *k;
+
+	if (id >= m->n)
+		return NULL;
+	k = m->by_id[id];
+	if (len)
+		memcpy(len, k - sizeof(size_t), sizeof(*len));
+	return k;
 }
 
 void rep_map_free(struct rep_map *m)
