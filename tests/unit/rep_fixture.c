@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rep_fixture.h"
 
+#include "test.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -174,4 +176,24 @@ int fix_free_port(void)
 		port = ntohs(a.sin_port);
 	close(fd);
 	return port;
+}
+
+const char otlp_fixture_dump[] =
+	"resource 100 app shape=values\n"
+	"  app tid=100 cpu=0: main;compute 5\n"
+	"  app tid=100 cpu=0: main;compute;app+0x1234 2\n"
+	"  app tid=101 cpu=1: main;compute 3\n"
+	"  app-writer tid=102 cpu=1: main;write;entry_SYSCALL_64_[k];"
+	"ksys_write_[k] 4\n"
+	"resource 200 python3.11 container=0123456789ab shape=timestamps\n"
+	"  python3 tid=200 cpu=0: _PyEval_EvalFrameDefault;<module> (main.py:10);"
+	"Worker.run (worker.py:42) 6\n";
+
+int fix_otlp_check(const char *path, char *out, size_t cap)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
+		 test_srcdir(), path);
+	return fix_run(cmd, out, cap);
 }

@@ -33,4 +33,9 @@ int fix_count(const char *hay, const char *needle);
 /* A loopback TCP port nobody listens on (bound, read, closed). */
 int fix_free_port(void);
 
+/* What otlp_check.py prints for the fixture's request. */
+extern const char otlp_fixture_dump[];
+/* Run tests/unit/otlp_check.py on a request body; its exit status. */
+int fix_otlp_check(const char *path, char *out, size_t cap);
+
 #endif

@@ -12,26 +12,6 @@
 #include "rep_fixture.h"
 #include "reporter.h"
 
-const char otlp_fixture_dump[] =
-	"resource 100 app shape=values\n"
-	"  app tid=100 cpu=0: main;compute 5\n"
-	"  app tid=100 cpu=0: main;compute;app+0x1234 2\n"
-	"  app tid=101 cpu=1: main;compute 3\n"
-	"  app-writer tid=102 cpu=1: main;write;entry_SYSCALL_64_[k];"
-	"ksys_write_[k] 4\n"
-	"resource 200 python3.11 container=0123456789ab shape=timestamps\n"
-	"  python3 tid=200 cpu=0: _PyEval_EvalFrameDefault;<module> (main.py:10);"
-	"Worker.run (worker.py:42) 6\n";
-
-int otlp_check(const char *path, char *out, size_t cap)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
-		 test_srcdir(), path);
-	return fix_run(cmd, out, cap);
-}
-
 TEST(reporter_otlp_encode)
 {
 	char path[512], cmd[1024], *out = malloc(1 << 16);
@@ -45,7 +25,7 @@ TEST(reporter_otlp_encode)
 	test_note("otlp: %zu bytes for the fixture's 5 samples", len);
 
 	if (test_start_subtest("otlp_check")) {
-		rc = otlp_check(path, out, 1 << 16);
+		rc = fix_otlp_check(path, out, 1 << 16);
 		ASSERT_EQ(rc, 0, out);
 		ASSERT_STREQ(out, otlp_fixture_dump, "decoded request");
 	}
@@ -110,7 +90,7 @@ TEST(reporter_otlp_merges_identical_samples)
 	ASSERT_OK(rep_encode_otlp(&b, &buf, &len), "encode");
 	snprintf(path, sizeof(path), "%s/req.bin", test_tmpdir());
 	ASSERT_OK(fix_write_file(path, buf, len), "write");
-	ASSERT_EQ(otlp_check(path, out, 1 << 16), 0, out);
+	ASSERT_EQ(fix_otlp_check(path, out, 1 << 16), 0, out);
 	ASSERT_STREQ(out,
 		     "resource 200 python3.11 container=0123456789ab shape=timestamps\n"
 		     "  python3 tid=200 cpu=0: _PyEval_EvalFrameDefault;<module> (main.py:10);"

@@ -7,6 +7,7 @@
 #ifndef EP_REP_INTERNAL_H
 #define EP_REP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -87,6 +88,40 @@ void rep_strtab_free(struct rep_strtab *t);
  * bytes (for the gRPC frame header).  Returns 0 or -ENOMEM/-EIO. */
 int rep_gzip(const void *in, size_t len, size_t headroom, void **out,
 	     size_t *out_len);
+
+/* ---- sinks ------------------------------------------------------------ */
+
+struct rep_sink_ops {
+	int (*write)(struct rep_sink *s, const struct rep_batch *b);
+	void (*close)(struct rep_sink *s, unsigned timeout_ms); /* and free */
+};
+
+/* The head of every sink; stats are under lock (the OTLP sender thread
+ * updates them). */
+struct rep_sink {
+	const struct rep_sink_ops *ops;
+	pthread_mutex_t lock;
+	struct rep_stats stats;
+};
+
+void rep_sink_init(struct rep_sink *s, const struct rep_sink_ops *ops);
+/* Samples in a batch: the sum of the counts. */
+uint64_t rep_batch_events(const struct rep_batch *b);
+
+/* Where an OTLP sink sends, resolved from its options (see reporter.h). */
+struct rep_otlp_target {
+	char *url;   /* malloc'd */
+	bool grpc;   /* else OTLP/HTTP */
+	bool tls;
+	bool gzip;
+};
+
+/* Returns 0 or -EINVAL (logged) / -ENOMEM; free t->url. */
+int rep_otlp_target(const struct rep_otlp_opts *o, struct rep_otlp_target *t);
+/* "k=v,k2=v2" (percent-encoded, spaces around items ignored) into "k: v"
+ * header lines appended to *list.  Returns 0 or -EINVAL (logged). */
+struct curl_slist;
+int rep_otlp_headers(const char *spec, struct curl_slist **list);
 
 /* ---- batches ---------------------------------------------------------- */
 
