@@ -3,7 +3,7 @@
 """A test OTLP profiles receiver on 127.0.0.1 that records what it gets.
 
   otlp_receiver.py http|grpc PORT OUTDIR [--fail N] [--fail-code C]
-                   [--retry-after S] [--max-seconds T]
+                   [--retry-after S] [--max-seconds T] [--tls CERT KEY]
 
 http: POST /v1development/profiles (Python's http.server).
 grpc: /opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export
@@ -15,6 +15,7 @@ OUTDIR/req-n.hdr (headers or metadata, one "key: value" a line).  The first
 N requests fail: HTTP C (default 503, with Retry-After S when given) or gRPC
 status C (default UNAVAILABLE).  PORT 0 binds any port; the port is written
 to OUTDIR/port once listening.  Exits by itself after T seconds (default 60).
+With --tls it serves HTTPS / gRPC over TLS (ALPN h2) with that certificate.
 """
 import argparse
 import gzip
@@ -83,6 +84,11 @@ def serve_http(a):
             self.wfile.write(body)
 
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), H)
+    if a.tls:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls[0], a.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     announce(a.outdir, srv.server_address[1])
     threading.Thread(target=srv.serve_forever, daemon=True).start()
 
@@ -110,7 +116,12 @@ def serve_grpc(a):
 
     srv = grpc.server(futures.ThreadPoolExecutor(max_workers=2),
                       handlers=(Handler(),))
-    port = srv.add_insecure_port("127.0.0.1:%d" % a.port)
+    if a.tls:
+        creds = grpc.ssl_server_credentials(
+            [(open(a.tls[1], "rb").read(), open(a.tls[0], "rb").read())])
+        port = srv.add_secure_port("127.0.0.1:%d" % a.port, creds)
+    else:
+        port = srv.add_insecure_port("127.0.0.1:%d" % a.port)
     srv.start()
     announce(a.outdir, port)
     return srv
@@ -125,6 +136,7 @@ def main():
     p.add_argument("--fail-code", type=int, default=0)
     p.add_argument("--retry-after", type=int)
     p.add_argument("--max-seconds", type=float, default=60)
+    p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     a = p.parse_args()
     keep = serve_http(a) if a.transport == "http" else serve_grpc(a)
     time.sleep(a.max_seconds)

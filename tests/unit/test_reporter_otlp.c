@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rep_fixture.h"
+#include "rep_internal.h"
 #include "reporter.h"
 
 TEST(reporter_otlp_encode)
@@ -98,4 +99,180 @@ TEST(reporter_otlp_merges_identical_samples)
 		     "one sample, 6 + 2 timestamps");
 	free(buf);
 	free(out);
+}
+
+/* ---- sizes for a typical batch --------------------------------------------- */
+
+/*
+ * A machine-wide 5 s interval at 20 Hz on 8 CPUs (800 events): 20 processes
+ * of 3 threads, each mapping its executable and the shared libc/libm/ld.so
+ * at its own addresses, 60 hot stacks per process of 12-40 frames (a third
+ * entering the kernel), every event timestamped.
+ */
+struct typical {
+	struct rep_batch b;
+	struct rep_process procs[20];
+	struct rep_mapping maps[80];
+	struct rep_location *locs;
+	struct rep_stack stacks[20 * 60];
+	uint32_t *stack_locs;
+	struct rep_sample *samples;
+	uint64_t *ts;
+	char names[600][24];
+	char paths[20][32], exes[20][16];
+};
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static struct typical *typical_batch(void)
+{
+	static const char *const libs[] = { "/usr/lib/x86_64-linux-gnu/libc.so.6",
+					    "/usr/lib/x86_64-linux-gnu/libm.so.6",
+					    "/usr/lib64/ld-linux-x86-64.so.2" };
+	struct typical *t = calloc(1, sizeof(*t));
+	uint32_t seed = 42, p, i, j, nl = 0, ns = 0, nsl = 0, nsmp = 0, nts = 0;
+
+	t->locs = calloc(20 * 200 + 64, sizeof(*t->locs));
+	t->stack_locs = calloc(20 * 60 * 40, sizeof(*t->stack_locs));
+	t->samples = calloc(800, sizeof(*t->samples));
+	t->ts = calloc(800, sizeof(*t->ts));
+	for (i = 0; i < 600; i++)
+		snprintf(t->names[i], sizeof(t->names[i]), "%s_%u",
+			 i < 100 ? "__libc_fn" : i < 200 ? "ksys_fn" : "app_function", i);
+	/* Kernel locations, shared by everyone: 64 of them. */
+	for (i = 0; i < 64; i++)
+		t->locs[nl++] = (struct rep_location){ REP_FRAME_KERNEL, REP_NONE,
+						       0xffffffff81000000ULL + i * 0x400,
+						       t->names[100 + i], NULL, 0 };
+	for (p = 0; p < 20; p++) {
+		uint32_t base = nl;
+
+		snprintf(t->paths[p], sizeof(t->paths[p]), "/usr/bin/service%u", p);
+		snprintf(t->exes[p], sizeof(t->exes[p]), "service%u", p);
+		t->procs[p] = (struct rep_process){ .pid = 1000 + p, .exe_path = t->paths[p],
+						    .exe_name = t->exes[p] };
+		t->maps[p * 4] = (struct rep_mapping){ .start = 0x555500000000ULL + p * 0x1000000,
+						       .limit = 0x555500800000ULL + p * 0x1000000,
+						       .bias = 0x555500000000ULL + p * 0x1000000,
+						       .path = t->paths[p],
+						       .gnu_build_id = "0011223344556677889900aabbccddeeff001122" };
+		t->maps[p * 4].file_id[0] = (uint8_t)p;
+		for (j = 0; j < 3; j++) {
+			struct rep_mapping *m = &t->maps[p * 4 + 1 + j];
+
+			*m = (struct rep_mapping){ .start = 0x7f0000000000ULL + p * 0x10000000 + j * 0x1000000,
+						   .bias = 0x7f0000000000ULL + p * 0x10000000 + j * 0x1000000,
+						   .path = libs[j] };
+			m->limit = m->start + 0x200000;
+			m->file_id[0] = 0xa0 + j;
+		}
+		/* 150 locations: 50 in libs (symbolized), 100 in the executable
+		 * (a third without a symbol). */
+		for (i = 0; i < 150; i++) {
+			struct rep_location *l = &t->locs[nl++];
+
+			if (i < 50) {
+				*l = (struct rep_location){ REP_FRAME_NATIVE, p * 4 + 1 + i % 3,
+							    0x28000 + i * 0x130, t->names[i], NULL, 0 };
+			} else {
+				*l = (struct rep_location){ REP_FRAME_NATIVE, p * 4,
+							    0x1000 + i * 0x50,
+							    i % 3 ? t->names[200 + (p * 17 + i) % 400] : NULL,
+							    NULL, 0 };
+			}
+		}
+		for (i = 0; i < 60; i++) {
+			struct rep_stack *st = &t->stacks[ns++];
+			uint32_t depth = 12 + lcg(&seed) % 29, k = 0;
+			uint32_t *sl = &t->stack_locs[nsl];
+
+			if (i % 3 == 0) /* leaf first: kernel frames */
+				for (j = 0; j < 6; j++)
+					sl[k++] = lcg(&seed) % 64;
+			while (k < depth)
+				sl[k++] = base + lcg(&seed) % 150;
+			st->n = k;
+			st->locations = sl;
+			nsl += k;
+		}
+	}
+	/* 800 events over 300 distinct (process, stack, thread, cpu). */
+	for (i = 0; i < 300; i++) {
+		struct rep_sample *s = &t->samples[nsmp++];
+
+		p = lcg(&seed) % 20;
+		*s = (struct rep_sample){ .process = p, .stack = p * 60 + lcg(&seed) % 60,
+					  .tid = 1000 + p * 10 + lcg(&seed) % 3,
+					  .thread_name = t->exes[p], .cpu = (int32_t)(lcg(&seed) % 8),
+					  .count = i < 200 ? 3 : 2, .timestamps = &t->ts[nts] };
+		s->n_timestamps = (uint32_t)s->count;
+		for (j = 0; j < s->count; j++)
+			t->ts[nts++] = FIX_START_NS + lcg(&seed) % 5000000000u;
+	}
+	t->b = (struct rep_batch){ .start_ns = FIX_START_NS,
+				   .end_ns = FIX_START_NS + 5000000000ULL,
+				   .period_ns = FIX_PERIOD_NS, .host_name = "host",
+				   .os_type = "linux", .kernel_release = "6.1.0-amd64",
+				   .n_mappings = 80, .mappings = t->maps, .n_locations = nl,
+				   .locations = t->locs, .n_stacks = ns, .stacks = t->stacks,
+				   .n_processes = 20, .processes = t->procs,
+				   .n_samples = nsmp, .samples = t->samples };
+	return t;
+}
+
+static void typical_free(struct typical *t)
+{
+	free(t->locs);
+	free(t->stack_locs);
+	free(t->samples);
+	free(t->ts);
+	free(t);
+}
+
+TEST(reporter_sizes_typical_batch)
+{
+	struct typical *t = typical_batch();
+	struct rep_sample *values_only;
+	void *otlp = NULL, *gz = NULL, *pprof = NULL, *otlp2 = NULL;
+	size_t otlp_len, gz_len, pprof_len, otlp2_len, i;
+	char path[512], *out = malloc(1 << 20);
+	uint64_t events = 800;
+
+	ASSERT_OK(rep_encode_otlp(&t->b, &otlp, &otlp_len), "otlp");
+	ASSERT_OK(rep_gzip(otlp, otlp_len, 0, &gz, &gz_len), "gzip");
+	ASSERT_OK(rep_encode_pprof(&t->b, &pprof, &pprof_len), "pprof");
+	/* The same batch without timestamps: values-only samples. */
+	values_only = calloc(t->b.n_samples, sizeof(*values_only));
+	for (i = 0; i < t->b.n_samples; i++) {
+		values_only[i] = t->b.samples[i];
+		values_only[i].n_timestamps = 0;
+	}
+	t->b.samples = values_only;
+	ASSERT_OK(rep_encode_otlp(&t->b, &otlp2, &otlp2_len), "otlp values-only");
+	test_note("typical batch: %u samples (%llu events), %u stacks, 20 processes",
+		  t->b.n_samples, (unsigned long long)events, t->b.n_stacks);
+	test_note("OTLP timestamps: %zu bytes raw (%.0f B/sample, %.0f B/event), "
+		  "%zu gzip'd (%.0f B/event)",
+		  otlp_len, (double)otlp_len / t->b.n_samples, (double)otlp_len / events,
+		  gz_len, (double)gz_len / events);
+	test_note("OTLP values-only: %zu bytes raw (%.0f B/sample)", otlp2_len,
+		  (double)otlp2_len / t->b.n_samples);
+	test_note("pprof (gzip'd): %zu bytes (%.0f B/sample, %.0f B/event)", pprof_len,
+		  (double)pprof_len / t->b.n_samples, (double)pprof_len / events);
+	snprintf(path, sizeof(path), "%s/typical.bin", test_tmpdir());
+	ASSERT_OK(fix_write_file(path, otlp, otlp_len), "write");
+	ASSERT_EQ(fix_otlp_check(path, out, 1 << 20), 0, "typical request passes the checker");
+	ASSERT_EQ(fix_count(out, "resource "), 20, "20 resources");
+	ASSERT_LT(gz_len, 64 * 1024, "well under receivers' 4 MiB");
+	free(values_only);
+	free(otlp);
+	free(otlp2);
+	free(gz);
+	free(pprof);
+	free(out);
+	typical_free(t);
 }

@@ -615,6 +615,76 @@ TEST(reporter_otlp_receiver_down_then_up)
 		down_then_up("grpc", 3, 0);
 }
 
+/* TLS: gRPC over ALPN h2 and HTTPS, verified against a self-signed
+ * certificate for 127.0.0.1 (ca_file); without it verification fails and
+ * the batch waits for a retry. */
+static void send_tls(const char *transport, const char *dir, bool trust)
+{
+	struct rep_otlp_opts o = { .timeout_ms = 5000, .retry_initial_ms = 50 };
+	bool grpc = !strcmp(transport, "grpc");
+	struct receiver r = { 0 };
+	struct rep_sink *s = NULL;
+	struct rep_stats st;
+	char ep[64], tls[1200], ca[600];
+
+	snprintf(ca, sizeof(ca), "%s/cert.pem", dir);
+	snprintf(tls, sizeof(tls), "--tls %s %s/key.pem", ca, dir);
+	if (!receiver_start(&r, transport, 0, tls, "tls"))
+		return;
+	/* gRPC: a bare host:port means TLS; HTTP: the https scheme. */
+	snprintf(ep, sizeof(ep), "%s127.0.0.1:%d", grpc ? "" : "https://", r.port);
+	o.endpoint = ep;
+	o.ca_file = trust ? ca : NULL;
+	if (ASSERT_OK(rep_otlp_sink_open(&o, &s), "open")) {
+		ASSERT_OK(rep_sink_write(s, fix_batch()), "write");
+		if (trust) {
+			st = wait_sent(s, 1, 20);
+			ASSERT_EQ(st.send_ok, 1, "accepted over TLS");
+		} else {
+			usleep(500000);
+			rep_sink_stats(s, &st);
+			ASSERT_EQ(st.send_ok, 0, "unknown issuer refused");
+			ASSERT_GE(st.send_fail, 1, "and retried");
+		}
+		rep_sink_close(s, 200);
+	}
+	if (trust)
+		check_body(&r, 1);
+	else
+		ASSERT_EQ(receiver_count(&r), 0, "nothing got through");
+	receiver_stop(&r);
+}
+
+TEST(reporter_otlp_tls)
+{
+	char cmd[1024];
+	const char *dir = test_tmpdir();
+
+	if (access("/usr/bin/openssl", X_OK)) {
+		test_skip("openssl not installed: no certificate to test TLS with");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "openssl req -x509 -newkey rsa:2048 -nodes -keyout %1$s/key.pem "
+		 "-out %1$s/cert.pem -days 2 -subj /CN=localhost "
+		 "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+		 dir);
+	if (!ASSERT_EQ(fix_run(cmd, NULL, 0), 0, "openssl req"))
+		return;
+	if (test_start_subtest("https"))
+		send_tls("http", dir, true);
+	if (test_start_subtest("https_untrusted"))
+		send_tls("http", dir, false);
+	if (!have_grpcio()) {
+		test_skip("python3-grpcio not installed for /usr/bin/python3");
+		return;
+	}
+	if (test_start_subtest("grpc_tls"))
+		send_tls("grpc", dir, true);
+	if (test_start_subtest("grpc_tls_untrusted"))
+		send_tls("grpc", dir, false);
+}
+
 /* Closing with a dead receiver gives up after the timeout. */
 TEST(reporter_otlp_close_is_bounded)
 {
