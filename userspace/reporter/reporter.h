@@ -50,7 +50,9 @@ struct rep_mapping {
 struct rep_location {
 	enum rep_frame_kind kind;
 	uint32_t mapping;     /* index into batch->mappings, or REP_NONE */
-	uint64_t address;     /* native: ELF address; kernel: kernel address */
+	uint64_t address;     /* native: ELF address; kernel: kernel address;
+				 interpreted: what the unwinder has (line,
+				 bytecode offset), sent as is */
 	const char *function; /* symbol or qualified name, or NULL */
 	const char *filename; /* source file, or NULL */
 	uint32_t line;	      /* 0 when unknown */
@@ -99,17 +101,20 @@ struct rep_batch {
 	const struct rep_sample *samples;
 };
 
-/* Counters every sink keeps; rep_sink_stats() copies them out. */
+/* Counters every sink keeps; rep_sink_stats() copies them out (thread
+ * safe: the OTLP sender thread updates them). */
 struct rep_stats {
 	uint64_t batches;	/* batches written or sent */
-	uint64_t samples;	/* samples written or sent */
-	uint64_t bytes;		/* encoded bytes */
+	uint64_t samples;	/* events (sum of sample counts) written or sent */
+	uint64_t bytes;		/* bytes written, or sent (after gzip, with the
+				   gRPC frame header) */
 	uint64_t send_ok;	/* OTLP requests accepted */
 	uint64_t send_fail;	/* OTLP attempts that failed (retried) */
 	uint64_t send_rejected; /* OTLP batches refused for good (HTTP 4xx,
 				   gRPC INVALID_ARGUMENT...): dropped */
-	uint64_t queue_drops;	/* batches dropped: queue full, or still
-				   queued when the sink closed */
+	uint64_t queue_drops;	/* batches dropped: queue full (the oldest go),
+				   a batch alone over queue_max_bytes, encoding
+				   failed, or still queued when the sink closed */
 	uint64_t queue_len;	/* batches waiting now */
 	uint64_t write_errors;	/* file writes that failed */
 };
@@ -166,10 +171,13 @@ struct rep_sink;
 int rep_file_sink_open(const char *path, bool rotate, struct rep_sink **out);
 /* Open an OTLP sink with a sender thread; never blocks the caller.  opts'
  * strings are copied.  Returns 0, or -EINVAL (bad endpoint, protocol,
- * compression or headers; logged), or -ENOMEM. */
+ * compression or headers; logged), or -ENOMEM.  The process must ignore
+ * SIGPIPE: libcurl runs with CURLOPT_NOSIGNAL (threads) and then leaves
+ * it to the caller. */
 int rep_otlp_sink_open(const struct rep_otlp_opts *opts, struct rep_sink **out);
 /* Encode and write (file) or queue (OTLP) one batch.  Returns 0 or a
- * negative errno (the sink counts the failure). */
+ * negative errno (the sink counts the failure).  One writer at a time per
+ * sink; the batch is not used after the call returns. */
 int rep_sink_write(struct rep_sink *s, const struct rep_batch *b);
 void rep_sink_stats(struct rep_sink *s, struct rep_stats *out);
 /* Flush (OTLP: try to send what is queued for up to timeout_ms), stop,
@@ -177,7 +185,11 @@ void rep_sink_stats(struct rep_sink *s, struct rep_stats *out);
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms);
 
 /* Format-level encoders, for tests and for the file sink.  Each returns a
- * malloc'd buffer in *buf (caller frees) and 0, or a negative errno. */
+ * malloc'd buffer in *buf (caller frees; text formats are NUL-terminated,
+ * not counted in *len) and 0, or a negative errno (-ENOMEM).  Samples with
+ * count 0 and indices out of range are skipped.  An OTLP request body is
+ * also a valid ProfilesData (same field numbers): the .otlp file format.
+ * svg: title NULL means "Flame Graph". */
 int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len);
 int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len); /* gzip'd */
 int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len);  /* raw protobuf */

@@ -207,7 +207,7 @@ static void colour(int kind, const char *name, int rgb[3])
 {
 	/* base and range per channel: {r, dr, g, dg, b, db} */
 	static const int pal[KIND_ALL][6] = {
-		[REP_FRAME_NATIVE] = { 200, 55, 50, 90, 30, 30 },   /* red */
+		[REP_FRAME_NATIVE] = { 205, 50, 45, 75, 30, 30 },   /* red */
 		[REP_FRAME_KERNEL] = { 235, 20, 150, 45, 20, 30 },  /* orange */
 		[REP_FRAME_PYTHON] = { 60, 60, 175, 55, 90, 60 },   /* green */
 		[REP_FRAME_GO] = { 70, 50, 160, 50, 215, 40 },	    /* blue */
