@@ -79,6 +79,8 @@ $(SKEL): $(O)/bpf/profiler.bpf.o | skel
 PROTOS := $(shell find userspace/reporter/proto -name '*.proto' 2>/dev/null)
 PROTO_C := $(patsubst userspace/reporter/proto/%.proto,$(O)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
+# Generated sources are wanted files, not intermediates make may delete.
+.SECONDARY: $(PROTO_C) $(PROTO_H)
 
 $(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: userspace/reporter/proto/%.proto | $(O)/gen
 	$(call msg,PROTOC,$<)

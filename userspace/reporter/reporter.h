@@ -31,8 +31,17 @@ enum rep_frame_kind {
 /* "native", "kernel", "cpython", ...: the OTLP profile.frame.type value. */
 const char *rep_frame_kind_name(enum rep_frame_kind k);
 
+/*
+ * One mapping of a file into one process (runtime addresses differ between
+ * processes; the pipeline shares an entry only where they are identical).
+ * bias is the load bias: runtime address = ELF address + bias (0 for
+ * non-PIE executables).  pprof gets runtime addresses; OTLP, like the
+ * reference agent, gets ELF addresses (start - bias), so its mappings and
+ * locations are the same in every process and deduplicate.
+ */
 struct rep_mapping {
 	uint64_t start, limit, file_offset; /* runtime addresses */
+	uint64_t bias;
 	const char *path;		    /* as in /proc/PID/maps */
 	uint8_t file_id[16];		    /* the htlhash */
 	const char *gnu_build_id;	    /* hex, or NULL */
@@ -41,12 +50,17 @@ struct rep_mapping {
 struct rep_location {
 	enum rep_frame_kind kind;
 	uint32_t mapping;     /* index into batch->mappings, or REP_NONE */
-	uint64_t address;     /* native: ELF address; kernel: kernel address */
+	uint64_t address;     /* native: ELF address; kernel: kernel address;
+				 interpreted: what the unwinder has (line,
+				 bytecode offset), sent as is */
 	const char *function; /* symbol or qualified name, or NULL */
 	const char *filename; /* source file, or NULL */
 	uint32_t line;	      /* 0 when unknown */
 };
 
+/* Leaf first, as the stack really is: kernel frames (if any) first, then
+ * user frames.  pprof and OTLP keep this order; folded and SVG always draw
+ * kernel frames above user frames. */
 struct rep_stack {
 	uint32_t n;
 	const uint32_t *locations; /* indices into batch->locations, leaf first */
@@ -66,7 +80,10 @@ struct rep_sample {
 	const char *thread_name; /* comm */
 	int32_t cpu;		 /* -1 when mixed */
 	uint64_t count;
-	uint32_t n_timestamps; /* may be fewer than count (bounded) */
+	/* May be fewer than count (bounded).  OTLP sends a process's samples
+	 * timestamps-only when every one has n_timestamps == count, and
+	 * values-only (no timestamps) otherwise: one shape per profile. */
+	uint32_t n_timestamps;
 	const uint64_t *timestamps; /* unix ns */
 };
 
@@ -84,30 +101,62 @@ struct rep_batch {
 	const struct rep_sample *samples;
 };
 
-/* Counters every sink keeps; rep_sink_stats() copies them out. */
+/* Counters every sink keeps; rep_sink_stats() copies them out (thread
+ * safe: the OTLP sender thread updates them). */
 struct rep_stats {
 	uint64_t batches;	/* batches written or sent */
-	uint64_t samples;	/* samples written or sent */
-	uint64_t bytes;		/* encoded bytes */
+	uint64_t samples;	/* events (sum of sample counts) written or sent */
+	uint64_t bytes;		/* bytes written, or sent (after gzip, with the
+				   gRPC frame header) */
 	uint64_t send_ok;	/* OTLP requests accepted */
 	uint64_t send_fail;	/* OTLP attempts that failed (retried) */
-	uint64_t queue_drops;	/* batches dropped: queue full */
+	uint64_t send_rejected; /* OTLP batches refused for good (HTTP 4xx,
+				   gRPC INVALID_ARGUMENT...): dropped */
+	uint64_t queue_drops;	/* batches dropped: queue full (the oldest go),
+				   a batch alone over queue_max_bytes, encoding
+				   failed, or still queued when the sink closed */
 	uint64_t queue_len;	/* batches waiting now */
 	uint64_t write_errors;	/* file writes that failed */
 };
 
-/* Options for the OTLP sink; the environment (OTEL_EXPORTER_OTLP_*) fills
- * what the flags did not set, see rep_otlp_opts_from_env(). */
+/*
+ * Options for the OTLP sink.  Zero/NULL means unset; the environment
+ * (OTEL_EXPORTER_OTLP_*) fills what the flags did not set, see
+ * rep_otlp_opts_from_env(), and the sink defaults the rest.
+ *
+ * endpoint: "host:port" (the reference agent's -collection-agent form) or
+ * a URL.  An http:// URL means no TLS, https:// means TLS; a bare
+ * host:port uses TLS unless insecure.  For HTTP, "/v1development/profiles"
+ * is appended to the endpoint unless endpoint_as_is (a per-signal URL).
+ * With no protocol, a bare host:port means gRPC and a URL means
+ * http/protobuf (the OTLP default).  Default endpoint: localhost:4317
+ * (gRPC) or http://localhost:4318 (HTTP).
+ */
 struct rep_otlp_opts {
-	const char *endpoint;  /* "host:port" or a URL */
+	const char *endpoint;
+	bool endpoint_as_is;
 	const char *protocol;  /* "grpc" or "http/protobuf" */
-	bool insecure;	       /* no TLS */
-	const char *headers;   /* "k=v,k2=v2" */
-	unsigned timeout_ms;
-	const char *compression; /* "gzip" or "none" */
-	unsigned queue_max;	 /* batches kept while the receiver is down */
-	size_t queue_max_bytes;
+	bool insecure;	       /* no TLS for a bare host:port */
+	const char *headers;   /* "k=v,k2=v2", percent-encoded */
+	const char *ca_file;   /* PEM bundle to verify the receiver, or NULL */
+	unsigned timeout_ms;   /* per request; default 10000 */
+	const char *compression; /* "gzip" (default) or "none" */
+	unsigned queue_max;	 /* batches kept while the receiver is down (64) */
+	size_t queue_max_bytes;	 /* and their bytes (64 MiB) */
+	unsigned retry_initial_ms; /* first backoff (1000); doubles, with jitter */
+	unsigned retry_max_ms;	   /* backoff cap (30000) */
 };
+
+/*
+ * Fill the unset fields of o from OTEL_EXPORTER_OTLP_PROFILES_* or else
+ * OTEL_EXPORTER_OTLP_*: ENDPOINT (the PROFILES_ one is used as is), PROTOCOL
+ * (grpc, http/protobuf), HEADERS, TIMEOUT (ms), COMPRESSION (gzip, none),
+ * INSECURE (true, false), CERTIFICATE.  Flags win: call this after the
+ * flags are in o.  The strings point into the environment.  Returns 0, or
+ * -EINVAL when a variable has a value we cannot use (logged; the other
+ * variables are still applied).
+ */
+int rep_otlp_opts_from_env(struct rep_otlp_opts *o);
 
 struct rep_sink;
 
@@ -124,10 +173,15 @@ int rep_otlp_opts_from_env(struct rep_otlp_opts *o);
  * Returns 0 or -EINVAL (unknown extension).
  */
 int rep_file_sink_open(const char *path, bool rotate, struct rep_sink **out);
-/* Open an OTLP sink with a sender thread; never blocks the caller. */
+/* Open an OTLP sink with a sender thread; never blocks the caller.  opts'
+ * strings are copied.  Returns 0, or -EINVAL (bad endpoint, protocol,
+ * compression or headers; logged), or -ENOMEM.  The process must ignore
+ * SIGPIPE: libcurl runs with CURLOPT_NOSIGNAL (threads) and then leaves
+ * it to the caller. */
 int rep_otlp_sink_open(const struct rep_otlp_opts *opts, struct rep_sink **out);
 /* Encode and write (file) or queue (OTLP) one batch.  Returns 0 or a
- * negative errno (the sink counts the failure). */
+ * negative errno (the sink counts the failure).  One writer at a time per
+ * sink; the batch is not used after the call returns. */
 int rep_sink_write(struct rep_sink *s, const struct rep_batch *b);
 void rep_sink_stats(struct rep_sink *s, struct rep_stats *out);
 /* Flush (OTLP: try to send what is queued for up to timeout_ms), stop,
@@ -135,7 +189,11 @@ void rep_sink_stats(struct rep_sink *s, struct rep_stats *out);
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms);
 
 /* Format-level encoders, for tests and for the file sink.  Each returns a
- * malloc'd buffer in *buf (caller frees) and 0, or a negative errno. */
+ * malloc'd buffer in *buf (caller frees; text formats are NUL-terminated,
+ * not counted in *len) and 0, or a negative errno (-ENOMEM).  Samples with
+ * count 0 and indices out of range are skipped.  An OTLP request body is
+ * also a valid ProfilesData (same field numbers): the .otlp file format.
+ * svg: title NULL means "Flame Graph". */
 int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len);
 int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len); /* gzip'd */
 int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len);  /* raw protobuf */
@@ -143,8 +201,11 @@ int rep_encode_svg(const struct rep_batch *b, const char *title, char **buf,
 		   size_t *len);
 
 /* The display name of a location, as folded and SVG print it: function,
- * "name_[k]" for kernel frames, "qualname (file.py:line)" for Python,
- * "basename+0xOFFSET" when there is no symbol.  Writes at most n bytes. */
+ * "name_[k]" for kernel frames, "qualname (file.py:line)" for Python (the
+ * file's basename), "[name]" for unwinding errors, "basename+0xADDRESS"
+ * (the mapping's file, the ELF address) when there is no symbol, "0xADDRESS"
+ * with no mapping either.  ';' becomes ':' and control characters '?', so a
+ * name is always one folded frame.  Writes at most n bytes, NUL included. */
 void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
 		       char *buf, size_t n);
 

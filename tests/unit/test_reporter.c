@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Reporter encoders: folded (exact text), names, and pprof read back by
+ * `go tool pprof`, a consumer we did not write.
+ */
+#include "test.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rep_fixture.h"
+#include "reporter.h"
+
+static const char fixture_folded[] =
+	"app-writer;main;write;entry_SYSCALL_64_[k];ksys_write_[k] 4\n"
+	"app;main;compute 8\n"
+	"app;main;compute;app+0x1234 2\n"
+	"python3;_PyEval_EvalFrameDefault;<module> (main.py:10);"
+	"Worker.run (worker.py:42) 6\n";
+
+TEST(reporter_folded_fixture)
+{
+	char *out = NULL;
+	size_t len = 0;
+
+	ASSERT_OK(rep_encode_folded(fix_batch(), &out, &len), "encode");
+	ASSERT_STREQ(out, fixture_folded, "folded text");
+	ASSERT_EQ(len, strlen(fixture_folded), "length");
+	free(out);
+}
+
+/* Order and merging do not depend on the order of the samples. */
+TEST(reporter_folded_stable_order)
+{
+	struct rep_batch b = *fix_batch();
+	struct rep_sample rev[8];
+	char *out = NULL;
+	size_t len, i;
+
+	for (i = 0; i < b.n_samples; i++)
+		rev[i] = b.samples[b.n_samples - 1 - i];
+	b.samples = rev;
+	ASSERT_OK(rep_encode_folded(&b, &out, &len), "encode");
+	ASSERT_STREQ(out, fixture_folded, "reversed samples");
+	free(out);
+}
+
+TEST(reporter_folded_kernel_above_user_and_escaping)
+{
+	static const struct rep_mapping m[] = {
+		{ .path = "/opt/lib/libweird;name.so" },
+	};
+	static const struct rep_location l[] = {
+		{ REP_FRAME_NATIVE, REP_NONE, 0x10, "outer", NULL, 0 },
+		{ REP_FRAME_NATIVE, 0, 0xbeef, NULL, NULL, 0 },
+		{ REP_FRAME_KERNEL, REP_NONE, 0xffffffff81000000, "do_syscall_64", NULL, 0 },
+		{ REP_FRAME_KERNEL, REP_NONE, 0xffffffff81000100, NULL, NULL, 0 },
+		{ REP_FRAME_NATIVE, REP_NONE, 0x20, "op;er\nator<a>", NULL, 0 },
+		{ REP_FRAME_ERROR, REP_NONE, 0, "no_unwind_info", NULL, 0 },
+		{ REP_FRAME_PYTHON, REP_NONE, 0, "f", "/a/b/mod.py", 0 },
+	};
+	/* Kernel frames given at the root end: they must still be drawn
+	 * above (after) the user frames, in their own order. */
+	static const uint32_t s0[] = { 1, 0, 3, 2 };
+	static const uint32_t s1[] = { 5, 4, 6 };
+	static const struct rep_stack st[] = { { 4, s0 }, { 3, s1 } };
+	static const struct rep_process p[] = { { .pid = 1 } };
+	static const struct rep_sample s[] = {
+		{ .stack = 0, .tid = 1, .thread_name = "a;b", .count = 1 },
+		{ .stack = 0, .tid = 2, .thread_name = "a;b", .count = 2, .cpu = 3 },
+		{ .stack = 1, .tid = 1, .thread_name = NULL, .count = 1 },
+		{ .stack = 1, .tid = 1, .thread_name = "zero", .count = 0 },
+	};
+	struct rep_batch b = {
+		.n_mappings = 1, .mappings = m, .n_locations = 7, .locations = l,
+		.n_stacks = 2, .stacks = st, .n_processes = 1, .processes = p,
+		.n_samples = 4, .samples = s,
+	};
+	char *out = NULL, name[64];
+	size_t len;
+
+	ASSERT_OK(rep_encode_folded(&b, &out, &len), "encode");
+	ASSERT_STREQ(out,
+		     "[unknown];f (mod.py);op:er?ator<a>;[no_unwind_info] 1\n"
+		     "a:b;outer;libweird:name.so+0xbeef;do_syscall_64_[k];"
+		     "0xffffffff81000100_[k] 3\n",
+		     "kernel after user, ';' and newline replaced, merged tids");
+	free(out);
+
+	rep_location_name(&b, &l[6], name, 5);
+	ASSERT_STREQ(name, "f (m", "truncated to the buffer");
+}
+
+TEST(reporter_frame_kind_names)
+{
+	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_NATIVE), "native", "native");
+	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_KERNEL), "kernel", "kernel");
+	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_PYTHON), "cpython", "python");
+	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_GO), "go", "go");
+	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_ERROR), "abort-marker", "error");
+}
+
+/* ---- pprof through go tool pprof ------------------------------------ */
+
+#define GO "/usr/lib/go-1.19/bin/go"
+
+struct top_row {
+	long flat, cum;
+	char name[128];
+};
+
+/* Parse `go tool pprof -top` rows: "flat flat% sum% cum cum% name". */
+static int parse_top(char *text, struct top_row *rows, int max)
+{
+	char *line, *save = NULL;
+	int n = 0;
+
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct top_row r;
+
+		if (sscanf(line, " %ld %*s %*s %ld %*s %127[^\n]", &r.flat, &r.cum,
+			   r.name) == 3)
+			rows[n++] = r;
+	}
+	return n;
+}
+
+static const struct top_row *find_row(const struct top_row *rows, int n,
+				      const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* Run `go tool pprof ARGS -symbolize=none PATH` into out; its exit status. */
+static int go_pprof(const char *args, const char *path, char *out, size_t cap)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "TZ=UTC HOME=%1$s GOCACHE=%1$s/gocache %2$s tool pprof %3$s "
+		 "-symbolize=none %4$s 2>&1",
+		 test_tmpdir(), GO, args, path);
+	return fix_run(cmd, out, cap);
+}
+
+TEST(reporter_pprof_go_tool)
+{
+	static const struct {
+		const char *name;
+		long flat, cum;
+	} want[] = {
+		{ "compute", 8, 10 },  { "main", 0, 14 },
+		{ "ksys_write", 4, 4 }, { "entry_SYSCALL_64", 0, 4 },
+		{ "write", 0, 4 },	{ "Worker.run", 6, 6 },
+		{ "<module>", 0, 6 },	{ "_PyEval_EvalFrameDefault", 0, 6 },
+	};
+	char path[512], *out = malloc(1 << 16);
+	struct top_row rows[64];
+	void *buf = NULL;
+	size_t len, i;
+	int n, rc;
+
+	if (access(GO, X_OK)) {
+		test_skip("%s not installed (Debian golang-1.19-go)", GO);
+		free(out);
+		return;
+	}
+	ASSERT_OK(rep_encode_pprof(fix_batch(), &buf, &len), "encode");
+	ASSERT_EQ(((unsigned char *)buf)[0], 0x1f, "gzip magic");
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", test_tmpdir());
+	ASSERT_OK(fix_write_file(path, buf, len), "write");
+	test_note("pprof: %zu bytes for %u samples", len, fix_batch()->n_samples);
+
+	/* Counts: the samples index. */
+	rc = go_pprof("-top -sample_index=samples", path, out, 1 << 16);
+	ASSERT_EQ(rc, 0, "go tool pprof exit status");
+	ASSERT_TRUE(strstr(out, "Type: samples") != NULL, out);
+	n = parse_top(out, rows, 64);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct top_row *r = find_row(rows, n, want[i].name);
+
+		if (!ASSERT_NOT_NULL(r, want[i].name))
+			continue;
+		ASSERT_EQ(r->flat, want[i].flat, want[i].name);
+		ASSERT_EQ(r->cum, want[i].cum, want[i].name);
+	}
+
+	/* Time: the default (last) sample type, 50 ms a sample. */
+	rc = go_pprof("-top", path, out, 1 << 16);
+	ASSERT_EQ(rc, 0, "go tool pprof exit status (cpu)");
+	ASSERT_TRUE(strstr(out, "Type: cpu") != NULL, "Type: cpu");
+	ASSERT_TRUE(strstr(out, "Total samples = 1000ms") != NULL, "20 x 50ms");
+	ASSERT_TRUE(strstr(out, "Time: Nov 22, 2026 at 10:15am (UTC)") != NULL,
+		    "start time");
+	ASSERT_TRUE(strstr(out, "Duration: 5s") != NULL, "duration");
+
+	/* Labels and the unsymbolized frame. */
+	rc = go_pprof("-traces", path, out, 1 << 16);
+	ASSERT_EQ(rc, 0, "go tool pprof -traces");
+	ASSERT_TRUE(strstr(out, "thread.name:") && strstr(out, "app-writer"),
+		    "thread.name label");
+	ASSERT_TRUE(strstr(out, "process.pid:  200") != NULL, "pid label");
+	ASSERT_TRUE(strstr(out, "thread.id:  102") != NULL, "tid label");
+	ASSERT_TRUE(strstr(out, "cpu.logical_number:  0") != NULL, "cpu 0 kept");
+	ASSERT_TRUE(strstr(out, "Build ID: 4f1a2b3c4d5e6f708192a3b4c5d6e7f801234567") ||
+			    strstr(out, "4f1a2b3c4d5e6f708192a3b4c5d6e7f801234567"),
+		    "build id");
+	if (test_start_subtest("raw")) {
+		rc = go_pprof("-raw", path, out, 1 << 16);
+		ASSERT_EQ(rc, 0, "go tool pprof -raw");
+		/* The unnamed frame keeps its runtime address: bias + 0x1234. */
+		ASSERT_TRUE(strstr(out, "0x555555555234") != NULL, "runtime address");
+		ASSERT_TRUE(strstr(out, "/usr/bin/app") != NULL, "mapping file");
+	}
+	free(buf);
+	free(out);
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Buffers, arena, hash map, string table, gzip and naming for the reporter. */
+#include "rep_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* ---- growable byte buffer ------------------------------------------- */
+
+static bool buf_reserve(struct rep_buf *b, size_t extra)
+{
+	size_t want, cap;
+	char *p;
+
+	if (b->err)
+		return false;
+	if (extra > SIZE_MAX - b->len - 1)
+		goto nomem;
+	want = b->len + extra + 1;
+	if (want <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		goto nomem;
+	b->p = p;
+	b->cap = cap;
+	return true;
+nomem:
+	b->err = -ENOMEM;
+	return false;
+}
+
+void rep_buf_add(struct rep_buf *b, const void *data, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void rep_buf_puts(struct rep_buf *b, const char *s)
+{
+	rep_buf_add(b, s, strlen(s));
+}
+
+void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!buf_reserve(b, 128))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->err = -EINVAL;
+		return;
+	}
+	if ((size_t)n >= b->cap - b->len) {
+		if (!buf_reserve(b, (size_t)n))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+int rep_buf_take(struct rep_buf *b, char **out, size_t *len)
+{
+	int err = b->err;
+
+	if (!err && !b->p)
+		buf_reserve(b, 0);
+	err = b->err;
+	if (err) {
+		rep_buf_free(b);
+		return err;
+	}
+	*out = b->p;
+	*len = b->len;
+	memset(b, 0, sizeof(*b));
+	return 0;
+}
+
+void rep_buf_free(struct rep_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- arena ----------------------------------------------------------- */
+
+struct rep_arena_chunk {
+	struct rep_arena_chunk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+#define ARENA_CHUNK (256 * 1024)
+
+void *rep_arena_calloc(struct rep_arena *a, size_t n, size_t size)
+{
+	const size_t align = sizeof(max_align_t);
+	struct rep_arena_chunk *c = a->head;
+	size_t bytes;
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	bytes = n * size;
+	if (bytes > SIZE_MAX - align)
+		return NULL;
+	bytes = (bytes + align - 1) & ~(align - 1);
+	if (!c || c->size - c->used < bytes) {
+		size_t csize = bytes > ARENA_CHUNK / 4 ? bytes : ARENA_CHUNK;
+
+		if (csize > SIZE_MAX - sizeof(*c))
+			return NULL;
+		c = malloc(sizeof(*c) + csize);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->size = csize;
+		/* A big private chunk goes behind the current one so the
+		 * current one's free space stays in use. */
+		if (a->head && bytes == csize) {
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = a->head;
+			a->head = c;
+		}
+	}
+	p = (char *)c->data + c->used;
+	c->used += bytes;
+	memset(p, 0, bytes);
+	return p;
+}
+
+char *rep_arena_strdup(struct rep_arena *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = rep_arena_calloc(a, n, 1);
+
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+void rep_arena_free(struct rep_arena *a)
+{
+	struct rep_arena_chunk *c = a->head, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}
+
+/* ---- hash map ----------------------------------------------------------- */
+
+struct rep_map_slot {
+	uint64_t hash;
+	const void *key; /* NULL: empty */
+	size_t len;
+	uint32_t id;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a final mix */
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static int map_grow(struct rep_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 256, i;
+	struct rep_map_slot *slots;
+
+	if (cap > SIZE_MAX / sizeof(*slots))
+		return -ENOMEM;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < m->cap; i++) {
+		struct rep_map_slot *s = &m->slots[i];
+		size_t j;
+
+		if (!s->key)
+			continue;
+		for (j = s->hash & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = *s;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	return 0;
+}
+
+int64_t rep_map_intern(struct rep_map *m, const void *key, size_t len,
+		       bool *added)
+{
+	uint64_t h = hash_bytes(key, len);
+	struct rep_map_slot *s;
+	size_t j;
+	void *copy;
+
+	if (added)
+		*added = false;
+	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
+		return -ENOMEM;
+	for (j = h & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+		s = &m->slots[j];
+		if (!s->key)
+			break;
+		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
+			return s->id;
+	}
+	if (m->n >= INT32_MAX)
+		return -ENOMEM;
+	if (m->n == m->by_id_cap) {
+		size_t cap = m->by_id_cap ? m->by_id_cap * 2 : 256;
+		const void **p = reallocarray(m->by_id, cap, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		m->by_id = p;
+		m->by_id_cap = cap;
+	}
+	/* The length in front, one spare NUL behind so string keys stay C
+	 * strings. */
+	if (len > SIZE_MAX - sizeof(size_t) - 1)
+		return -ENOMEM;
+	copy = rep_arena_calloc(&m->keys, sizeof(size_t) + len + 1, 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, &len, sizeof(len));
+	copy = (char *)copy + sizeof(size_t);
+	memcpy(copy, key, len);
+	m->by_id[m->n] = copy;
+	s->hash = h;
+	s->key = copy;
+	s->len = len;
+	s->id = (uint32_t)m->n++;
+	if (added)
+		*added = true;
+	return s->id;
+}
+
+const void *rep_map_key(const struct rep_map *m, uint32_t id, size_t *len)
+{
+	const char *k;
+
+	if (id >= m->n)
+		return NULL;
+	k = m->by_id[id];
+	if (len)
+		memcpy(len, k - sizeof(size_t), sizeof(*len));
+	return k;
+}
+
+void rep_map_free(struct rep_map *m)
+{
+	free(m->slots);
+	free(m->by_id);
+	rep_arena_free(&m->keys);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- string table ------------------------------------------------------ */
+
+int rep_strtab_init(struct rep_strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	rep_strtab_add(t, "");
+	return t->err;
+}
+
+int32_t rep_strtab_add(struct rep_strtab *t, const char *s)
+{
+	int64_t id;
+
+	if (t->err)
+		return 0;
+	if (!s)
+		s = "";
+	id = rep_map_intern(&t->map, s, strlen(s), NULL);
+	if (id < 0) {
+		t->err = (int)id;
+		return 0;
+	}
+	return (int32_t)id;
+}
+
+char **rep_strtab_strings(const struct rep_strtab *t, size_t *n)
+{
+	*n = t->map.n;
+	return (char **)t->map.by_id;
+}
+
+void rep_strtab_free(struct rep_strtab *t)
+{
+	rep_map_free(&t->map);
+}
+
+/* ---- compression ------------------------------------------------------ */
+
+int rep_gzip(const void *in, size_t len, size_t headroom, void **out,
+	     size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap;
+	uint8_t *buf;
+	int rc;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	cap = deflateBound(&z, len);
+	if (cap > SIZE_MAX - headroom) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	buf = malloc(headroom + cap);
+	if (!buf) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	/* deflateBound covers the whole output; one call with Z_FINISH. */
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)len;
+	z.next_out = buf + headroom;
+	z.avail_out = (uInt)cap;
+	if (len > UINT32_MAX || cap > UINT32_MAX)
+		rc = Z_BUF_ERROR;
+	else
+		rc = deflate(&z, Z_FINISH);
+	*out_len = headroom + z.total_out;
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* ---- batches ---------------------------------------------------------- */
+
+const char *rep_basename(const char *path)
+{
+	const char *s;
+
+	if (!path)
+		return "";
+	s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+void rep_hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+const char *rep_thread_label(const struct rep_batch *b,
+			     const struct rep_sample *s)
+{
+	if (s->thread_name && *s->thread_name)
+		return s->thread_name;
+	if (s->process < b->n_processes) {
+		const struct rep_process *p = &b->processes[s->process];
+
+		if (p->exe_name && *p->exe_name)
+			return p->exe_name;
+	}
+	return "[unknown]";
+}
+
+int rep_names_init(struct rep_names *n, const struct rep_batch *b)
+{
+	char name[1024];
+	uint32_t i;
+
+	memset(n, 0, sizeof(*n));
+	n->loc = rep_arena_calloc(&n->arena, b->n_locations, sizeof(*n->loc));
+	if (!n->loc && b->n_locations)
+		goto nomem;
+	for (i = 0; i < b->n_locations; i++) {
+		rep_location_name(b, &b->locations[i], name, sizeof(name));
+		n->loc[i] = rep_arena_strdup(&n->arena, name);
+		if (!n->loc[i])
+			goto nomem;
+	}
+	return 0;
+nomem:
+	rep_names_free(n);
+	return -ENOMEM;
+}
+
+void rep_names_free(struct rep_names *n)
+{
+	rep_arena_free(&n->arena);
+	n->loc = NULL;
+}
+
+uint32_t rep_sample_path(const struct rep_batch *b, const struct rep_sample *s,
+			 uint32_t *out)
+{
+	const struct rep_stack *st;
+	uint32_t i, k = 0, pass;
+
+	if (s->stack >= b->n_stacks)
+		return 0;
+	st = &b->stacks[s->stack];
+	/* Pass 0: user frames, pass 1: kernel frames; each root first. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = st->n; i-- > 0;) {
+			uint32_t l = st->locations[i];
+			bool kernel;
+
+			if (l >= b->n_locations)
+				continue;
+			kernel = b->locations[l].kind == REP_FRAME_KERNEL;
+			if (kernel == (pass == 1))
+				out[k++] = l;
+		}
+	}
+	return k;
+}
+
+/* ---- names ---------------------------------------------------------- */
+
+const char *rep_frame_kind_name(enum rep_frame_kind k)
+{
+	/* The OTLP profile.frame.type values receivers know (devfiler
+	 * rejects anything else). */
+	static const char *const names[REP_FRAME_KIND_COUNT] = {
+		[REP_FRAME_NATIVE] = "native",
+		[REP_FRAME_KERNEL] = "kernel",
+		[REP_FRAME_PYTHON] = "cpython",
+		[REP_FRAME_GO] = "go",
+		[REP_FRAME_ERROR] = "abort-marker",
+	};
+
+	return (unsigned)k < REP_FRAME_KIND_COUNT ? names[k] : "native";
+}
+
+/* Folded separates frames with ';' and lines with '\n': neither may
+ * appear inside a name (flamegraph's stackcollapse also maps ';' to ':'). */
+void rep_name_sanitize(char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == ';')
+			*s = ':';
+		else if (c < 0x20 || c == 0x7f)
+			*s = '?';
+	}
+}
+
+void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
+		       char *buf, size_t n)
+{
+	const char *fn = l->function && *l->function ? l->function : NULL;
+	const char *suffix = l->kind == REP_FRAME_KERNEL ? "_[k]" : "";
+
+	if (!n)
+		return;
+	if (fn && l->kind == REP_FRAME_PYTHON && l->filename && l->line)
+		snprintf(buf, n, "%s (%s:%u)", fn, rep_basename(l->filename),
+			 l->line);
+	else if (fn && l->kind == REP_FRAME_PYTHON && l->filename)
+		snprintf(buf, n, "%s (%s)", fn, rep_basename(l->filename));
+	else if (fn && l->kind == REP_FRAME_ERROR)
+		snprintf(buf, n, "[%s]", fn);
+	else if (fn)
+		snprintf(buf, n, "%s%s", fn, suffix);
+	else if (l->mapping < b->n_mappings && b->mappings[l->mapping].path)
+		snprintf(buf, n, "%s+0x%" PRIx64 "%s",
+			 rep_basename(b->mappings[l->mapping].path), l->address,
+			 suffix);
+	else
+		snprintf(buf, n, "0x%" PRIx64 "%s", l->address, suffix);
+	rep_name_sanitize(buf);
+}
