@@ -104,7 +104,7 @@ struct tp {
 
 	struct rep_mapping *maps;
 	uint32_t n_maps, cap_maps;
-	struct hm map_by_file; /* id64 -> index */
+	struct hm map_by_file; /* hash(pid, id64) -> index */
 
 	struct rep_location *locs;
 	uint32_t n_locs, cap_locs;
@@ -192,14 +192,26 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 /* ---- interning ------------------------------------------------------- */
 
-static uint32_t intern_mapping(struct tp *tp, struct exe_file *f,
+/* One mapping per (process, file): runtime addresses differ between
+ * processes.  pmm is the process' mapping of f when known. */
+static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 			       const struct pm_mapping *pmm)
 {
+	uint64_t key[2] = { pid, f->id64 }, h = hm_hash(key, sizeof(key), 5), v;
 	struct rep_mapping *m;
-	uint64_t v;
 
-	if (hm_get(&tp->map_by_file, f->id64, &v))
+	if (hm_get(&tp->map_by_file, h, &v))
 		return (uint32_t)v;
+	if (!pmm) {
+		struct pm_proc *p = pm_find(tp->pm, (pid_t)pid);
+		uint32_t i;
+
+		for (i = 0; p && i < p->n_maps; i++)
+			if (p->maps[i].file == f) {
+				pmm = &p->maps[i];
+				break;
+			}
+	}
 	if (!ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations))
 		return REP_NONE;
 	m = &tp->maps[tp->n_maps];
@@ -208,11 +220,12 @@ static uint32_t intern_mapping(struct tp *tp, struct exe_file *f,
 		m->start = pmm->start;
 		m->limit = pmm->end;
 		m->file_offset = pmm->offset;
+		m->bias = pmm->bias;
 	}
 	m->path = arena_str(tp, f->path);
 	memcpy(m->file_id, f->id.b, 16);
 	m->gnu_build_id = arena_str(tp, exe_build_id(tp->em, f));
-	if (hm_put(&tp->map_by_file, f->id64, tp->n_maps))
+	if (hm_put(&tp->map_by_file, h, tp->n_maps))
 		return REP_NONE;
 	return tp->n_maps++;
 }
@@ -273,19 +286,22 @@ static uint32_t kernel_loc(struct tp *tp, uint64_t addr)
 	return add_loc(tp, h, &l);
 }
 
-/* A native frame: file f at ELF address addr. */
-static uint32_t native_loc(struct tp *tp, struct exe_file *f,
+/* A native frame of process pid: file f at ELF address addr. */
+static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 			   const struct pm_mapping *pmm, uint64_t addr,
 			   bool ret_addr)
 {
 	struct rep_location l = { .kind = REP_FRAME_NATIVE, .address = addr };
 	uint64_t h, off;
 	bool found;
-	uint32_t i = find_loc(tp, REP_FRAME_NATIVE, f->id64, addr, &h, &found);
+	uint32_t i, map = intern_mapping(tp, pid, f, pmm);
 
+	if (map == REP_NONE)
+		return REP_NONE;
+	i = find_loc(tp, REP_FRAME_NATIVE, map, addr, &h, &found);
 	if (found)
 		return i;
-	l.mapping = intern_mapping(tp, f, pmm);
+	l.mapping = map;
 	/* a return address points after the call: name the call */
 	l.function = arena_str(tp, exe_symbolize(tp->em, f,
 						 addr - (ret_addr ? 1 : 0), &off));
@@ -514,7 +530,7 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 				goto bad;
 			f = exe_find(tp->em, uw[i + 1]);
 			if (f)
-				loc = native_loc(tp, f, NULL, data, ret);
+				loc = native_loc(tp, h->pid, f, NULL, data, ret);
 			else
 				loc = unknown_loc(tp, h->pid, data, "[unknown file]");
 			i += 2;
@@ -536,7 +552,8 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 			if (proc)
 				m = pm_find_mapping(proc, data - (ret ? 1 : 0));
 			if (m && m->file)
-				loc = native_loc(tp, m->file, m, data - m->bias, ret);
+				loc = native_loc(tp, h->pid, m->file, m,
+						 data - m->bias, ret);
 			else {
 				tp->st.raw_unresolved++;
 				loc = unknown_loc(tp, h->pid, data,

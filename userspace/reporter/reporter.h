@@ -160,10 +160,6 @@ int rep_otlp_opts_from_env(struct rep_otlp_opts *o);
 
 struct rep_sink;
 
-/* Fill the fields opts left unset from OTEL_EXPORTER_OTLP_* variables.
- * Returns 0 or -EINVAL for a malformed value. */
-int rep_otlp_opts_from_env(struct rep_otlp_opts *o);
-
 /*
  * Open a file sink; the format comes from the extension: ".folded",
  * ".pb.gz"/".pprof" (gzip'd pprof), ".svg", ".otlp" (an OTLP request body).
