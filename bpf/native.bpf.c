@@ -371,10 +371,15 @@ int sample(struct bpf_perf_event_data *ctx)
 	s->st.pid = pid;
 	s->st.next_prog = NO_PROG;
 
-	kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8, 0);
-	if (kbytes < 0) {
-		metric_inc(METRIC_KSTACK_ERR);
-		kbytes = 0;
+	/* a sample taken in user mode has no kernel stack: skip the helper
+	 * (it costs microseconds even when it finds nothing) */
+	kbytes = 0;
+	if (ctx->regs.ip > USER_MAX) {
+		kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8, 0);
+		if (kbytes < 0) {
+			metric_inc(METRIC_KSTACK_ERR);
+			kbytes = 0;
+		}
 	}
 	s->hdr.n_kernel = kbytes / 8;
 

@@ -243,12 +243,38 @@ static void print_summary(struct daemon *d)
 		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
 		" startup_ms=%.0f files=%" PRIu64 " rows=%" PRIu64 " syncs=%" PRIu64
 		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
-		" seconds=%.1f\n",
+		" seconds=%.1f ",
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
 		d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
 		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, send_ok,
 		send_fail, drops, secs);
+	{
+		/* the agent's own cost, and the BPF cost per sample when the
+		 * kernel keeps program statistics (kernel.bpf_stats_enabled) */
+		struct tracer_prog_stats pst[16];
+		uint64_t run_ns = 0, samples = 0;
+		struct rusage ru;
+		int np = tracer_prog_stats(d->tr, pst, 16);
+
+		for (i = 0; i < np; i++) {
+			run_ns += pst[i].run_time_ns;
+			if (d->cfg.verbose)
+				fprintf(stderr, "prog %s: runs=%" PRIu64 " ns=%" PRIu64 "\n",
+					pst[i].name, pst[i].run_cnt, pst[i].run_time_ns);
+			if (!strcmp(pst[i].name, "sample"))
+				samples = pst[i].run_cnt;
+		}
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "agent_cpu_ms=%.0f rss_max_kb=%ld",
+			(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
+			ru.ru_maxrss);
+		if (samples)
+			fprintf(stderr, " bpf_samples=%" PRIu64 " bpf_ns_per_sample=%.0f",
+				samples, (double)run_ns / samples);
+		fprintf(stderr, "\n");
+	}
 	if (d->cfg.verbose) {
 		fprintf(stderr, "bpf counters:");
 		for (i = 0; i < METRIC_COUNT; i++)

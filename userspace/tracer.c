@@ -443,7 +443,15 @@ int tracer_enable(struct tracer *t, bool on)
 
 int tracer_poll(struct tracer *t, int timeout_ms)
 {
-	return ring_buffer__poll(t->rb, timeout_ms);
+	int n = ring_buffer__poll(t->rb, timeout_ms), m;
+
+	/* trace records do not wake us (BPF_RB_NO_WAKEUP): drain them */
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(t->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
 }
 
 void tracer_read_metrics(struct tracer *t, uint64_t *out)
