@@ -22,6 +22,8 @@
 #   EP_BPF_LOG_LEVEL  passed as -bpf-log-level to the profiler
 #   EP_DURATION       seconds of sampling in each row (default 3)
 #   V=1               progress on stderr, full logs of failed rows
+#   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-fp and the skeleton
+#                     header (default: the ones the top Makefile builds)
 #
 # See tests/qemu/README.md for the costs and the traps.
 set -u
@@ -54,7 +56,7 @@ metapackage() {
 }
 
 usage() {
-	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '/^# The kernel matrix/,/^# See tests/p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
