@@ -4,6 +4,7 @@
 #   make            build ./ebpf-profiler
 #   make test       unit + BPF integration tests (integration needs root)
 #   make deps       install the Debian packages (idempotent)
+#   make test-qemu  the kernel matrix under qemu (KERNELS="6.1-generic host")
 #   O=dir           build directory (default: build)
 #   V=1             show the commands
 #   SANITIZER=address,undefined   build with sanitizers
@@ -134,8 +135,8 @@ test: ebpf-profiler $(RUNNER) workloads
 unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
 
-test-qemu: ebpf-profiler
-	$(Q)tests/qemu/run-matrix.sh $(KERNELS)
+test-qemu: ebpf-profiler workloads
+	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-fp tests/qemu/run-matrix.sh $(KERNELS)
 
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py
@@ -162,6 +163,6 @@ clean:
 	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
 
 help:
-	@sed -n '3,9p' Makefile
+	@sed -n '3,10p' Makefile
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

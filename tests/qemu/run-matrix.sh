@@ -1,0 +1,447 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# The kernel matrix: every BPF program loaded, and a profile taken, on each
+# of Debian 12's kernels booted under qemu, and on the host kernel.
+#
+#   tests/qemu/run-matrix.sh [ROW...]      (make test-qemu KERNELS="ROW...")
+#
+# Rows: 6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt host
+# (default: all).  Prints one line per row,
+#   PASS|FAIL|SKIP <row> <release> programs=N samples=N (Ts)
+# then a summary; exits 1 when a row failed, 2 on a usage or setup error.
+# A failing row's guest output (the verifier log, when a program was
+# rejected) is printed under its line: in full when one row was asked for
+# or V=1, else its last lines and the path of the whole log.
+#
+# Environment:
+#   EP_QEMU_CACHE     cache of kernels, busybox and logs (tests/qemu/cache)
+#   EP_QEMU_TIMEOUT   seconds a guest may run (default 300)
+#   EP_QEMU_ACCEL     tcg or kvm (default: kvm when the CPU has vmx/svm and
+#                     /dev/kvm is writable, else tcg)
+#   EP_BPF_LOG_LEVEL  passed as -bpf-log-level to the profiler
+#   EP_DURATION       seconds of sampling in each row (default 3)
+#   V=1               progress on stderr, full logs of failed rows
+#   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-fp and the skeleton
+#                     header (default: the ones the top Makefile builds)
+#
+# See tests/qemu/README.md for the costs and the traps.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache=${EP_QEMU_CACHE:-$here/cache}
+bin=${EP_BIN:-$top/ebpf-profiler}
+workload=${EP_WORKLOAD:-$top/build/workloads/split-fp}
+skel=${EP_SKEL:-$top/skel/profiler.skel.h}
+timeout_s=${EP_QEMU_TIMEOUT:-300}
+verbose=${V:-0}
+apt_opts=(-o DPkg::Lock::Timeout=600 -q)
+
+ALL_ROWS="6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt host"
+
+# The metapackage that names each row's current kernel.  The concrete
+# package (its ABI number) changes with every security update, so it is
+# resolved through apt-cache each run, never written down.
+metapackage() {
+	case $1 in
+	6.1-generic) echo linux-image-amd64 ;;
+	6.1-cloud) echo linux-image-cloud-amd64 ;;
+	6.1-rt) echo linux-image-rt-amd64 ;;
+	6.12-generic) echo linux-image-6.12-amd64 ;;
+	6.12-cloud) echo linux-image-6.12-cloud-amd64 ;;
+	6.12-rt) echo linux-image-6.12-rt-amd64 ;;
+	*) return 1 ;;
+	esac
+}
+
+usage() {
+	sed -n '/^# The kernel matrix/,/^# See tests/p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+note() {
+	[ "$verbose" = 1 ] && echo "  .. $*" >&2
+	return 0
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# ---- arguments ---------------------------------------------------------
+
+rows=()
+for a in "$@"; do
+	case $a in
+	-h | --help) usage ;;
+	all) read -ra rows <<<"$ALL_ROWS" ;;
+	host) rows+=("$a") ;;
+	*)
+		if ! metapackage "$a" >/dev/null; then
+			echo "run-matrix: unknown row '$a' (rows: $ALL_ROWS)" >&2
+			exit 2
+		fi
+		rows+=("$a")
+		;;
+	esac
+done
+[ ${#rows[@]} -eq 0 ] && read -ra rows <<<"$ALL_ROWS"
+# one row asked for: show its whole failure output
+[ ${#rows[@]} -eq 1 ] && verbose_fail=1 || verbose_fail=$verbose
+
+for f in "$bin" "$workload"; do
+	if [ ! -x "$f" ]; then
+		echo "run-matrix: $f is missing: run 'make ebpf-profiler workloads'" >&2
+		exit 2
+	fi
+done
+
+# Programs the daemon must load: those of the skeleton's "progs" struct.
+expect=$(awk '
+	/^\tstruct \{$/ { inside = 1; n = 0; next }
+	inside && /struct bpf_program \*/ { n++ }
+	inside && /^\t\} progs;$/ { print n; exit }
+	inside && /^\t\}/ { inside = 0 }
+' "$skel" 2>/dev/null)
+if [ -z "$expect" ] || [ "$expect" -eq 0 ]; then
+	echo "run-matrix: cannot count the programs in $skel: run 'make'" >&2
+	exit 2
+fi
+
+mkdir -p "$cache/kernels" "$cache/logs" || exit 2
+# one run at a time per cache: the initramfs and the logs are shared
+exec 9>"$cache/.lock"
+if ! flock -n 9; then
+	echo "run-matrix: waiting for another run that uses $cache" >&2
+	flock 9
+fi
+
+# ---- packages ------------------------------------------------------------
+
+apt_updated=0
+
+# Refresh the package lists once per run, when a download failed: the
+# archive drops a kernel's previous ABI when a security update lands.
+apt_update() {
+	[ "$apt_updated" = 1 ] && return 1
+	apt_updated=1
+	[ "$(id -u)" = 0 ] || return 1
+	note "apt-get update"
+	apt-get "${apt_opts[@]}" update >"$cache/logs/apt-update.log" 2>&1
+}
+
+# resolve METAPACKAGE: print the concrete linux-image package it depends on.
+resolve() {
+	apt-cache depends --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "$1" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
+}
+
+# download PKG DIR: apt-get download into DIR.
+download() {
+	(cd "$2" && apt-get "${apt_opts[@]}" download "$1") \
+		>"$2/apt.log" 2>&1
+}
+
+# Decompress a bzImage's payload into an ELF vmlinux.  The setup header
+# says where the payload is (boot protocol 2.08+); its magic says which
+# tool it needs.  The payload ends with its uncompressed size, which some
+# tools call trailing garbage: their status is ignored and the result is
+# checked instead.  qemu boots the vmlinux through its PVH entry
+# (CONFIG_PVH), which skips the guest's own decompression: twice as fast
+# for the XZ kernels under TCG.
+extract_vmlinux() {
+	local img=$1 out=$2 sects pm off len start magic tool
+
+	sects=$(od -An -tu1 -j $((0x1f1)) -N1 "$img" | tr -d ' ')
+	[ "$sects" = 0 ] && sects=4
+	pm=$(((sects + 1) * 512))
+	off=$(od -An -tu4 -j $((0x248)) -N4 "$img" | tr -d ' ')
+	len=$(od -An -tu4 -j $((0x24c)) -N4 "$img" | tr -d ' ')
+	start=$((pm + off))
+	magic=$(od -An -tx1 -j "$start" -N6 "$img" | tr -d ' \n')
+	case $magic in
+	1f8b*) tool="gzip -dc" ;;
+	fd377a585a00) tool="xz -dc" ;;
+	28b52ffd*) tool="zstd -dcq" ;;
+	02214c18*) tool="lz4 -dc" ;;
+	425a68*) tool="bzip2 -dc" ;;
+	5d0000*) tool="xz -dc --format=lzma" ;;
+	*) return 1 ;;
+	esac
+	tail -c +$((start + 1)) "$img" | head -c "$len" | $tool >"$out" 2>/dev/null
+	# an ELF with the PVH entry note (Xen note type 18, PHYS32_ENTRY)
+	[ "$(head -c 4 "$out" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ] &&
+		readelf -n "$out" 2>/dev/null | grep '^  Xen' | grep -q '(0x00000012)'
+}
+
+# fetch_kernel ROW PKG: download PKG and extract its kernel into
+# $cache/kernels/ROW/PKG (kept between runs; other versions of the row are
+# removed).  Returns 1 when the archive does not serve PKG.
+fetch_kernel() {
+	local row=$1 pkg=$2 dir=$cache/kernels/$1/$2 tmp img
+
+	tmp=$(mktemp -d "$cache/kernels/.fetch.XXXXXX") || return 2
+	note "$row: apt-get download $pkg"
+	if ! download "$pkg" "$tmp"; then
+		cp "$tmp/apt.log" "$cache/logs/$row.apt.log"
+		rm -rf "$tmp"
+		return 1
+	fi
+	note "$row: extracting the kernel"
+	if ! dpkg-deb --fsys-tarfile "$tmp"/*.deb |
+		tar -x -C "$tmp" --wildcards './boot/vmlinuz-*' './boot/config-*'; then
+		rm -rf "$tmp"
+		return 2
+	fi
+	for img in "$tmp"/boot/vmlinuz-*; do break; done
+	if [ ! -f "$img" ]; then
+		rm -rf "$tmp"
+		return 2
+	fi
+	mkdir -p "$tmp/k"
+	basename "$img" | sed 's/^vmlinuz-//' >"$tmp/k/release"
+	cp "$tmp"/boot/config-* "$tmp/k/config" 2>/dev/null
+	if extract_vmlinux "$img" "$tmp/k/vmlinux"; then
+		note "$row: booting the uncompressed vmlinux (PVH)"
+	else
+		# no PVH entry, or an unknown compression: boot the bzImage
+		rm -f "$tmp/k/vmlinux"
+		mv "$img" "$tmp/k/vmlinuz"
+	fi
+	rm -rf "$cache/kernels/$row"
+	mkdir -p "$cache/kernels/$row"
+	mv "$tmp/k" "$dir" && rm -rf "$tmp"
+}
+
+# ---- the initramfs ----------------------------------------------------------
+
+initrd=$cache/initrd.cpio
+initrd_built=0
+
+# busybox from busybox-static, unpacked, not installed (it conflicts with
+# the busybox package).
+get_busybox() {
+	local bb=$cache/busybox/busybox tmp
+
+	[ -x "$bb" ] && return 0
+	tmp=$(mktemp -d "$cache/.busybox.XXXXXX") || return 1
+	note "apt-get download busybox-static"
+	if ! download busybox-static "$tmp" && ! { apt_update && download busybox-static "$tmp"; }; then
+		cat "$tmp/apt.log" >&2
+		rm -rf "$tmp"
+		return 1
+	fi
+	mkdir -p "$cache/busybox"
+	dpkg-deb --fsys-tarfile "$tmp"/busybox-static_*.deb |
+		tar -xO ./bin/busybox >"$bb.tmp" && chmod 755 "$bb.tmp" &&
+		mv "$bb.tmp" "$bb"
+	rm -rf "$tmp"
+	[ -x "$bb" ]
+}
+
+# copy_elf FILE STAGE DEST: FILE to STAGE/DEST with the shared libraries
+# and the dynamic loader it needs, at the paths ldd names.
+copy_elf() {
+	local f=$1 stage=$2 dest=$3 lib
+
+	mkdir -p "$stage/$(dirname "$dest")"
+	cp -L "$f" "$stage/$dest" || return 1
+	# a static binary: ldd says "not a dynamic executable"
+	for lib in $(ldd "$f" 2>/dev/null | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3; next }
+		$1 ~ /^\// { print $1 }'); do
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib" || return 1
+	done
+}
+
+# Build the one initramfs all guests boot: busybox, the profiler and the
+# workload with their libraries, check.sh, its settings and /init.  An
+# uncompressed cpio: the guest copies it instead of inflating it, which
+# under TCG is the faster of the two.
+build_initrd() {
+	local stage=$cache/initrd.d
+
+	[ "$initrd_built" = 1 ] && return 0
+	get_busybox || return 1
+	note "building the initramfs"
+	rm -rf "$stage"
+	mkdir -p "$stage"/{bin,dev,proc,sys,tmp,ep} || return 1
+	cp "$cache/busybox/busybox" "$stage/bin/busybox"
+	cp "$here/init" "$stage/init"
+	cp "$here/check.sh" "$stage/ep/check.sh"
+	chmod 755 "$stage/init" "$stage/ep/check.sh"
+	copy_elf "$bin" "$stage" /ep/ebpf-profiler || return 1
+	copy_elf "$workload" "$stage" /ep/split-fp || return 1
+	cat >"$stage/ep/check.env" <<-EOF
+		EP_BIN=/ep/ebpf-profiler
+		EP_WORKLOAD=/ep/split-fp
+		EP_WORKDIR=/tmp/ep-check
+		EP_EXPECT_PROGRAMS=$expect
+		EP_DURATION='${EP_DURATION:-3}'
+		EP_PROFILER_ARGS='${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}'
+	EOF
+	# the kernel opens /dev/console for init before devtmpfs is mounted
+	[ "$(id -u)" = 0 ] && mknod "$stage/dev/console" c 5 1
+	(cd "$stage" && find . | cpio -o -H newc -R 0:0 --quiet) >"$initrd.tmp" &&
+		mv "$initrd.tmp" "$initrd" || return 1
+	rm -rf "$stage"
+	initrd_built=1
+}
+
+# ---- one row -----------------------------------------------------------------
+
+if grep -qwE 'vmx|svm' /proc/cpuinfo && [ -w /dev/kvm ]; then
+	accel=${EP_QEMU_ACCEL:-kvm}
+else
+	accel=${EP_QEMU_ACCEL:-tcg}
+fi
+case $accel in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+tcg) accel_args=(-accel tcg -cpu max) ;;
+*)
+	echo "run-matrix: EP_QEMU_ACCEL must be kvm or tcg" >&2
+	exit 2
+	;;
+esac
+
+# Set by each row: its status, release, the RESULT line and its log.
+status="" release="" result="" log=""
+
+# boot ROW KERNEL: run the check in a guest; sets result.
+boot() {
+	local row=$1 kernel=$2 rc
+
+	log=$cache/logs/$row.log
+	note "$row: booting $(basename "$kernel") ($accel)"
+	timeout "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m 512M \
+		-nodefaults -display none -no-reboot -serial "file:$log" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 oops=panic quiet" \
+		</dev/null >"$cache/logs/$row.qemu.log" 2>&1
+	rc=$?
+	result=$(tr -d '\r' <"$log" | grep -a '^RESULT ' | tail -n 1)
+	if [ -z "$result" ]; then
+		[ $rc = 124 ] && result="RESULT FAIL reason=timeout-${timeout_s}s" ||
+			result="RESULT FAIL reason=no-result-qemu-exit-$rc"
+		cat "$cache/logs/$row.qemu.log" >>"$log"
+	fi
+}
+
+run_vm_row() {
+	local row=$1 meta pkg kernel rc
+
+	meta=$(metapackage "$row")
+	pkg=$(resolve "$meta")
+	if [ -z "$pkg" ] && apt_update; then
+		pkg=$(resolve "$meta")
+	fi
+	if [ -z "$pkg" ]; then
+		status=SKIP release=- result="reason=apt-knows-no-$meta"
+		return
+	fi
+	release=${pkg#linux-image-}
+	if [ ! -d "$cache/kernels/$row/$pkg" ]; then
+		fetch_kernel "$row" "$pkg"
+		rc=$?
+		if [ $rc = 1 ] && apt_update; then
+			# a security update may have replaced the ABI
+			pkg=$(resolve "$meta")
+			release=${pkg#linux-image-}
+			[ -n "$pkg" ] && fetch_kernel "$row" "$pkg"
+			rc=$?
+		fi
+		if [ $rc = 1 ]; then
+			status=SKIP result="reason=archive-does-not-serve-$pkg"
+			return
+		elif [ $rc != 0 ]; then
+			status=FAIL result="reason=cannot-extract-$pkg"
+			return
+		fi
+	fi
+	kernel=$cache/kernels/$row/$pkg/vmlinux
+	[ -f "$kernel" ] || kernel=$cache/kernels/$row/$pkg/vmlinuz
+	release=$(cat "$cache/kernels/$row/$pkg/release")
+	if ! build_initrd; then
+		status=FAIL result="reason=cannot-build-initramfs"
+		return
+	fi
+	boot "$row" "$kernel"
+}
+
+# The host row: the same check, run directly.  check.sh mounts nothing,
+# so it needs no mount namespace.
+run_host_row() {
+	release=$(uname -r)
+	log=$cache/logs/host.log
+	if [ "$(id -u)" != 0 ]; then
+		status=SKIP result="reason=not-root"
+		return
+	fi
+	EP_BIN=$bin EP_WORKLOAD=$workload EP_WORKDIR=$cache/host-check \
+		EP_EXPECT_PROGRAMS=$expect \
+		EP_PROFILER_ARGS="${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}" \
+		sh "$here/check.sh" >"$log" 2>&1
+	result=$(grep -a '^RESULT ' "$log" | tail -n 1)
+	[ -n "$result" ] || result="RESULT FAIL reason=no-result"
+}
+
+# kv KEY: the value of KEY= in the result line.
+kv() {
+	echo "$result" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1
+}
+
+# Print a failed row's guest output: the block check.sh wrote, or the end
+# of the log when the guest never got that far.
+show_failure() {
+	local out
+
+	[ -f "$log" ] || return
+	out=$(tr -d '\r' <"$log" | sed -n '/^---- profiler stderr/,/^---- end/p')
+	[ -n "$out" ] || out=$(tr -d '\r' <"$log" | tail -n 40)
+	if [ "$verbose_fail" = 1 ]; then
+		echo "$out" | sed 's/^/    /' # indent
+	else
+		echo "$out" | tail -n 40 | sed 's/^/    /'
+		echo "    (whole log: $log)"
+	fi
+}
+
+# ---- the matrix --------------------------------------------------------------
+
+t_all=$(now)
+npass=0 nfail=0 nskip=0
+for row in "${rows[@]}"; do
+	t_row=$(now)
+	status="" release="-" result="" log=""
+	if [ "$row" = host ]; then
+		run_host_row
+	else
+		run_vm_row "$row"
+	fi
+	if [ -z "$status" ]; then
+		case $result in
+		"RESULT PASS"*) status=PASS ;;
+		*) status=FAIL ;;
+		esac
+	fi
+	k=$(kv kernel)
+	[ -n "$k" ] && release=$k
+	programs=$(kv programs) samples=$(kv samples)
+	line="$status $row $release programs=${programs:--} samples=${samples:--}"
+	reason=$(kv reason)
+	[ -n "$reason" ] && line="$line reason=$reason"
+	echo "$line ($(elapsed "$t_row")s)"
+	case $status in
+	PASS) npass=$((npass + 1)) ;;
+	SKIP) nskip=$((nskip + 1)) ;;
+	FAIL)
+		nfail=$((nfail + 1))
+		show_failure
+		;;
+	esac
+done
+echo "matrix: $npass passed, $nfail failed, $nskip skipped ($accel, $(elapsed "$t_all")s)"
+[ $nfail = 0 ]
