@@ -425,6 +425,12 @@ static int run(struct daemon *d)
 	uint64_t now, next_report, next_gc, next_prob, deadline;
 	int err, n;
 
+	/* handlers first: a signal during start-up (loading takes a while on
+	 * slow machines) must still stop us cleanly; a background job of a
+	 * shell starts with SIGINT ignored, which this also overrides */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	err = check_pids(&d->cfg);
 	if (!err)
 		err = cgroup_ids(&d->cfg, cg);
@@ -496,10 +502,6 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
-
 	err = tracer_attach(d->tr);
 	if (err)
 		return err;
@@ -516,8 +518,11 @@ static int run(struct daemon *d)
 	log_info("started in %.0f ms: %d programs, %d perf events",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr));
 
+	/* -duration counts from when sampling is live */
 	now = exe_now_ns();
-	deadline = d->cfg.duration_ns ? d->t_start + d->cfg.duration_ns : 0;
+	deadline = d->cfg.duration_ns ? d->t_start + d->startup_ns +
+						 d->cfg.duration_ns :
+					 0;
 	next_report = now + d->cfg.reporter_interval_ns;
 	next_gc = now + 1000000000ULL;
 	next_prob = now + d->cfg.probabilistic_interval_ns;
