@@ -292,7 +292,7 @@ struct py_proc {
 	__u16 rt_interp_main;	  /* _PyRuntime -> interpreters.main */
 	__u16 tss_key_off;	  /* Py_tss_t -> _key */
 	__u16 frame_model;	  /* 0: PyFrameObject (<3.11), 1: interp frame */
-	__u16 pad[2];
+	__u16 pad[6];
 };
 _Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
 
