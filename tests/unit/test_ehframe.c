@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * CFI extraction against an independent oracle: binutils' readelf.
+ *
+ * `readelf --debug-dump=frames-interp` prints, for every FDE, the table of
+ * rules per location; `--debug-dump=frames` prints the raw instructions,
+ * which we replay only to know which DWARF expression stands behind an
+ * "exp" cell.  Every row readelf prints must map, through dt_file_lookup,
+ * to the rule it describes, or to INVALID exactly where the rule has a
+ * form we do not lower.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deltas.h"
+#include "ehframe.h"
+#include "elfmap.h"
+
+/* ---- raw dump: expressions by (section, FDE, location) ------------------ */
+
+struct expr_snap {
+	int sec;
+	unsigned long fde;
+	uint64_t loc;
+	char *cfa;  /* CFA expression text, NULL when a register rule */
+	char *rbp;  /* rbp expression text, NULL when another rule */
+	bool rbp_undef;
+};
+
+struct raw {
+	struct expr_snap *v;
+	size_t n, cap;
+};
+
+struct rstate {
+	char *cfa, *rbp;
+	bool rbp_undef;
+};
+
+static void snap(struct raw *r, int sec, unsigned long fde, uint64_t loc,
+		 const struct rstate *s)
+{
+	if (!s->cfa && !s->rbp && !s->rbp_undef)
+		return; /* only what an "exp"/"u" cell needs */
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 256;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+	}
+	r->v[r->n++] = (struct expr_snap){ sec, fde, loc,
+					    s->cfa ? strdup(s->cfa) : NULL,
+					    s->rbp ? strdup(s->rbp) : NULL,
+					    s->rbp_undef };
+}
+
+/* The text between the first '(' after skip and its matching ')'. */
+static char *paren(const char *line, const char *after)
+{
+	const char *p = strstr(line, after), *q;
+	int depth = 0;
+
+	if (!p)
+		return NULL;
+	p = strchr(p + strlen(after), '(');
+	if (!p)
+		return NULL;
+	for (q = p; *q; q++) {
+		if (*q == '(')
+			depth++;
+		else if (*q == ')' && --depth == 0)
+			return strndup(p + 1, q - p - 1);
+	}
+	return NULL;
+}
+
+static void raw_parse(const char *path, struct raw *r)
+{
+	char cmdline[1024], line[4096];
+	struct rstate st = { 0 }, stack[32];
+	unsigned long fde = 0;
+	uint64_t loc = 0;
+	int sec = -1, depth = 0;
+	bool in_fde = false;
+	FILE *p;
+
+	snprintf(cmdline, sizeof(cmdline),
+		 "readelf -W --debug-dump=frames '%s' 2>/dev/null", path);
+	p = popen(cmdline, "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long off, a, b;
+		char kind[8];
+		uint64_t to;
+		char *s;
+
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			if (in_fde)
+				snap(r, sec, fde, loc, &st);
+			in_fde = false;
+			sec++;
+			continue;
+		}
+		if (sscanf(line, "%lx %lx %lx %7s", &off, &a, &b, kind) == 4 &&
+		    (strcmp(kind, "FDE") == 0 || strcmp(kind, "CIE") == 0 ||
+		     strcmp(kind, "ZERO") == 0)) {
+			if (in_fde)
+				snap(r, sec, fde, loc, &st);
+			free(st.cfa);
+			free(st.rbp);
+			memset(&st, 0, sizeof(st));
+			depth = 0;
+			in_fde = strcmp(kind, "FDE") == 0;
+			fde = off;
+			s = strstr(line, "pc=");
+			loc = s ? strtoull(s + 3, NULL, 16) : 0;
+			continue;
+		}
+		if (!in_fde)
+			continue;
+		if ((s = strstr(line, " to ")) && strstr(line, "DW_CFA_advance")) {
+			to = strtoull(s + 4, NULL, 16);
+			snap(r, sec, fde, loc, &st);
+			loc = to;
+		} else if (strstr(line, "DW_CFA_set_loc: ")) {
+			snap(r, sec, fde, loc, &st);
+			loc = strtoull(strstr(line, "DW_CFA_set_loc: ") + 16, NULL, 16);
+		} else if (strstr(line, "DW_CFA_def_cfa_expression")) {
+			free(st.cfa);
+			st.cfa = paren(line, "DW_CFA_def_cfa_expression");
+		} else if (strstr(line, "DW_CFA_def_cfa:") ||
+			   strstr(line, "DW_CFA_def_cfa_register") ||
+			   strstr(line, "DW_CFA_def_cfa_sf")) {
+			free(st.cfa);
+			st.cfa = NULL;
+		} else if (strstr(line, "r6 (rbp)") &&
+			   !strstr(line, "DW_CFA_register: r") /* rbp as source */) {
+			free(st.rbp);
+			st.rbp = NULL;
+			st.rbp_undef = strstr(line, "DW_CFA_undefined") != NULL;
+			if (strstr(line, "DW_CFA_expression"))
+				st.rbp = paren(line, "r6 (rbp)");
+		} else if (strstr(line, "DW_CFA_remember_state") && depth < 32) {
+			stack[depth] = st;
+			stack[depth].cfa = st.cfa ? strdup(st.cfa) : NULL;
+			stack[depth].rbp = st.rbp ? strdup(st.rbp) : NULL;
+			depth++;
+		} else if (strstr(line, "DW_CFA_restore_state") && depth > 0) {
+			free(st.cfa);
+			free(st.rbp);
+			st = stack[--depth];
+		}
+	}
+	if (in_fde)
+		snap(r, sec, fde, loc, &st);
+	free(st.cfa);
+	free(st.rbp);
+	pclose(p);
+}
+
+/* The snapshot in force at loc, or NULL. */
+static const struct expr_snap *raw_find(const struct raw *r, int sec,
+					unsigned long fde, uint64_t loc)
+{
+	const struct expr_snap *best = NULL;
+	size_t lo = 0, hi = r->n, i;
+
+	/* Snapshots are in dump order: (sec, fde) ascending. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->v[mid].sec < sec ||
+		    (r->v[mid].sec == sec && r->v[mid].fde < fde))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < r->n && r->v[i].sec == sec && r->v[i].fde == fde; i++)
+		if (r->v[i].loc <= loc)
+			best = &r->v[i];
+	return best;
+}
+
+static void raw_free(struct raw *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		free(r->v[i].cfa);
+		free(r->v[i].rbp);
+	}
+	free(r->v);
+}
+
+/* ---- expected rules ------------------------------------------------------- */
+
+/* The rule a readelf expression text stands for; false when we do not
+ * lower that form. */
+static bool expect_cfa_expr(const char *x, struct unwind_rule *r)
+{
+	int n = 0, reg, lit;
+	long k, m;
+	char rn[8];
+
+	if (sscanf(x, "DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; "
+		      "DW_OP_and; DW_OP_lit%d; DW_OP_ge; DW_OP_lit3; DW_OP_shl; "
+		      "DW_OP_plus%n",
+		   &lit, &n) == 1 &&
+	    x[n] == 0) {
+		r->cmd = RULE_CMD_PLT;
+		r->cfa_reg = RULE_REG_SP;
+		r->cfa_off = 8;
+		r->cfa_post = lit;
+		return true;
+	}
+	if (sscanf(x, "DW_OP_breg%d (%7[a-z0-9]): %ld%n", &reg, rn, &k, &n) != 3 ||
+	    (reg != 6 && reg != 7))
+		return false;
+	r->cfa_reg = reg == 7 ? RULE_REG_SP : RULE_REG_FP;
+	r->cfa_off = k;
+	x += n;
+	if (*x == 0)
+		return true;
+	if (strncmp(x, "; DW_OP_deref", 13) != 0)
+		return false;
+	x += 13;
+	r->flags = RULE_F_DEREF_CFA;
+	if (*x == 0)
+		return true;
+	if (sscanf(x, "; DW_OP_plus_uconst: %ld%n", &m, &n) != 1 || x[n])
+		return false;
+	r->cfa_post = m;
+	return true;
+}
+
+struct oracle {
+	uint64_t rows, agree, unsupported, disagree, unresolved;
+	uint64_t signal, stop, plt, deref, fp_reg;
+};
+
+/* Split a row line into cells; "r9 (r9)" is one cell. */
+static int cells(char *line, char **out, int max)
+{
+	int n = 0;
+	char *tok, *save;
+
+	for (tok = strtok_r(line, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (tok[0] == '(' && n > 0) {
+			/* Glue to the previous cell. */
+			continue;
+		}
+		if (n < max)
+			out[n++] = tok;
+	}
+	return n;
+}
+
+static void report(struct oracle *o, const struct dt_file *f, uint64_t addr,
+		   const struct unwind_rule *want, bool supported,
+		   const char *line)
+{
+	struct unwind_rule inv = { .cmd = RULE_CMD_INVALID }, got;
+	int idx = dt_file_lookup(f, addr);
+	char g[64], w[64];
+
+	got = idx >= 0 ? *dt_file_rule(f, idx) : inv;
+	o->rows++;
+	if (!supported)
+		want = &inv;
+	if (memcmp(&got, want, sizeof(got)) == 0) {
+		o->agree++;
+		if (!supported)
+			o->unsupported++;
+		return;
+	}
+	if (o->disagree++ < 10)
+		printf("    disagree at 0x%llx: ours %s, readelf %s: %s",
+		       (unsigned long long)addr, dt_rule_str(&got, g, sizeof(g)),
+		       supported ? dt_rule_str(want, w, sizeof(w)) : "unsupported",
+		       line);
+}
+
+/* Where a row is checked: its FDE and what the CIE says. */
+struct fde_ctx {
+	const struct raw *raw;
+	int sec;
+	unsigned long fde;
+	bool signal;
+};
+
+/* Check one readelf row (cells v, columns cols) at addr. */
+static void check_row(struct oracle *o, const struct dt_file *f,
+		      const struct fde_ctx *c, char **cols, char **v, int n,
+		      uint64_t addr, const char *line)
+{
+	struct unwind_rule want = { 0 };
+	const char *cfa = NULL, *ra = NULL, *rbp = NULL;
+	const struct expr_snap *x = raw_find(c->raw, c->sec, c->fde, addr);
+	bool sup = true;
+	char reg[16];
+	long k;
+	int i, nn = 0;
+
+	for (i = 1; i < n; i++) {
+		if (strcmp(cols[i], "CFA") == 0)
+			cfa = v[i];
+		else if (strcmp(cols[i], "ra") == 0)
+			ra = v[i];
+		else if (strcmp(cols[i], "rbp") == 0)
+			rbp = v[i];
+	}
+	if (!cfa || !ra)
+		return;
+	if (c->signal) {
+		want.cmd = RULE_CMD_SIGNAL;
+		o->signal++;
+		report(o, f, addr, &want, true, line);
+		return;
+	}
+	if (strcmp(ra, "u") == 0) {
+		want.cmd = RULE_CMD_STOP;
+		o->stop++;
+		report(o, f, addr, &want, true, line);
+		return;
+	}
+	if (strcmp(cfa, "exp") == 0) {
+		if (!x || !x->cfa) {
+			o->unresolved++;
+			return;
+		}
+		sup = expect_cfa_expr(x->cfa, &want);
+		if (sup && want.cmd == RULE_CMD_PLT) {
+			o->plt++;
+			report(o, f, addr, &want, true, line);
+			return;
+		}
+	} else if (sscanf(cfa, "%15[a-z0-9]%ld", reg, &k) == 2 &&
+		   (!strcmp(reg, "rsp") || !strcmp(reg, "rbp"))) {
+		want.cfa_reg = reg[1] == 's' ? RULE_REG_SP : RULE_REG_FP;
+		want.cfa_off = k;
+	} else {
+		sup = false;
+	}
+	if (strcmp(ra, "c-8") != 0)
+		sup = false;
+	if (!rbp || !strcmp(rbp, "u") || !strcmp(rbp, "s")) {
+		/* "u" is also "never saved", which for rbp means kept. */
+		if (x && x->rbp_undef)
+			want.fp_rule = RULE_FP_UNDEF;
+	} else if (rbp[0] == 'c' && sscanf(rbp + 1, "%ld", &k) == 1) {
+		want.fp_rule = RULE_FP_CFA_OFF;
+		want.fp_off = k;
+	} else if (!strcmp(rbp, "exp") && x && x->rbp &&
+		   sscanf(x->rbp, "DW_OP_breg6 (rbp): %ld%n", &k, &nn) == 1 &&
+		   !x->rbp[nn]) {
+		want.fp_rule = RULE_FP_REG_OFF;
+		want.fp_off = k;
+		o->fp_reg++;
+	} else {
+		sup = false;
+	}
+	if (sup && (want.flags & RULE_F_DEREF_CFA))
+		o->deref++;
+	report(o, f, addr, &want, sup, line);
+}
+
+struct cie_info {
+	int sec;
+	unsigned long off;
+	bool signal;
+	char hdr[1024], row[1024];
+};
+
+/* Check f against readelf's tables for path. */
+static void oracle_check(const char *path, const struct dt_file *f,
+			 struct oracle *o)
+{
+	char cmdline[1024], line[4096], copy[4096], hdr[4096] = "";
+	char *cols[64], *v[64];
+	struct cie_info *cies = NULL, *cie = NULL;
+	struct raw raw = { 0 };
+	struct fde_ctx ctx = { .raw = &raw, .sec = -1 };
+	size_t n_cies = 0, k;
+	uint64_t pc_lo = 0, pc_hi = 0;
+	bool in_fde = false, fde_rows = false;
+	int ncols = 0, n;
+	FILE *p;
+
+	memset(o, 0, sizeof(*o));
+	raw_parse(path, &raw);
+	snprintf(cmdline, sizeof(cmdline),
+		 "readelf -W --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	p = popen(cmdline, "r");
+	if (!p)
+		return;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), p);
+		unsigned long off, a, b;
+		char kind[8], *s;
+
+		/* An FDE readelf prints no rows for (no instructions): the
+		 * CIE's initial row holds from its start. */
+		if (in_fde && !fde_rows && cie && cie->hdr[0] && cie->row[0] &&
+		    (eof || line[0] == '\n')) {
+			snprintf(copy, sizeof(copy), "%s", cie->hdr);
+			ncols = cells(copy, cols, 64);
+			snprintf(hdr, sizeof(hdr), "%s", cie->row);
+			n = cells(hdr, v, 64);
+			if (n == ncols)
+				check_row(o, f, &ctx, cols, v, n, pc_lo, cie->row);
+			in_fde = false;
+		}
+		if (eof)
+			break;
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			ctx.sec++;
+			in_fde = false;
+			continue;
+		}
+		if (sscanf(line, "%lx %lx %lx %7s", &off, &a, &b, kind) == 4 &&
+		    (strcmp(kind, "FDE") == 0 || strcmp(kind, "CIE") == 0)) {
+			ncols = 0;
+			fde_rows = false;
+			if (strcmp(kind, "CIE") == 0) {
+				char *q;
+
+				cies = realloc(cies, (n_cies + 1) * sizeof(*cies));
+				cie = &cies[n_cies++];
+				memset(cie, 0, sizeof(*cie));
+				cie->sec = ctx.sec;
+				cie->off = off;
+				s = strchr(line, '"');
+				q = s ? strchr(s + 1, '"') : NULL;
+				cie->signal = q && memchr(s + 1, 'S', q - s - 1);
+				in_fde = false;
+				continue;
+			}
+			s = strstr(line, "cie=");
+			off = s ? strtoul(s + 4, NULL, 16) : ~0UL;
+			cie = NULL;
+			for (k = n_cies; k-- > 0;) {
+				if (cies[k].sec == ctx.sec && cies[k].off == off) {
+					cie = &cies[k];
+					break;
+				}
+			}
+			ctx.fde = strtoul(line, NULL, 16);
+			ctx.signal = cie && cie->signal;
+			s = strstr(line, "pc=");
+			in_fde = s && sscanf(s, "pc=%lx..%lx", &a, &b) == 2 &&
+				 b > a;
+			pc_lo = a;
+			pc_hi = b;
+			continue;
+		}
+		if (strstr(line, "   LOC ") == line) {
+			snprintf(copy, sizeof(copy), "%s", line);
+			ncols = cells(copy, cols, 64);
+			if (!in_fde && cie)
+				snprintf(cie->hdr, sizeof(cie->hdr), "%.1023s", line);
+			continue;
+		}
+		if (!ncols || !((line[0] >= '0' && line[0] <= '9') ||
+				(line[0] >= 'a' && line[0] <= 'f')))
+			continue;
+		if (!in_fde) {
+			if (cie && !cie->row[0])
+				snprintf(cie->row, sizeof(cie->row), "%.1023s", line);
+			continue;
+		}
+		fde_rows = true;
+		snprintf(hdr, sizeof(hdr), "%s", line);
+		n = cells(hdr, v, 64);
+		if (n == ncols) {
+			uint64_t addr = strtoull(v[0], NULL, 16);
+
+			if (addr >= pc_lo && addr < pc_hi)
+				check_row(o, f, &ctx, cols, v, n, addr, line);
+		}
+	}
+	pclose(p);
+	free(cies);
+	raw_free(&raw);
+}
+
+static struct dt_file *extract(const char *path, struct dt_extract_stats *st)
+{
+	struct dt_extract_opts o = { .stats = st };
+	struct dt_file *f = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return NULL;
+	err = dt_extract_file_opts(fd, path, &o, &f);
+	close(fd);
+	if (err)
+		printf("    extract %s: %s\n", path, strerror(-err));
+	return f;
+}
+
+static bool have_readelf(void)
+{
+	return system("readelf --version >/dev/null 2>&1") == 0;
+}
+
+static void oracle_file(const char *path)
+{
+	struct dt_extract_stats st;
+	struct dt_file *f;
+	struct oracle o;
+	struct stat sb;
+
+	if (!test_start_subtest(path))
+		return;
+	if (stat(path, &sb) != 0) {
+		test_note("%s: not on this machine", path);
+		return;
+	}
+	f = extract(path, &st);
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	oracle_check(path, f, &o);
+	test_note("%s: %llu readelf rows, %u table rows, %u rules, .text covered "
+		  "%.2f%% (%llu of %llu bytes), unsupported %llu rows (%llu "
+		  "bytes: cfa-reg %llu cfa-expr %llu ra %llu fp %llu), "
+		  "signal %llu stop %llu plt %llu deref %llu, disagree %llu",
+		  path, (unsigned long long)o.rows, f->n_rows, f->n_rules,
+		  100.0 * f->covered / (double)(f->text_hi - f->text_lo),
+		  (unsigned long long)f->covered,
+		  (unsigned long long)(f->text_hi - f->text_lo),
+		  (unsigned long long)o.unsupported,
+		  (unsigned long long)st.unsup_bytes,
+		  (unsigned long long)st.unsup[DT_UNSUP_CFA_REG],
+		  (unsigned long long)st.unsup[DT_UNSUP_CFA_EXPR],
+		  (unsigned long long)st.unsup[DT_UNSUP_RA],
+		  (unsigned long long)st.unsup[DT_UNSUP_FP],
+		  (unsigned long long)o.signal, (unsigned long long)o.stop,
+		  (unsigned long long)o.plt, (unsigned long long)o.deref,
+		  (unsigned long long)o.disagree);
+	ASSERT_GT(o.rows, 1000, "readelf rows parsed");
+	ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
+	ASSERT_EQ(st.bad_entries, 0, "malformed entries");
+	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
+	dt_file_free(f);
+}
+
+TEST(ehframe_oracle_readelf)
+{
+	static const char *files[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/bin/bash",
+		"/usr/bin/python3.11",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+	};
+	size_t i;
+
+	if (!have_readelf()) {
+		test_skip("readelf (binutils) not installed");
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		oracle_file(files[i]);
+}
