@@ -1271,8 +1271,8 @@ int ehf_open_debuglink(const struct elfm *e, const char *path,
 		return -ENOENT;
 	if (!realpath(path, real))
 		snprintf(real, sizeof(real), "%s", path);
-	snprintf(dir, sizeof(dir), "%s", real);
-	snprintf(dir, sizeof(dir), "%s", dirname(dir));
+	snprintf(cand, sizeof(cand), "%s", real);
+	snprintf(dir, sizeof(dir), "%s", dirname(cand));
 	for (k = 0; k < 3; k++) {
 		int n;
 

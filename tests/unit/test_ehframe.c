@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -568,4 +569,543 @@ TEST(ehframe_oracle_readelf)
 	}
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		oracle_file(files[i]);
+}
+
+/* Structure any table must have, whatever the input. */
+static void check_table(const struct dt_file *f)
+{
+	uint32_t i, j, next = 0;
+
+	for (i = 0; i < f->n_pages; i++) {
+		const struct dt_page *p = &f->pages[i];
+
+		if (!ASSERT_EQ(p->first, next, "pages contiguous") ||
+		    !ASSERT_EQ(ROW_ADDR(f->rows[p->first]), 0, "row at 0"))
+			return;
+		for (j = 0; j < p->count; j++)
+			if (!ASSERT_LT(ROW_RULE(f->rows[p->first + j]), f->n_rules,
+				       "rule index"))
+				return;
+		next += p->count;
+	}
+	ASSERT_EQ(next, f->n_rows, "rows in pages");
+}
+
+/* ---- files the test builds ---------------------------------------------- */
+
+/* Run a shell command in the test's directory; true when it succeeds. */
+static bool sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	int n;
+	va_list ap;
+
+	n = snprintf(cmd, sizeof(cmd), "cd '%s' && ", test_tmpdir());
+	va_start(ap, fmt);
+	vsnprintf(cmd + n, sizeof(cmd) - n, fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
+}
+
+/* A program with a plain function, a frame with a large array, and a
+ * function that realigns its stack through a DRAP register (CFA =
+ * *(rbp-16), rbp saved at rbp+0) when built with
+ * -mincoming-stack-boundary=3. */
+static const char prog_c[] =
+	"#include <stdio.h>\n"
+	"#include <string.h>\n"
+	"__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }\n"
+	"__attribute__((noinline)) int frame(int n) { volatile int a[64];\n"
+	"  for (int i = 0; i < 64; i++) a[i] = leaf(i + n); return a[n & 63]; }\n"
+	"__attribute__((noinline)) int realign(int n) {\n"
+	"  char *p = __builtin_alloca(n);\n"
+	"  char buf[64] __attribute__((aligned(64)));\n"
+	"  memset(buf, n, sizeof buf); memset(p, 1, n);\n"
+	"  return buf[3] + p[n - 1] + frame(n); }\n"
+	"int main(int argc, char **argv) {\n"
+	"  printf(\"%d\\n\", realign(argc + 16)); return 0; }\n";
+
+static bool build_prog(const char *out, const char *flags)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/prog.c", test_tmpdir());
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(prog_c, f);
+	fclose(f);
+	if (!sh("gcc -O2 -g %s -o %s prog.c", flags, out)) {
+		test_skip("gcc could not build the test program");
+		return false;
+	}
+	return true;
+}
+
+static char *tmp_path(const char *name)
+{
+	static char bufs[4][512];
+	static int i;
+	char *p = bufs[i++ % 4];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
+/* The built program's tables against readelf, .debug_frame included. */
+static void oracle_small(const char *name, unsigned want_src)
+{
+	struct dt_extract_stats st;
+	struct dt_file *f = extract(tmp_path(name), &st);
+	struct oracle o;
+
+	if (!ASSERT_NOT_NULL(f, name))
+		return;
+	oracle_check(tmp_path(name), f, &o);
+	ASSERT_GT(o.rows, 10, "readelf rows");
+	ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
+	ASSERT_EQ(f->source & want_src, want_src, "sources");
+	test_note("%s: %llu rows agree (deref %llu, rbp via rbp %llu, plt %llu), "
+		  "source 0x%x", name, (unsigned long long)o.agree,
+		  (unsigned long long)o.deref, (unsigned long long)o.fp_reg,
+		  (unsigned long long)o.plt, f->source);
+	if (want_src & DT_SRC_DEBUG_FRAME) {
+		ASSERT_GT(o.deref, 0, "DRAP: CFA = *(rbp-16)");
+		ASSERT_GT(o.fp_reg, 0, "DRAP: rbp at rbp+0");
+	}
+	dt_file_free(f);
+}
+
+TEST(ehframe_debug_frame)
+{
+	/* Without asynchronous unwind tables GCC writes .debug_frame only;
+	 * the crt files still bring a few .eh_frame FDEs. */
+	const char *flags = "-fno-asynchronous-unwind-tables "
+			    "-mincoming-stack-boundary=3";
+	char f2[256];
+
+	if (!have_readelf()) {
+		test_skip("readelf (binutils) not installed");
+		return;
+	}
+	if (!build_prog("plain", flags))
+		return;
+	if (test_start_subtest("plain"))
+		oracle_small("plain", DT_SRC_DEBUG_FRAME);
+	snprintf(f2, sizeof(f2), "%s -gz=zlib", flags);
+	if (test_start_subtest("zlib") && build_prog("zlib", f2))
+		oracle_small("zlib", DT_SRC_DEBUG_FRAME);
+	if (test_start_subtest("zstd")) {
+		if (sh("objcopy --compress-debug-sections=zstd plain zstd 2>/dev/null"))
+			oracle_small("zstd", DT_SRC_DEBUG_FRAME);
+		else
+			test_note("objcopy cannot write zstd sections: skipped");
+	}
+	/* With unwind tables: .eh_frame, the DRAP function included. */
+	if (test_start_subtest("eh_frame") &&
+	    build_prog("eh", "-mincoming-stack-boundary=3"))
+		oracle_small("eh", DT_SRC_EH_FRAME);
+	/* IBT PLT: binutils' expression compares with 9. */
+	if (test_start_subtest("ibt_plt") &&
+	    build_prog("ibt", "-fcf-protection -Wl,-z,ibtplt")) {
+		struct dt_file *f = extract(tmp_path("ibt"), NULL);
+		struct elfm *e = NULL;
+		int fd = open(tmp_path("ibt"), O_RDONLY | O_CLOEXEC);
+		const Elf64_Shdr *plt;
+
+		elfm_open_fd(fd, &e);
+		close(fd);
+		plt = e ? elfm_section(e, ".plt") : NULL;
+		if (ASSERT_NOT_NULL(f, "extract") && ASSERT_NOT_NULL(plt, ".plt")) {
+			int idx = dt_file_lookup(f, plt->sh_addr + 16);
+			const struct unwind_rule *r = dt_file_rule(f, idx);
+
+			ASSERT_TRUE(r && r->cmd == RULE_CMD_PLT && r->cfa_post == 9,
+				    "PLT rule with threshold 9");
+		}
+		oracle_small("ibt", DT_SRC_EH_FRAME);
+		elfm_free(e);
+		dt_file_free(f);
+	}
+}
+
+static bool same_table(const struct dt_file *a, const struct dt_file *b)
+{
+	return a->n_rules == b->n_rules && a->n_pages == b->n_pages &&
+	       a->n_rows == b->n_rows &&
+	       !memcmp(a->rules, b->rules, a->n_rules * sizeof(*a->rules)) &&
+	       !memcmp(a->pages, b->pages, a->n_pages * sizeof(*a->pages)) &&
+	       !memcmp(a->rows, b->rows, a->n_rows * sizeof(*a->rows));
+}
+
+TEST(ehframe_debuglink)
+{
+	struct dt_extract_stats st;
+	struct dt_extract_opts o = { .stats = &st };
+	struct dt_file *ref = NULL, *f;
+	const uint8_t *id;
+	struct elfm *e = NULL;
+	char bid[128], dir[512], dbg[512];
+	size_t id_len, i;
+	int fd;
+
+	sh("mkdir -p bin");
+	if (!build_prog("bin/prog", "-fno-asynchronous-unwind-tables"))
+		return;
+	ref = extract(tmp_path("bin/prog"), NULL);
+	if (!ASSERT_NOT_NULL(ref, "unstripped") ||
+	    !ASSERT_TRUE(sh("cd bin && objcopy --only-keep-debug prog prog.debug && "
+			    "objcopy --strip-debug --add-gnu-debuglink=prog.debug "
+			    "prog prog.stripped && mkdir -p ../dbg"),
+			 "objcopy"))
+		goto out;
+	fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+	elfm_open_fd(fd, &e);
+	close(fd);
+	if (!ASSERT_NOT_NULL(e, "stripped") ||
+	    !ASSERT_OK(elfm_build_id(e, &id, &id_len), "build id"))
+		goto out;
+	ASSERT_TRUE(elfm_section(e, ".debug_frame") == NULL, "stripped");
+	snprintf(dbg, sizeof(dbg), "%s", tmp_path("dbg"));
+	o.debug_dir = dbg;
+	snprintf(dir, sizeof(dir), "%s", tmp_path("bin"));
+
+	if (test_start_subtest("next_to_file")) {
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+					       &o, &f), "extract");
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debuglink");
+		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
+		ASSERT_STREQ(st.debug_file, tmp_path("bin/prog.debug"), "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("dot_debug")) {
+		sh("mkdir -p bin/.debug && mv bin/prog.debug bin/.debug/");
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from .debug/");
+		ASSERT_STREQ(st.debug_file, tmp_path("bin/.debug/prog.debug"),
+			     "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("debug_dir")) {
+		char want[1024];
+
+		sh("mkdir -p 'dbg%s' && mv bin/.debug/prog.debug 'dbg%s/'", dir, dir);
+		snprintf(want, sizeof(want), "%s%s/prog.debug", tmp_path("dbg"), dir);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debug dir");
+		ASSERT_STREQ(st.debug_file, want, "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("build_id")) {
+		int n = snprintf(bid, sizeof(bid), "dbg/.build-id/%02x/", id[0]);
+
+		for (i = 1; i < id_len; i++)
+			n += snprintf(bid + n, sizeof(bid) - n, "%02x", id[i]);
+		sh("mkdir -p $(dirname %s) && mv 'dbg%s/prog.debug' %s.debug", bid,
+		   dir, bid);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "by build id");
+		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("crc_mismatch")) {
+		/* A debug file that is not the one the link names. */
+		sh("cp %s.debug bin/prog.debug && rm %s.debug && "
+		   "printf x >> bin/prog.debug", bid, bid);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+					       &o, &f), "extract");
+		close(fd);
+		ASSERT_TRUE(f && !(f->source & DT_SRC_DEBUGLINK), "CRC checked");
+		ASSERT_STREQ(st.debug_file, "", "none used");
+		dt_file_free(f);
+	}
+out:
+	elfm_free(e);
+	dt_file_free(ref);
+}
+
+/* Copy a file into the test directory, optionally changed. */
+static char *copy_file(const char *from, const char *name, uint8_t **data,
+		       size_t *len)
+{
+	char *to = tmp_path(name);
+	FILE *in = fopen(from, "rb");
+	struct stat sb;
+
+	*data = NULL;
+	if (!in || fstat(fileno(in), &sb) != 0) {
+		if (in)
+			fclose(in);
+		return NULL;
+	}
+	*len = sb.st_size;
+	*data = malloc(*len);
+	if (fread(*data, 1, *len, in) != *len) {
+		free(*data);
+		*data = NULL;
+	}
+	fclose(in);
+	return *data ? to : NULL;
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+TEST(ehframe_without_section_headers)
+{
+	static const char *files[] = { "/lib/x86_64-linux-gnu/libc.so.6",
+				       "/usr/bin/python3.11" };
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct dt_extract_stats st;
+		struct dt_file *ref, *f;
+		Elf64_Ehdr *eh;
+		uint8_t *d;
+		size_t len;
+		char *to;
+
+		if (!test_start_subtest(files[i]))
+			continue;
+		to = copy_file(files[i], "noshdr", &d, &len);
+		if (!to) {
+			test_note("%s: not on this machine", files[i]);
+			continue;
+		}
+		eh = (Elf64_Ehdr *)d;
+		eh->e_shoff = 0;
+		eh->e_shnum = 0;
+		eh->e_shstrndx = 0;
+		ASSERT_TRUE(write_file(to, d, len), "write");
+		ref = extract(files[i], NULL);
+		f = extract(to, &st);
+		ASSERT_TRUE(st.eh_frame_hdr, "found through PT_GNU_EH_FRAME");
+		ASSERT_TRUE(ref && f && same_table(ref, f),
+			    "same table as with sections");
+		if (f)
+			test_note("%s without sections: %u rows", files[i],
+				  f->n_rows);
+		dt_file_free(ref);
+		dt_file_free(f);
+		free(d);
+	}
+}
+
+TEST(ehframe_synthetic_plt)
+{
+	struct dt_file *f = NULL;
+	struct elfm *e = NULL;
+	const Elf64_Shdr *plt, *got;
+	int fd;
+
+	if (!build_prog("noplt", "-Wl,--no-ld-generated-unwind-info"))
+		return;
+	f = extract(tmp_path("noplt"), NULL);
+	fd = open(tmp_path("noplt"), O_RDONLY | O_CLOEXEC);
+	elfm_open_fd(fd, &e);
+	close(fd);
+	if (!ASSERT_NOT_NULL(f, "extract") || !ASSERT_NOT_NULL(e, "open"))
+		goto out;
+	plt = elfm_section(e, ".plt");
+	got = elfm_section(e, ".plt.got");
+	if (!ASSERT_NOT_NULL(plt, ".plt"))
+		goto out;
+	ASSERT_TRUE(f->source & DT_SRC_SYNTH, "synthetic rows used");
+	{
+		const struct unwind_rule *r0 =
+			dt_file_rule(f, dt_file_lookup(f, plt->sh_addr));
+		const struct unwind_rule *r6 =
+			dt_file_rule(f, dt_file_lookup(f, plt->sh_addr + 6));
+
+		ASSERT_TRUE(r0 && r0->cmd == RULE_CMD_NONE && r0->cfa_off == 16,
+			    "PLT0: rsp+16");
+		ASSERT_TRUE(r6 && r6->cmd == RULE_CMD_NONE && r6->cfa_off == 24,
+			    "PLT0 after push: rsp+24");
+		ASSERT_EQ(dt_file_lookup(f, plt->sh_addr + 16), RULE_IDX_PLT,
+			  "entries: PLT");
+		ASSERT_EQ(dt_file_lookup(f, plt->sh_addr + plt->sh_size - 1),
+			  RULE_IDX_PLT, "last entry: PLT");
+	}
+	if (got) {
+		const struct unwind_rule *r =
+			dt_file_rule(f, dt_file_lookup(f, got->sh_addr));
+
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_NONE && r->cfa_off == 8,
+			    ".plt.got: rsp+8");
+	}
+out:
+	elfm_free(e);
+	dt_file_free(f);
+}
+
+/* ---- malformed input ------------------------------------------------------ */
+
+static int extract_mem(const void *d, size_t len, struct dt_file **f)
+{
+	struct dt_extract_opts o = { .no_debuglink = true };
+
+	return dt_extract_mem(d, len, &o, f);
+}
+
+TEST(ehframe_malformed)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct dt_file *f = NULL;
+	uint8_t *d = NULL, garbage[4096];
+	size_t len = 0, i, cuts[] = { 0, 3, 16, 63, 64, 200, 4096, 65536,
+				      1 << 20 };
+	unsigned seed = 7;
+	int err, fd;
+
+	for (i = 0; i < sizeof(garbage); i++) {
+		seed = seed * 1103515245 + 12345;
+		garbage[i] = seed >> 16;
+	}
+	ASSERT_EQ(extract_mem(garbage, sizeof(garbage), &f), -ENOEXEC,
+		  "garbage");
+	memcpy(garbage, ELFMAG, SELFMAG);
+	garbage[EI_CLASS] = ELFCLASS64;
+	garbage[EI_DATA] = ELFDATA2LSB;
+	garbage[EI_VERSION] = EV_CURRENT;
+	err = extract_mem(garbage, sizeof(garbage), &f);
+	ASSERT_TRUE(err == -ENOEXEC || err == 0, "garbage behind an ELF ident");
+	dt_file_free(f);
+	f = NULL;
+
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_EQ(dt_extract_file(fd, NULL, &f), -ENOEXEC, "not a regular file");
+	close(fd);
+
+	if (!copy_file(lib, "x", &d, &len))
+		return;
+	/* Truncated copies (each in its own allocation: ASan sees any read
+	 * past the end). */
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		uint8_t *t = malloc(cuts[i] + 1);
+
+		memcpy(t, d, cuts[i]);
+		f = NULL;
+		err = extract_mem(t, cuts[i], &f);
+		ASSERT_TRUE(err == -ENOEXEC || err == 0, "truncated");
+		dt_file_free(f);
+		free(t);
+	}
+	/* And as a file, truncated. */
+	ASSERT_TRUE(write_file(tmp_path("trunc"), d, len / 2), "write");
+	fd = open(tmp_path("trunc"), O_RDONLY | O_CLOEXEC);
+	f = NULL;
+	err = dt_extract_file(fd, tmp_path("trunc"), &f);
+	close(fd);
+	ASSERT_TRUE(err == 0 || err == -ENOEXEC, "truncated file");
+	dt_file_free(f);
+
+	/* .eh_frame's offset past the end of the file, then the header's
+	 * segment too: no rows, no crash. */
+	{
+		struct elfm *e = NULL;
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)d;
+		const Elf64_Shdr *ehs;
+		Elf64_Shdr *w;
+		Elf64_Phdr *ph = (Elf64_Phdr *)(d + eh->e_phoff);
+
+		elfm_open_mem(d, len, &e);
+		ehs = e ? elfm_section(e, ".eh_frame") : NULL;
+		if (ASSERT_NOT_NULL(ehs, ".eh_frame")) {
+			w = (Elf64_Shdr *)(d + eh->e_shoff) +
+			    (ehs - elfm_shdrs(e, &(unsigned){ 0 }));
+			w->sh_offset = len + 4096;
+			f = NULL;
+			err = extract_mem(d, len, &f);
+			/* Found again through PT_GNU_EH_FRAME. */
+			ASSERT_OK(err, ".eh_frame past the end");
+			ASSERT_TRUE(f && f->n_rows > 1000, "rows through the header");
+			dt_file_free(f);
+			for (i = 0; i < eh->e_phnum; i++)
+				if (ph[i].p_type == PT_GNU_EH_FRAME)
+					ph[i].p_vaddr = ph[i].p_paddr = 1ULL << 40;
+			f = NULL;
+			err = extract_mem(d, len, &f);
+			ASSERT_OK(err, "header past the end too");
+			ASSERT_TRUE(f && !(f->source & DT_SRC_EH_FRAME),
+				    "no .eh_frame rows");
+			dt_file_free(f);
+		}
+		elfm_free(e);
+	}
+	free(d);
+}
+
+/* Random damage to a real .eh_frame and .eh_frame_hdr: whatever comes out,
+ * nothing reads out of bounds (the ASan build checks) and the table
+ * stays well-formed. */
+TEST(ehframe_fuzz_damage)
+{
+	const char *lib = "/lib64/ld-linux-x86-64.so.2";
+	struct elfm *e = NULL;
+	const Elf64_Shdr *ehs, *hdr;
+	uint8_t *d = NULL, *c;
+	size_t len = 0, i;
+	unsigned seed = 12345, bad = 0, rounds = 3000;
+
+	if (!copy_file(lib, "x", &d, &len) || elfm_open_mem(d, len, &e))
+		return;
+	ehs = elfm_section(e, ".eh_frame");
+	hdr = elfm_section(e, ".eh_frame_hdr");
+	if (!ASSERT_NOT_NULL(ehs, ".eh_frame") || !ASSERT_NOT_NULL(hdr, "hdr"))
+		goto out;
+	c = malloc(len);
+	for (i = 0; i < rounds; i++) {
+		const Elf64_Shdr *s = i % 4 == 3 ? hdr : ehs;
+		struct dt_file *f = NULL;
+		unsigned k;
+		int err;
+
+		memcpy(c, d, len);
+		for (k = 0; k < 1 + i % 16; k++) {
+			seed = seed * 1103515245 + 12345;
+			c[s->sh_offset + (seed >> 4) % s->sh_size] ^=
+				(uint8_t)(1 << ((seed >> 1) & 7));
+		}
+		if (i % 8 == 7) {
+			/* Hide the sections: the header path. */
+			((Elf64_Ehdr *)c)->e_shoff = 0;
+			((Elf64_Ehdr *)c)->e_shnum = 0;
+		}
+		err = extract_mem(c, len, &f);
+		if (err || !f)
+			bad++;
+		else
+			check_table(f);
+		dt_file_free(f);
+	}
+	ASSERT_EQ(bad, 0, "damaged tables still give a table");
+	free(c);
+out:
+	elfm_free(e);
+	free(d);
 }
