@@ -242,9 +242,10 @@ struct parser {
 
 /* ---- encoded pointers ---------------------------------------------------- */
 
-/* Read a pointer with encoding enc at c.  field_vaddr is the address of
- * the field for pcrel; func for funcrel.  Returns false when the encoding
- * is unsupported or the bytes run out. */
+/* Read a pointer with encoding enc at c; pcrel is relative to the
+ * field's own address in the section.  Returns false for an encoding we
+ * do not read (funcrel: only LSDA data uses it) or when the bytes run
+ * out. */
 static bool rd_ptr(struct parser *P, struct cur *c, uint8_t enc,
 		   uint8_t addr_size, uint64_t *out)
 {
@@ -321,8 +322,8 @@ static bool rd_ptr(struct parser *P, struct cur *c, uint8_t enc,
 	return true;
 }
 
-/* Size in bytes of a value with this encoding's format, for skipping;
- * 0 for LEB128 (read it instead). */
+/* Step over a pointer (the personality routine): its size is given by
+ * the format alone. */
 static bool skip_ptr(struct parser *P, struct cur *c, uint8_t enc,
 		     uint8_t addr_size)
 {

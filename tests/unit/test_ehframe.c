@@ -1109,3 +1109,38 @@ out:
 	elfm_free(e);
 	free(d);
 }
+
+/* The vDSO (clock_gettime and friends are hot in profiles): from memory,
+ * the way the daemon gets it, and checked by readelf on a copy. */
+TEST(ehframe_vdso)
+{
+	unsigned long lo = 0, hi = 0;
+	char line[512];
+	struct dt_file *f = NULL;
+	struct oracle o;
+	FILE *maps = fopen("/proc/self/maps", "r");
+
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	if (maps)
+		fclose(maps);
+	if (!hi) {
+		test_skip("no vDSO mapped");
+		return;
+	}
+	if (!ASSERT_OK(dt_extract_mem((void *)lo, hi - lo, NULL, &f), "extract"))
+		return;
+	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
+	ASSERT_TRUE(write_file(tmp_path("vdso.so"), (void *)lo, hi - lo), "copy");
+	if (have_readelf()) {
+		oracle_check(tmp_path("vdso.so"), f, &o);
+		ASSERT_GT(o.rows, 10, "readelf rows");
+		ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+		test_note("vDSO: %llu readelf rows agree, %u table rows, %.2f%% "
+			  "of the text covered",
+			  (unsigned long long)o.agree, f->n_rows,
+			  100.0 * f->covered / (double)(f->text_hi - f->text_lo));
+	}
+	dt_file_free(f);
+}
