@@ -471,3 +471,68 @@ TEST(deltas_dump)
 	free(out);
 	dt_file_free(f);
 }
+
+/* Many rows in random order, at low addresses (radix sort) and above
+ * 2^61 (the comparison sort): the same table either way, and every
+ * lookup as a plain model says. */
+TEST(deltas_sort_paths)
+{
+	static const uint64_t bases[] = { 0x400000, 0xe000000000000000ULL };
+	struct dt_file *f[2] = { NULL, NULL };
+	unsigned seed = 99, i, k, bad = 0;
+	enum { N = 5000 };
+	static int model[N * 4];
+
+	for (i = 0; i < N * 4; i++)
+		model[i] = -1;
+	for (k = 0; k < 2; k++) {
+		struct dt_builder *b;
+
+		ASSERT_OK(dt_builder_new(&b), "new");
+		seed = 99;
+		for (i = 0; i < N; i++) {
+			unsigned fn, off;
+			struct unwind_rule r;
+
+			seed = seed * 1103515245 + 12345;
+			fn = (seed >> 8) % (N / 4);
+			seed = seed * 1103515245 + 12345;
+			off = (seed >> 8) % 16;
+			r = sp(8 + 8 * (int)((seed >> 20) % 7));
+			dt_builder_add(b, bases[k] + fn * 16 + off, &r);
+			dt_builder_add_range(b, bases[k] + fn * 16,
+					     bases[k] + fn * 16 + 16);
+			if (k == 0)
+				model[fn * 16 + off] = r.cfa_off;
+		}
+		ASSERT_OK(dt_builder_finish(b, &f[k]), "finish");
+		dt_builder_free(b);
+		if (f[k])
+			check_invariants(f[k]);
+	}
+	if (!f[0] || !f[1])
+		goto out;
+	ASSERT_EQ(f[0]->n_rows, f[1]->n_rows, "same rows");
+	ASSERT_EQ(f[0]->n_rules, f[1]->n_rules, "same rules");
+	/* Model: within a function (16 bytes) the last row at or below. */
+	for (i = 0; i < N / 4 * 16; i++) {
+		int want = -1, j;
+		struct unwind_rule r0 = at(f[0], bases[0] + i),
+				   r1 = at(f[1], bases[1] + i);
+
+		for (j = (int)i; j >= (int)(i & ~15U); j--) {
+			if (model[j] >= 0) {
+				want = model[j];
+				break;
+			}
+		}
+		if (memcmp(&r0, &r1, sizeof(r0)) ||
+		    (want < 0 ? r0.cmd != RULE_CMD_INVALID
+			      : (r0.cmd != RULE_CMD_NONE || r0.cfa_off != want)))
+			bad++;
+	}
+	ASSERT_EQ(bad, 0, "lookups as the model says");
+out:
+	dt_file_free(f[0]);
+	dt_file_free(f[1]);
+}

@@ -566,8 +566,11 @@ static void build_img(struct img *m, unsigned version, const char *secname,
 {
 	static const uint8_t prologue[] = { 0x48, 0x83, 0xec, 0x18, /* SUBQ */
 					    0x48, 0x89, 0x6c, 0x24, 0x10 };
+	/* The Go build id note (name "Go\0\0", type 4). */
+	static const uint8_t note[] = { 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0,
+					'G', 'o', 0, 0, 'i', 'd', '!', 0 };
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)m->b;
-	Elf64_Phdr ph[2] = { 0 };
+	Elf64_Phdr ph[3] = { 0 };
 	Elf64_Shdr sh[4] = { 0 };
 	char shstr[64] = "";
 	size_t tab_len, shstr_len;
@@ -582,13 +585,16 @@ static void build_img(struct img *m, unsigned version, const char *secname,
 	eh->e_version = EV_CURRENT;
 	eh->e_phoff = 64;
 	eh->e_phentsize = sizeof(Elf64_Phdr);
-	eh->e_phnum = 2;
+	eh->e_phnum = 3;
 	eh->e_ehsize = sizeof(*eh);
 	ph[0] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, 0x1000, 0x401000, 0x401000,
 			      0x1000, 0x1000, 0x1000 };
 	ph[1] = (Elf64_Phdr){ PT_LOAD, PF_R, 0x2000, 0x402000, 0x402000, 0x1000,
 			      0x1000, 0x1000 };
+	ph[2] = (Elf64_Phdr){ PT_NOTE, PF_R, 0x2f00, 0x402f00, 0x402f00,
+			      sizeof(note), sizeof(note), 4 };
 	memcpy(m->b + 64, ph, sizeof(ph));
+	memcpy(m->b + 0x2f00, note, sizeof(note));
 	memset(m->b + 0x1000, 0xcc, 0x50);
 	memcpy(m->b + 0x1000, prologue, sizeof(prologue));
 	tab_len = pclntab(m->b + 0x2000 + data_off, version);
