@@ -451,11 +451,13 @@ int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi)
 	return for_each_region(e, contains, &s);
 }
 
-/* Walk the notes in [p, p + len) for a GNU build id. */
-static int find_build_id(const uint8_t *p, size_t len, const uint8_t **id,
-			 size_t *id_len)
+/* Walk the notes in [p, p + len) for one of that owner and type.  The
+ * owner matches with its NUL; padding after it is allowed (Go writes
+ * "Go\0\0"). */
+static int find_note(const uint8_t *p, size_t len, const char *owner,
+		     uint32_t type, const uint8_t **desc, size_t *desc_len)
 {
-	size_t off = 0;
+	size_t off = 0, olen = strlen(owner) + 1;
 
 	while (len - off >= sizeof(Elf64_Nhdr)) {
 		Elf64_Nhdr nh;
@@ -467,10 +469,10 @@ static int find_build_id(const uint8_t *p, size_t len, const uint8_t **id,
 		desc_sz = ((uint64_t)nh.n_descsz + 3) & ~3ULL;
 		if (name_sz > len - off || desc_sz > len - off - name_sz)
 			return -ENOENT;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(p + off, "GNU", 4) == 0 && nh.n_descsz > 0) {
-			*id = p + off + name_sz;
-			*id_len = nh.n_descsz;
+		if (nh.n_type == type && nh.n_namesz >= olen &&
+		    memcmp(p + off, owner, olen) == 0) {
+			*desc = p + off + name_sz;
+			*desc_len = nh.n_descsz;
 			return 0;
 		}
 		off += name_sz + desc_sz;
@@ -478,9 +480,9 @@ static int find_build_id(const uint8_t *p, size_t len, const uint8_t **id,
 	return -ENOENT;
 }
 
-int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len)
+int elfm_note(const struct elfm *e, const char *owner, uint32_t type,
+	      const uint8_t **desc, size_t *len)
 {
-	const Elf64_Shdr *sh;
 	const uint8_t *d;
 	size_t n;
 	unsigned i;
@@ -488,17 +490,25 @@ int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len)
 	for (i = 0; i < e->phnum; i++) {
 		const Elf64_Phdr *ph = &e->ph[i];
 
-		if (ph->p_type != PT_NOTE ||
-		    !in_bounds(ph->p_offset, ph->p_filesz, e->size))
-			continue;
-		if (find_build_id(e->data + ph->p_offset, ph->p_filesz, p,
-				  len) == 0)
+		if (ph->p_type == PT_NOTE &&
+		    in_bounds(ph->p_offset, ph->p_filesz, e->size) &&
+		    find_note(e->data + ph->p_offset, ph->p_filesz, owner, type,
+			      desc, len) == 0)
 			return 0;
 	}
-	sh = elfm_section(e, ".note.gnu.build-id");
-	if (sh && elfm_section_bytes(e, sh, &d, &n) == 0)
-		return find_build_id(d, n, p, len);
+	for (i = 1; i < e->shnum; i++)
+		if (e->sh[i].sh_type == SHT_NOTE &&
+		    elfm_section_bytes(e, &e->sh[i], &d, &n) == 0 &&
+		    find_note(d, n, owner, type, desc, len) == 0)
+			return 0;
 	return -ENOENT;
+}
+
+int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len)
+{
+	if (elfm_note(e, "GNU", NT_GNU_BUILD_ID, p, len) != 0 || *len == 0)
+		return -ENOENT;
+	return 0;
 }
 
 int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc)

@@ -68,6 +68,11 @@ int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
 /* Is [lo, hi) inside one executable segment (or section)? */
 int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
 
+/* The first note of that owner ("GNU", "Go") and type, from the PT_NOTE
+ * segments, else the SHT_NOTE sections; *desc points into the mapping.
+ * Returns 0 or -ENOENT. */
+int elfm_note(const struct elfm *e, const char *owner, uint32_t type,
+	      const uint8_t **desc, size_t *len);
 /* The GNU build id (from PT_NOTE or .note.gnu.build-id); *p points into
  * the mapping.  Returns 0 or -ENOENT. */
 int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len);

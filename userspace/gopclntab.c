@@ -220,42 +220,15 @@ static bool search(const struct elfm *e, const uint8_t *d, size_t len,
 	return false;
 }
 
-/* Does e say it was built by Go?  Its build id note (name "Go", type 4)
- * or .go.buildinfo; the signature search is only worth it then. */
+/* Does e say it was built by Go?  Its build id note (owner "Go", type
+ * 4) or .go.buildinfo; the signature search is only worth it then. */
 static bool built_by_go(const struct elfm *e)
 {
-	const Elf64_Phdr *ph;
-	unsigned n, i;
+	const uint8_t *d;
+	size_t n;
 
-	if (elfm_section(e, ".go.buildinfo") || elfm_section(e, ".note.go.buildid"))
-		return true;
-	ph = elfm_phdrs(e, &n);
-	for (i = 0; i < n; i++) {
-		const uint8_t *p;
-		size_t avail, off = 0;
-
-		if (ph[i].p_type != PT_NOTE ||
-		    elfm_vaddr_bytes(e, ph[i].p_vaddr, ph[i].p_filesz, &p,
-				     &avail) != 0)
-			continue;
-		while (ph[i].p_filesz - off >= sizeof(Elf64_Nhdr)) {
-			Elf64_Nhdr nh;
-			uint64_t name_sz, desc_sz;
-
-			memcpy(&nh, p + off, sizeof(nh));
-			off += sizeof(nh);
-			name_sz = ((uint64_t)nh.n_namesz + 3) & ~3ULL;
-			desc_sz = ((uint64_t)nh.n_descsz + 3) & ~3ULL;
-			if (name_sz + desc_sz > ph[i].p_filesz - off)
-				break;
-			/* The Go linker writes namesz 4: "Go\0\0". */
-			if (nh.n_type == 4 && (nh.n_namesz == 3 || nh.n_namesz == 4) &&
-			    memcmp(p + off, "Go", 3) == 0)
-				return true;
-			off += name_sz + desc_sz;
-		}
-	}
-	return false;
+	return elfm_section(e, ".go.buildinfo") ||
+	       elfm_note(e, "Go", 4, &d, &n) == 0;
 }
 
 static int find(const struct elfm *e, struct gopc_table *t)
