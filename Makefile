@@ -54,7 +54,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-qemu bench fuzz run install help
+.PHONY: all clean deps test unit-test test-qemu bench bench-extract fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -140,6 +140,16 @@ test-qemu: ebpf-profiler workloads
 
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py
+
+# Stack-delta extraction speed (BENCH_FILES: files instead of libc and the
+# largest ELF files under /usr/lib and /usr/bin).
+BENCH_EXTRACT := $(O)/tests/bench/bench_extract
+$(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-extract: $(BENCH_EXTRACT)
+	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
 
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk O=$(abspath $(O)) FUZZ_SECONDS=$(FUZZ_SECONDS)

@@ -140,7 +140,20 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 	}
 	}
 	r = bpf_map_lookup_elem(&rules, &idx);
-	if (!r || r->cmd != RULE_CMD_NONE)
+	if (!r)
+		return METRIC_ERR_BAD_RULE;
+	if (r->cmd == RULE_CMD_PLT) {
+		/* a PLT expression with another threshold than the fixed one */
+		cfa = st->sp + (__s64)r->cfa_off +
+		      (((st->pc & 15) >= (__u64)r->cfa_post) ? 8 : 0);
+		if (read_user_u64(cfa - 8, &ra))
+			return METRIC_ERR_READ_FAULT;
+		st->sp = cfa;
+		st->pc = ra;
+		st->flags |= ST_RETURN_ADDR;
+		return 0;
+	}
+	if (r->cmd != RULE_CMD_NONE)
 		return METRIC_ERR_BAD_RULE;
 	base = r->cfa_reg == RULE_REG_FP ? st->fp : st->sp;
 	cfa = base + (__s64)r->cfa_off;

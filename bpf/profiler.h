@@ -214,7 +214,9 @@ enum rule_cmd {
 	RULE_CMD_NONE = 0,
 	RULE_CMD_INVALID = 1,	  /* no CFI covers the address (gap) */
 	RULE_CMD_STOP = 2,	  /* outermost frame: RA undefined */
-	RULE_CMD_PLT = 3,	  /* GCC's PLT CFA expression */
+	RULE_CMD_PLT = 3,	  /* GCC's PLT CFA expression: CFA = rsp +
+				   * cfa_off + ((pc & 15) >= cfa_post ? 8 : 0);
+				   * the fixed rule has 8 and 11 */
 	RULE_CMD_SIGNAL = 4,	  /* x86-64 rt_sigreturn trampoline */
 	RULE_CMD_FRAME_POINTER = 5 /* no CFI: walk frame pointers */
 };

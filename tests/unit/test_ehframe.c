@@ -1,0 +1,1146 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * CFI extraction against an independent oracle: binutils' readelf.
+ *
+ * `readelf --debug-dump=frames-interp` prints, for every FDE, the table of
+ * rules per location; `--debug-dump=frames` prints the raw instructions,
+ * which we replay only to know which DWARF expression stands behind an
+ * "exp" cell.  Every row readelf prints must map, through dt_file_lookup,
+ * to the rule it describes, or to INVALID exactly where the rule has a
+ * form we do not lower.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deltas.h"
+#include "ehframe.h"
+#include "elfmap.h"
+
+/* ---- raw dump: expressions by (section, FDE, location) ------------------ */
+
+struct expr_snap {
+	int sec;
+	unsigned long fde;
+	uint64_t loc;
+	char *cfa;  /* CFA expression text, NULL when a register rule */
+	char *rbp;  /* rbp expression text, NULL when another rule */
+	bool rbp_undef;
+};
+
+struct raw {
+	struct expr_snap *v;
+	size_t n, cap;
+};
+
+struct rstate {
+	char *cfa, *rbp;
+	bool rbp_undef;
+};
+
+static void snap(struct raw *r, int sec, unsigned long fde, uint64_t loc,
+		 const struct rstate *s)
+{
+	if (!s->cfa && !s->rbp && !s->rbp_undef)
+		return; /* only what an "exp"/"u" cell needs */
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 256;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+	}
+	r->v[r->n++] = (struct expr_snap){ sec, fde, loc,
+					    s->cfa ? strdup(s->cfa) : NULL,
+					    s->rbp ? strdup(s->rbp) : NULL,
+					    s->rbp_undef };
+}
+
+/* The text between the first '(' after skip and its matching ')'. */
+static char *paren(const char *line, const char *after)
+{
+	const char *p = strstr(line, after), *q;
+	int depth = 0;
+
+	if (!p)
+		return NULL;
+	p = strchr(p + strlen(after), '(');
+	if (!p)
+		return NULL;
+	for (q = p; *q; q++) {
+		if (*q == '(')
+			depth++;
+		else if (*q == ')' && --depth == 0)
+			return strndup(p + 1, q - p - 1);
+	}
+	return NULL;
+}
+
+static void raw_parse(const char *path, struct raw *r)
+{
+	char cmdline[1024], line[4096];
+	struct rstate st = { 0 }, stack[32];
+	unsigned long fde = 0;
+	uint64_t loc = 0;
+	int sec = -1, depth = 0;
+	bool in_fde = false;
+	FILE *p;
+
+	snprintf(cmdline, sizeof(cmdline),
+		 "readelf -W --debug-dump=frames '%s' 2>/dev/null", path);
+	p = popen(cmdline, "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long off, a, b;
+		char kind[8];
+		uint64_t to;
+		char *s;
+
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			if (in_fde)
+				snap(r, sec, fde, loc, &st);
+			in_fde = false;
+			sec++;
+			continue;
+		}
+		if (sscanf(line, "%lx %lx %lx %7s", &off, &a, &b, kind) == 4 &&
+		    (strcmp(kind, "FDE") == 0 || strcmp(kind, "CIE") == 0 ||
+		     strcmp(kind, "ZERO") == 0)) {
+			if (in_fde)
+				snap(r, sec, fde, loc, &st);
+			free(st.cfa);
+			free(st.rbp);
+			memset(&st, 0, sizeof(st));
+			depth = 0;
+			in_fde = strcmp(kind, "FDE") == 0;
+			fde = off;
+			s = strstr(line, "pc=");
+			loc = s ? strtoull(s + 3, NULL, 16) : 0;
+			continue;
+		}
+		if (!in_fde)
+			continue;
+		if ((s = strstr(line, " to ")) && strstr(line, "DW_CFA_advance")) {
+			to = strtoull(s + 4, NULL, 16);
+			snap(r, sec, fde, loc, &st);
+			loc = to;
+		} else if (strstr(line, "DW_CFA_set_loc: ")) {
+			snap(r, sec, fde, loc, &st);
+			loc = strtoull(strstr(line, "DW_CFA_set_loc: ") + 16, NULL, 16);
+		} else if (strstr(line, "DW_CFA_def_cfa_expression")) {
+			free(st.cfa);
+			st.cfa = paren(line, "DW_CFA_def_cfa_expression");
+		} else if (strstr(line, "DW_CFA_def_cfa:") ||
+			   strstr(line, "DW_CFA_def_cfa_register") ||
+			   strstr(line, "DW_CFA_def_cfa_sf")) {
+			free(st.cfa);
+			st.cfa = NULL;
+		} else if (strstr(line, "r6 (rbp)") &&
+			   !strstr(line, "DW_CFA_register: r") /* rbp as source */) {
+			free(st.rbp);
+			st.rbp = NULL;
+			st.rbp_undef = strstr(line, "DW_CFA_undefined") != NULL;
+			if (strstr(line, "DW_CFA_expression"))
+				st.rbp = paren(line, "r6 (rbp)");
+		} else if (strstr(line, "DW_CFA_remember_state") && depth < 32) {
+			stack[depth] = st;
+			stack[depth].cfa = st.cfa ? strdup(st.cfa) : NULL;
+			stack[depth].rbp = st.rbp ? strdup(st.rbp) : NULL;
+			depth++;
+		} else if (strstr(line, "DW_CFA_restore_state") && depth > 0) {
+			free(st.cfa);
+			free(st.rbp);
+			st = stack[--depth];
+		}
+	}
+	if (in_fde)
+		snap(r, sec, fde, loc, &st);
+	free(st.cfa);
+	free(st.rbp);
+	pclose(p);
+}
+
+/* The snapshot in force at loc, or NULL. */
+static const struct expr_snap *raw_find(const struct raw *r, int sec,
+					unsigned long fde, uint64_t loc)
+{
+	const struct expr_snap *best = NULL;
+	size_t lo = 0, hi = r->n, i;
+
+	/* Snapshots are in dump order: (sec, fde) ascending. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->v[mid].sec < sec ||
+		    (r->v[mid].sec == sec && r->v[mid].fde < fde))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < r->n && r->v[i].sec == sec && r->v[i].fde == fde; i++)
+		if (r->v[i].loc <= loc)
+			best = &r->v[i];
+	return best;
+}
+
+static void raw_free(struct raw *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		free(r->v[i].cfa);
+		free(r->v[i].rbp);
+	}
+	free(r->v);
+}
+
+/* ---- expected rules ------------------------------------------------------- */
+
+/* The rule a readelf expression text stands for; false when we do not
+ * lower that form. */
+static bool expect_cfa_expr(const char *x, struct unwind_rule *r)
+{
+	int n = 0, reg, lit;
+	long k, m;
+	char rn[8];
+
+	if (sscanf(x, "DW_OP_breg7 (rsp): 8; DW_OP_breg16 (rip): 0; DW_OP_lit15; "
+		      "DW_OP_and; DW_OP_lit%d; DW_OP_ge; DW_OP_lit3; DW_OP_shl; "
+		      "DW_OP_plus%n",
+		   &lit, &n) == 1 &&
+	    x[n] == 0) {
+		r->cmd = RULE_CMD_PLT;
+		r->cfa_reg = RULE_REG_SP;
+		r->cfa_off = 8;
+		r->cfa_post = lit;
+		return true;
+	}
+	if (sscanf(x, "DW_OP_breg%d (%7[a-z0-9]): %ld%n", &reg, rn, &k, &n) != 3 ||
+	    (reg != 6 && reg != 7))
+		return false;
+	r->cfa_reg = reg == 7 ? RULE_REG_SP : RULE_REG_FP;
+	r->cfa_off = k;
+	x += n;
+	if (*x == 0)
+		return true;
+	if (strncmp(x, "; DW_OP_deref", 13) != 0)
+		return false;
+	x += 13;
+	r->flags = RULE_F_DEREF_CFA;
+	if (*x == 0)
+		return true;
+	if (sscanf(x, "; DW_OP_plus_uconst: %ld%n", &m, &n) != 1 || x[n])
+		return false;
+	r->cfa_post = m;
+	return true;
+}
+
+struct oracle {
+	uint64_t rows, agree, unsupported, disagree, unresolved;
+	uint64_t signal, stop, plt, deref, fp_reg;
+};
+
+/* Split a row line into cells; "r9 (r9)" is one cell. */
+static int cells(char *line, char **out, int max)
+{
+	int n = 0;
+	char *tok, *save;
+
+	for (tok = strtok_r(line, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (tok[0] == '(' && n > 0) {
+			/* Glue to the previous cell. */
+			continue;
+		}
+		if (n < max)
+			out[n++] = tok;
+	}
+	return n;
+}
+
+static void report(struct oracle *o, const struct dt_file *f, uint64_t addr,
+		   const struct unwind_rule *want, bool supported,
+		   const char *line)
+{
+	struct unwind_rule inv = { .cmd = RULE_CMD_INVALID }, got;
+	int idx = dt_file_lookup(f, addr);
+	char g[64], w[64];
+
+	got = idx >= 0 ? *dt_file_rule(f, idx) : inv;
+	o->rows++;
+	if (!supported)
+		want = &inv;
+	if (memcmp(&got, want, sizeof(got)) == 0) {
+		o->agree++;
+		if (!supported)
+			o->unsupported++;
+		return;
+	}
+	if (o->disagree++ < 10)
+		printf("    disagree at 0x%llx: ours %s, readelf %s: %s",
+		       (unsigned long long)addr, dt_rule_str(&got, g, sizeof(g)),
+		       supported ? dt_rule_str(want, w, sizeof(w)) : "unsupported",
+		       line);
+}
+
+/* Where a row is checked: its FDE and what the CIE says. */
+struct fde_ctx {
+	const struct raw *raw;
+	int sec;
+	unsigned long fde;
+	bool signal;
+};
+
+/* Check one readelf row (cells v, columns cols) at addr. */
+static void check_row(struct oracle *o, const struct dt_file *f,
+		      const struct fde_ctx *c, char **cols, char **v, int n,
+		      uint64_t addr, const char *line)
+{
+	struct unwind_rule want = { 0 };
+	const char *cfa = NULL, *ra = NULL, *rbp = NULL;
+	const struct expr_snap *x = raw_find(c->raw, c->sec, c->fde, addr);
+	bool sup = true;
+	char reg[16];
+	long k;
+	int i, nn = 0;
+
+	for (i = 1; i < n; i++) {
+		if (strcmp(cols[i], "CFA") == 0)
+			cfa = v[i];
+		else if (strcmp(cols[i], "ra") == 0)
+			ra = v[i];
+		else if (strcmp(cols[i], "rbp") == 0)
+			rbp = v[i];
+	}
+	if (!cfa || !ra)
+		return;
+	if (c->signal) {
+		want.cmd = RULE_CMD_SIGNAL;
+		o->signal++;
+		report(o, f, addr, &want, true, line);
+		return;
+	}
+	if (strcmp(ra, "u") == 0) {
+		want.cmd = RULE_CMD_STOP;
+		o->stop++;
+		report(o, f, addr, &want, true, line);
+		return;
+	}
+	if (strcmp(cfa, "exp") == 0) {
+		if (!x || !x->cfa) {
+			o->unresolved++;
+			return;
+		}
+		sup = expect_cfa_expr(x->cfa, &want);
+		if (sup && want.cmd == RULE_CMD_PLT) {
+			o->plt++;
+			report(o, f, addr, &want, true, line);
+			return;
+		}
+	} else if (sscanf(cfa, "%15[a-z0-9]%ld", reg, &k) == 2 &&
+		   (!strcmp(reg, "rsp") || !strcmp(reg, "rbp"))) {
+		want.cfa_reg = reg[1] == 's' ? RULE_REG_SP : RULE_REG_FP;
+		want.cfa_off = k;
+	} else {
+		sup = false;
+	}
+	if (strcmp(ra, "c-8") != 0)
+		sup = false;
+	if (!rbp || !strcmp(rbp, "u") || !strcmp(rbp, "s")) {
+		/* "u" is also "never saved", which for rbp means kept. */
+		if (x && x->rbp_undef)
+			want.fp_rule = RULE_FP_UNDEF;
+	} else if (rbp[0] == 'c' && sscanf(rbp + 1, "%ld", &k) == 1) {
+		want.fp_rule = RULE_FP_CFA_OFF;
+		want.fp_off = k;
+	} else if (!strcmp(rbp, "exp") && x && x->rbp &&
+		   sscanf(x->rbp, "DW_OP_breg6 (rbp): %ld%n", &k, &nn) == 1 &&
+		   !x->rbp[nn]) {
+		want.fp_rule = RULE_FP_REG_OFF;
+		want.fp_off = k;
+		o->fp_reg++;
+	} else {
+		sup = false;
+	}
+	if (sup && (want.flags & RULE_F_DEREF_CFA))
+		o->deref++;
+	report(o, f, addr, &want, sup, line);
+}
+
+struct cie_info {
+	int sec;
+	unsigned long off;
+	bool signal;
+	char hdr[1024], row[1024];
+};
+
+/* Check f against readelf's tables for path. */
+static void oracle_check(const char *path, const struct dt_file *f,
+			 struct oracle *o)
+{
+	char cmdline[1024], line[4096], copy[4096], hdr[4096] = "";
+	char *cols[64], *v[64];
+	struct cie_info *cies = NULL, *cie = NULL;
+	struct raw raw = { 0 };
+	struct fde_ctx ctx = { .raw = &raw, .sec = -1 };
+	size_t n_cies = 0, k;
+	uint64_t pc_lo = 0, pc_hi = 0;
+	bool in_fde = false, fde_rows = false;
+	int ncols = 0, n;
+	FILE *p;
+
+	memset(o, 0, sizeof(*o));
+	raw_parse(path, &raw);
+	snprintf(cmdline, sizeof(cmdline),
+		 "readelf -W --debug-dump=frames-interp '%s' 2>/dev/null", path);
+	p = popen(cmdline, "r");
+	if (!p)
+		return;
+	for (;;) {
+		bool eof = !fgets(line, sizeof(line), p);
+		unsigned long off, a, b;
+		char kind[8], *s;
+
+		/* An FDE readelf prints no rows for (no instructions): the
+		 * CIE's initial row holds from its start. */
+		if (in_fde && !fde_rows && cie && cie->hdr[0] && cie->row[0] &&
+		    (eof || line[0] == '\n')) {
+			snprintf(copy, sizeof(copy), "%s", cie->hdr);
+			ncols = cells(copy, cols, 64);
+			snprintf(hdr, sizeof(hdr), "%s", cie->row);
+			n = cells(hdr, v, 64);
+			if (n == ncols)
+				check_row(o, f, &ctx, cols, v, n, pc_lo, cie->row);
+			in_fde = false;
+		}
+		if (eof)
+			break;
+		if (strncmp(line, "Contents of the ", 16) == 0) {
+			ctx.sec++;
+			in_fde = false;
+			continue;
+		}
+		if (sscanf(line, "%lx %lx %lx %7s", &off, &a, &b, kind) == 4 &&
+		    (strcmp(kind, "FDE") == 0 || strcmp(kind, "CIE") == 0)) {
+			ncols = 0;
+			fde_rows = false;
+			if (strcmp(kind, "CIE") == 0) {
+				char *q;
+
+				cies = realloc(cies, (n_cies + 1) * sizeof(*cies));
+				cie = &cies[n_cies++];
+				memset(cie, 0, sizeof(*cie));
+				cie->sec = ctx.sec;
+				cie->off = off;
+				s = strchr(line, '"');
+				q = s ? strchr(s + 1, '"') : NULL;
+				cie->signal = q && memchr(s + 1, 'S', q - s - 1);
+				in_fde = false;
+				continue;
+			}
+			s = strstr(line, "cie=");
+			off = s ? strtoul(s + 4, NULL, 16) : ~0UL;
+			cie = NULL;
+			for (k = n_cies; k-- > 0;) {
+				if (cies[k].sec == ctx.sec && cies[k].off == off) {
+					cie = &cies[k];
+					break;
+				}
+			}
+			ctx.fde = strtoul(line, NULL, 16);
+			ctx.signal = cie && cie->signal;
+			s = strstr(line, "pc=");
+			in_fde = s && sscanf(s, "pc=%lx..%lx", &a, &b) == 2 &&
+				 b > a;
+			pc_lo = a;
+			pc_hi = b;
+			continue;
+		}
+		if (strstr(line, "   LOC ") == line) {
+			snprintf(copy, sizeof(copy), "%s", line);
+			ncols = cells(copy, cols, 64);
+			if (!in_fde && cie)
+				snprintf(cie->hdr, sizeof(cie->hdr), "%.1023s", line);
+			continue;
+		}
+		if (!ncols || !((line[0] >= '0' && line[0] <= '9') ||
+				(line[0] >= 'a' && line[0] <= 'f')))
+			continue;
+		if (!in_fde) {
+			if (cie && !cie->row[0])
+				snprintf(cie->row, sizeof(cie->row), "%.1023s", line);
+			continue;
+		}
+		fde_rows = true;
+		snprintf(hdr, sizeof(hdr), "%s", line);
+		n = cells(hdr, v, 64);
+		if (n == ncols) {
+			uint64_t addr = strtoull(v[0], NULL, 16);
+
+			if (addr >= pc_lo && addr < pc_hi)
+				check_row(o, f, &ctx, cols, v, n, addr, line);
+		}
+	}
+	pclose(p);
+	free(cies);
+	raw_free(&raw);
+}
+
+static struct dt_file *extract(const char *path, struct dt_extract_stats *st)
+{
+	struct dt_extract_opts o = { .stats = st };
+	struct dt_file *f = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return NULL;
+	err = dt_extract_file_opts(fd, path, &o, &f);
+	close(fd);
+	if (err)
+		printf("    extract %s: %s\n", path, strerror(-err));
+	return f;
+}
+
+static bool have_readelf(void)
+{
+	return system("readelf --version >/dev/null 2>&1") == 0;
+}
+
+static void oracle_file(const char *path)
+{
+	struct dt_extract_stats st;
+	struct dt_file *f;
+	struct oracle o;
+	struct stat sb;
+
+	if (!test_start_subtest(path))
+		return;
+	if (stat(path, &sb) != 0) {
+		test_note("%s: not on this machine", path);
+		return;
+	}
+	f = extract(path, &st);
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	oracle_check(path, f, &o);
+	test_note("%s: %llu readelf rows, %u table rows, %u rules, .text covered "
+		  "%.2f%% (%llu of %llu bytes), unsupported %llu rows (%llu "
+		  "bytes: cfa-reg %llu cfa-expr %llu ra %llu fp %llu), "
+		  "signal %llu stop %llu plt %llu deref %llu, disagree %llu",
+		  path, (unsigned long long)o.rows, f->n_rows, f->n_rules,
+		  100.0 * f->covered / (double)(f->text_hi - f->text_lo),
+		  (unsigned long long)f->covered,
+		  (unsigned long long)(f->text_hi - f->text_lo),
+		  (unsigned long long)o.unsupported,
+		  (unsigned long long)st.unsup_bytes,
+		  (unsigned long long)st.unsup[DT_UNSUP_CFA_REG],
+		  (unsigned long long)st.unsup[DT_UNSUP_CFA_EXPR],
+		  (unsigned long long)st.unsup[DT_UNSUP_RA],
+		  (unsigned long long)st.unsup[DT_UNSUP_FP],
+		  (unsigned long long)o.signal, (unsigned long long)o.stop,
+		  (unsigned long long)o.plt, (unsigned long long)o.deref,
+		  (unsigned long long)o.disagree);
+	ASSERT_GT(o.rows, 1000, "readelf rows parsed");
+	ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
+	ASSERT_EQ(st.bad_entries, 0, "malformed entries");
+	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
+	dt_file_free(f);
+}
+
+TEST(ehframe_oracle_readelf)
+{
+	static const char *files[] = {
+		"/lib/x86_64-linux-gnu/libc.so.6",
+		"/lib64/ld-linux-x86-64.so.2",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/bin/bash",
+		"/usr/bin/python3.11",
+		"/usr/lib/x86_64-linux-gnu/libcrypto.so.3",
+	};
+	size_t i;
+
+	if (!have_readelf()) {
+		test_skip("readelf (binutils) not installed");
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		oracle_file(files[i]);
+}
+
+/* Structure any table must have, whatever the input. */
+static void check_table(const struct dt_file *f)
+{
+	uint32_t i, j, next = 0;
+
+	for (i = 0; i < f->n_pages; i++) {
+		const struct dt_page *p = &f->pages[i];
+
+		if (!ASSERT_EQ(p->first, next, "pages contiguous") ||
+		    !ASSERT_EQ(ROW_ADDR(f->rows[p->first]), 0, "row at 0"))
+			return;
+		for (j = 0; j < p->count; j++)
+			if (!ASSERT_LT(ROW_RULE(f->rows[p->first + j]), f->n_rules,
+				       "rule index"))
+				return;
+		next += p->count;
+	}
+	ASSERT_EQ(next, f->n_rows, "rows in pages");
+}
+
+/* ---- files the test builds ---------------------------------------------- */
+
+/* Run a shell command in the test's directory; true when it succeeds. */
+static bool sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	int n;
+	va_list ap;
+
+	n = snprintf(cmd, sizeof(cmd), "cd '%s' && ", test_tmpdir());
+	va_start(ap, fmt);
+	vsnprintf(cmd + n, sizeof(cmd) - n, fmt, ap);
+	va_end(ap);
+	return system(cmd) == 0;
+}
+
+/* A program with a plain function, a frame with a large array, and a
+ * function that realigns its stack through a DRAP register (CFA =
+ * *(rbp-16), rbp saved at rbp+0) when built with
+ * -mincoming-stack-boundary=3. */
+static const char prog_c[] =
+	"#include <stdio.h>\n"
+	"#include <string.h>\n"
+	"__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }\n"
+	"__attribute__((noinline)) int frame(int n) { volatile int a[64];\n"
+	"  for (int i = 0; i < 64; i++) a[i] = leaf(i + n); return a[n & 63]; }\n"
+	"__attribute__((noinline)) int realign(int n) {\n"
+	"  char *p = __builtin_alloca(n);\n"
+	"  char buf[64] __attribute__((aligned(64)));\n"
+	"  memset(buf, n, sizeof buf); memset(p, 1, n);\n"
+	"  return buf[3] + p[n - 1] + frame(n); }\n"
+	"int main(int argc, char **argv) {\n"
+	"  printf(\"%d\\n\", realign(argc + 16)); return 0; }\n";
+
+static bool build_prog(const char *out, const char *flags)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/prog.c", test_tmpdir());
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(prog_c, f);
+	fclose(f);
+	if (!sh("gcc -O2 -g %s -o %s prog.c", flags, out)) {
+		test_skip("gcc could not build the test program");
+		return false;
+	}
+	return true;
+}
+
+static char *tmp_path(const char *name)
+{
+	static char bufs[4][512];
+	static int i;
+	char *p = bufs[i++ % 4];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
+/* The built program's tables against readelf, .debug_frame included. */
+static void oracle_small(const char *name, unsigned want_src)
+{
+	struct dt_extract_stats st;
+	struct dt_file *f = extract(tmp_path(name), &st);
+	struct oracle o;
+
+	if (!ASSERT_NOT_NULL(f, name))
+		return;
+	oracle_check(tmp_path(name), f, &o);
+	ASSERT_GT(o.rows, 10, "readelf rows");
+	ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
+	ASSERT_EQ(f->source & want_src, want_src, "sources");
+	test_note("%s: %llu rows agree (deref %llu, rbp via rbp %llu, plt %llu), "
+		  "source 0x%x", name, (unsigned long long)o.agree,
+		  (unsigned long long)o.deref, (unsigned long long)o.fp_reg,
+		  (unsigned long long)o.plt, f->source);
+	if (want_src & DT_SRC_DEBUG_FRAME) {
+		ASSERT_GT(o.deref, 0, "DRAP: CFA = *(rbp-16)");
+		ASSERT_GT(o.fp_reg, 0, "DRAP: rbp at rbp+0");
+	}
+	dt_file_free(f);
+}
+
+TEST(ehframe_debug_frame)
+{
+	/* Without asynchronous unwind tables GCC writes .debug_frame only;
+	 * the crt files still bring a few .eh_frame FDEs. */
+	const char *flags = "-fno-asynchronous-unwind-tables "
+			    "-mincoming-stack-boundary=3";
+	char f2[256];
+
+	if (!have_readelf()) {
+		test_skip("readelf (binutils) not installed");
+		return;
+	}
+	if (!build_prog("plain", flags))
+		return;
+	if (test_start_subtest("plain"))
+		oracle_small("plain", DT_SRC_DEBUG_FRAME);
+	snprintf(f2, sizeof(f2), "%s -gz=zlib", flags);
+	if (test_start_subtest("zlib") && build_prog("zlib", f2))
+		oracle_small("zlib", DT_SRC_DEBUG_FRAME);
+	if (test_start_subtest("zstd")) {
+		if (sh("objcopy --compress-debug-sections=zstd plain zstd 2>/dev/null"))
+			oracle_small("zstd", DT_SRC_DEBUG_FRAME);
+		else
+			test_note("objcopy cannot write zstd sections: skipped");
+	}
+	/* With unwind tables: .eh_frame, the DRAP function included. */
+	if (test_start_subtest("eh_frame") &&
+	    build_prog("eh", "-mincoming-stack-boundary=3"))
+		oracle_small("eh", DT_SRC_EH_FRAME);
+	/* IBT PLT: binutils' expression compares with 9. */
+	if (test_start_subtest("ibt_plt") &&
+	    build_prog("ibt", "-fcf-protection -Wl,-z,ibtplt")) {
+		struct dt_file *f = extract(tmp_path("ibt"), NULL);
+		struct elfm *e = NULL;
+		int fd = open(tmp_path("ibt"), O_RDONLY | O_CLOEXEC);
+		const Elf64_Shdr *plt;
+
+		elfm_open_fd(fd, &e);
+		close(fd);
+		plt = e ? elfm_section(e, ".plt") : NULL;
+		if (ASSERT_NOT_NULL(f, "extract") && ASSERT_NOT_NULL(plt, ".plt")) {
+			int idx = dt_file_lookup(f, plt->sh_addr + 16);
+			const struct unwind_rule *r = dt_file_rule(f, idx);
+
+			ASSERT_TRUE(r && r->cmd == RULE_CMD_PLT && r->cfa_post == 9,
+				    "PLT rule with threshold 9");
+		}
+		oracle_small("ibt", DT_SRC_EH_FRAME);
+		elfm_free(e);
+		dt_file_free(f);
+	}
+}
+
+static bool same_table(const struct dt_file *a, const struct dt_file *b)
+{
+	return a->n_rules == b->n_rules && a->n_pages == b->n_pages &&
+	       a->n_rows == b->n_rows &&
+	       !memcmp(a->rules, b->rules, a->n_rules * sizeof(*a->rules)) &&
+	       !memcmp(a->pages, b->pages, a->n_pages * sizeof(*a->pages)) &&
+	       !memcmp(a->rows, b->rows, a->n_rows * sizeof(*a->rows));
+}
+
+TEST(ehframe_debuglink)
+{
+	struct dt_extract_stats st;
+	struct dt_extract_opts o = { .stats = &st };
+	struct dt_file *ref = NULL, *f;
+	const uint8_t *id;
+	struct elfm *e = NULL;
+	char bid[128], dir[512], dbg[512];
+	size_t id_len, i;
+	int fd;
+
+	sh("mkdir -p bin");
+	if (!build_prog("bin/prog", "-fno-asynchronous-unwind-tables"))
+		return;
+	ref = extract(tmp_path("bin/prog"), NULL);
+	if (!ASSERT_NOT_NULL(ref, "unstripped") ||
+	    !ASSERT_TRUE(sh("cd bin && objcopy --only-keep-debug prog prog.debug && "
+			    "objcopy --strip-debug --add-gnu-debuglink=prog.debug "
+			    "prog prog.stripped && mkdir -p ../dbg"),
+			 "objcopy"))
+		goto out;
+	fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+	elfm_open_fd(fd, &e);
+	close(fd);
+	if (!ASSERT_NOT_NULL(e, "stripped") ||
+	    !ASSERT_OK(elfm_build_id(e, &id, &id_len), "build id"))
+		goto out;
+	ASSERT_TRUE(elfm_section(e, ".debug_frame") == NULL, "stripped");
+	snprintf(dbg, sizeof(dbg), "%s", tmp_path("dbg"));
+	o.debug_dir = dbg;
+	snprintf(dir, sizeof(dir), "%s", tmp_path("bin"));
+
+	if (test_start_subtest("next_to_file")) {
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+					       &o, &f), "extract");
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debuglink");
+		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
+		ASSERT_STREQ(st.debug_file, tmp_path("bin/prog.debug"), "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("dot_debug")) {
+		sh("mkdir -p bin/.debug && mv bin/prog.debug bin/.debug/");
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from .debug/");
+		ASSERT_STREQ(st.debug_file, tmp_path("bin/.debug/prog.debug"),
+			     "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("debug_dir")) {
+		char want[1024];
+
+		sh("mkdir -p 'dbg%s' && mv bin/.debug/prog.debug 'dbg%s/'", dir, dir);
+		snprintf(want, sizeof(want), "%s%s/prog.debug", tmp_path("dbg"), dir);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debug dir");
+		ASSERT_STREQ(st.debug_file, want, "found");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("build_id")) {
+		int n = snprintf(bid, sizeof(bid), "dbg/.build-id/%02x/", id[0]);
+
+		for (i = 1; i < id_len; i++)
+			n += snprintf(bid + n, sizeof(bid) - n, "%02x", id[i]);
+		sh("mkdir -p $(dirname %s) && mv 'dbg%s/prog.debug' %s.debug", bid,
+		   dir, bid);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		close(fd);
+		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "by build id");
+		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
+		dt_file_free(f);
+	}
+	if (test_start_subtest("crc_mismatch")) {
+		/* A debug file that is not the one the link names. */
+		sh("cp %s.debug bin/prog.debug && rm %s.debug && "
+		   "printf x >> bin/prog.debug", bid, bid);
+		f = NULL;
+		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+					       &o, &f), "extract");
+		close(fd);
+		ASSERT_TRUE(f && !(f->source & DT_SRC_DEBUGLINK), "CRC checked");
+		ASSERT_STREQ(st.debug_file, "", "none used");
+		dt_file_free(f);
+	}
+out:
+	elfm_free(e);
+	dt_file_free(ref);
+}
+
+/* Copy a file into the test directory, optionally changed. */
+static char *copy_file(const char *from, const char *name, uint8_t **data,
+		       size_t *len)
+{
+	char *to = tmp_path(name);
+	FILE *in = fopen(from, "rb");
+	struct stat sb;
+
+	*data = NULL;
+	if (!in || fstat(fileno(in), &sb) != 0) {
+		if (in)
+			fclose(in);
+		return NULL;
+	}
+	*len = sb.st_size;
+	*data = malloc(*len);
+	if (fread(*data, 1, *len, in) != *len) {
+		free(*data);
+		*data = NULL;
+	}
+	fclose(in);
+	return *data ? to : NULL;
+}
+
+static bool write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return fclose(f) == 0 && ok;
+}
+
+TEST(ehframe_without_section_headers)
+{
+	static const char *files[] = { "/lib/x86_64-linux-gnu/libc.so.6",
+				       "/usr/bin/python3.11" };
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct dt_extract_stats st;
+		struct dt_file *ref, *f;
+		Elf64_Ehdr *eh;
+		uint8_t *d;
+		size_t len;
+		char *to;
+
+		if (!test_start_subtest(files[i]))
+			continue;
+		to = copy_file(files[i], "noshdr", &d, &len);
+		if (!to) {
+			test_note("%s: not on this machine", files[i]);
+			continue;
+		}
+		eh = (Elf64_Ehdr *)d;
+		eh->e_shoff = 0;
+		eh->e_shnum = 0;
+		eh->e_shstrndx = 0;
+		ASSERT_TRUE(write_file(to, d, len), "write");
+		ref = extract(files[i], NULL);
+		f = extract(to, &st);
+		ASSERT_TRUE(st.eh_frame_hdr, "found through PT_GNU_EH_FRAME");
+		ASSERT_TRUE(ref && f && same_table(ref, f),
+			    "same table as with sections");
+		if (f)
+			test_note("%s without sections: %u rows", files[i],
+				  f->n_rows);
+		dt_file_free(ref);
+		dt_file_free(f);
+		free(d);
+	}
+}
+
+TEST(ehframe_synthetic_plt)
+{
+	struct dt_file *f = NULL;
+	struct elfm *e = NULL;
+	const Elf64_Shdr *plt, *got;
+	int fd;
+
+	if (!build_prog("noplt", "-Wl,--no-ld-generated-unwind-info"))
+		return;
+	f = extract(tmp_path("noplt"), NULL);
+	fd = open(tmp_path("noplt"), O_RDONLY | O_CLOEXEC);
+	elfm_open_fd(fd, &e);
+	close(fd);
+	if (!ASSERT_NOT_NULL(f, "extract") || !ASSERT_NOT_NULL(e, "open"))
+		goto out;
+	plt = elfm_section(e, ".plt");
+	got = elfm_section(e, ".plt.got");
+	if (!ASSERT_NOT_NULL(plt, ".plt"))
+		goto out;
+	ASSERT_TRUE(f->source & DT_SRC_SYNTH, "synthetic rows used");
+	{
+		const struct unwind_rule *r0 =
+			dt_file_rule(f, dt_file_lookup(f, plt->sh_addr));
+		const struct unwind_rule *r6 =
+			dt_file_rule(f, dt_file_lookup(f, plt->sh_addr + 6));
+
+		ASSERT_TRUE(r0 && r0->cmd == RULE_CMD_NONE && r0->cfa_off == 16,
+			    "PLT0: rsp+16");
+		ASSERT_TRUE(r6 && r6->cmd == RULE_CMD_NONE && r6->cfa_off == 24,
+			    "PLT0 after push: rsp+24");
+		ASSERT_EQ(dt_file_lookup(f, plt->sh_addr + 16), RULE_IDX_PLT,
+			  "entries: PLT");
+		ASSERT_EQ(dt_file_lookup(f, plt->sh_addr + plt->sh_size - 1),
+			  RULE_IDX_PLT, "last entry: PLT");
+	}
+	if (got) {
+		const struct unwind_rule *r =
+			dt_file_rule(f, dt_file_lookup(f, got->sh_addr));
+
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_NONE && r->cfa_off == 8,
+			    ".plt.got: rsp+8");
+	}
+out:
+	elfm_free(e);
+	dt_file_free(f);
+}
+
+/* ---- malformed input ------------------------------------------------------ */
+
+static int extract_mem(const void *d, size_t len, struct dt_file **f)
+{
+	struct dt_extract_opts o = { .no_debuglink = true };
+
+	return dt_extract_mem(d, len, &o, f);
+}
+
+TEST(ehframe_malformed)
+{
+	const char *lib = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct dt_file *f = NULL;
+	uint8_t *d = NULL, garbage[4096];
+	size_t len = 0, i, cuts[] = { 0, 3, 16, 63, 64, 200, 4096, 65536,
+				      1 << 20 };
+	unsigned seed = 7;
+	int err, fd;
+
+	for (i = 0; i < sizeof(garbage); i++) {
+		seed = seed * 1103515245 + 12345;
+		garbage[i] = seed >> 16;
+	}
+	ASSERT_EQ(extract_mem(garbage, sizeof(garbage), &f), -ENOEXEC,
+		  "garbage");
+	memcpy(garbage, ELFMAG, SELFMAG);
+	garbage[EI_CLASS] = ELFCLASS64;
+	garbage[EI_DATA] = ELFDATA2LSB;
+	garbage[EI_VERSION] = EV_CURRENT;
+	err = extract_mem(garbage, sizeof(garbage), &f);
+	ASSERT_TRUE(err == -ENOEXEC || err == 0, "garbage behind an ELF ident");
+	dt_file_free(f);
+	f = NULL;
+
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_EQ(dt_extract_file(fd, NULL, &f), -ENOEXEC, "not a regular file");
+	close(fd);
+
+	if (!copy_file(lib, "x", &d, &len))
+		return;
+	/* Truncated copies (each in its own allocation: ASan sees any read
+	 * past the end). */
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		uint8_t *t = malloc(cuts[i] + 1);
+
+		memcpy(t, d, cuts[i]);
+		f = NULL;
+		err = extract_mem(t, cuts[i], &f);
+		ASSERT_TRUE(err == -ENOEXEC || err == 0, "truncated");
+		dt_file_free(f);
+		free(t);
+	}
+	/* And as a file, truncated. */
+	ASSERT_TRUE(write_file(tmp_path("trunc"), d, len / 2), "write");
+	fd = open(tmp_path("trunc"), O_RDONLY | O_CLOEXEC);
+	f = NULL;
+	err = dt_extract_file(fd, tmp_path("trunc"), &f);
+	close(fd);
+	ASSERT_TRUE(err == 0 || err == -ENOEXEC, "truncated file");
+	dt_file_free(f);
+
+	/* .eh_frame's offset past the end of the file, then the header's
+	 * segment too: no rows, no crash. */
+	{
+		struct elfm *e = NULL;
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)d;
+		const Elf64_Shdr *ehs;
+		Elf64_Shdr *w;
+		Elf64_Phdr *ph = (Elf64_Phdr *)(d + eh->e_phoff);
+
+		elfm_open_mem(d, len, &e);
+		ehs = e ? elfm_section(e, ".eh_frame") : NULL;
+		if (ASSERT_NOT_NULL(ehs, ".eh_frame")) {
+			w = (Elf64_Shdr *)(d + eh->e_shoff) +
+			    (ehs - elfm_shdrs(e, &(unsigned){ 0 }));
+			w->sh_offset = len + 4096;
+			f = NULL;
+			err = extract_mem(d, len, &f);
+			/* Found again through PT_GNU_EH_FRAME. */
+			ASSERT_OK(err, ".eh_frame past the end");
+			ASSERT_TRUE(f && f->n_rows > 1000, "rows through the header");
+			dt_file_free(f);
+			for (i = 0; i < eh->e_phnum; i++)
+				if (ph[i].p_type == PT_GNU_EH_FRAME)
+					ph[i].p_vaddr = ph[i].p_paddr = 1ULL << 40;
+			f = NULL;
+			err = extract_mem(d, len, &f);
+			ASSERT_OK(err, "header past the end too");
+			ASSERT_TRUE(f && !(f->source & DT_SRC_EH_FRAME),
+				    "no .eh_frame rows");
+			dt_file_free(f);
+		}
+		elfm_free(e);
+	}
+	free(d);
+}
+
+/* Random damage to a real .eh_frame and .eh_frame_hdr: whatever comes out,
+ * nothing reads out of bounds (the ASan build checks) and the table
+ * stays well-formed. */
+TEST(ehframe_fuzz_damage)
+{
+	const char *lib = "/lib64/ld-linux-x86-64.so.2";
+	struct elfm *e = NULL;
+	const Elf64_Shdr *ehs, *hdr;
+	uint8_t *d = NULL, *c;
+	size_t len = 0, i;
+	unsigned seed = 12345, bad = 0, rounds = 3000;
+
+	if (!copy_file(lib, "x", &d, &len) || elfm_open_mem(d, len, &e))
+		return;
+	ehs = elfm_section(e, ".eh_frame");
+	hdr = elfm_section(e, ".eh_frame_hdr");
+	if (!ASSERT_NOT_NULL(ehs, ".eh_frame") || !ASSERT_NOT_NULL(hdr, "hdr"))
+		goto out;
+	c = malloc(len);
+	for (i = 0; i < rounds; i++) {
+		const Elf64_Shdr *s = i % 4 == 3 ? hdr : ehs;
+		struct dt_file *f = NULL;
+		unsigned k;
+		int err;
+
+		memcpy(c, d, len);
+		for (k = 0; k < 1 + i % 16; k++) {
+			seed = seed * 1103515245 + 12345;
+			c[s->sh_offset + (seed >> 4) % s->sh_size] ^=
+				(uint8_t)(1 << ((seed >> 1) & 7));
+		}
+		if (i % 8 == 7) {
+			/* Hide the sections: the header path. */
+			((Elf64_Ehdr *)c)->e_shoff = 0;
+			((Elf64_Ehdr *)c)->e_shnum = 0;
+		}
+		err = extract_mem(c, len, &f);
+		if (err || !f)
+			bad++;
+		else
+			check_table(f);
+		dt_file_free(f);
+	}
+	ASSERT_EQ(bad, 0, "damaged tables still give a table");
+	free(c);
+out:
+	elfm_free(e);
+	free(d);
+}
+
+/* The vDSO (clock_gettime and friends are hot in profiles): from memory,
+ * the way the daemon gets it, and checked by readelf on a copy. */
+TEST(ehframe_vdso)
+{
+	unsigned long lo = 0, hi = 0;
+	char line[512];
+	struct dt_file *f = NULL;
+	struct oracle o;
+	FILE *maps = fopen("/proc/self/maps", "r");
+
+	while (maps && fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	if (maps)
+		fclose(maps);
+	if (!hi) {
+		test_skip("no vDSO mapped");
+		return;
+	}
+	if (!ASSERT_OK(dt_extract_mem((void *)lo, hi - lo, NULL, &f), "extract"))
+		return;
+	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
+	ASSERT_TRUE(write_file(tmp_path("vdso.so"), (void *)lo, hi - lo), "copy");
+	if (have_readelf()) {
+		oracle_check(tmp_path("vdso.so"), f, &o);
+		ASSERT_GT(o.rows, 10, "readelf rows");
+		ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
+		test_note("vDSO: %llu readelf rows agree, %u table rows, %.2f%% "
+			  "of the text covered",
+			  (unsigned long long)o.agree, f->n_rows,
+			  100.0 * f->covered / (double)(f->text_hi - f->text_lo));
+	}
+	dt_file_free(f);
+}

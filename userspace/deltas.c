@@ -1,0 +1,884 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The stack-delta builder and the finished, paged table.
+ *
+ * The builder keeps every row it is given (16 bytes each) with the rule
+ * interned, so memory is rows * 16 plus the distinct rules.  finish() sorts
+ * once, resolves the source layers in one sweep and writes the table into
+ * a single allocation.
+ */
+#include "deltas.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+const struct unwind_rule dt_fixed_rules[RULE_FIXED_COUNT] = {
+	[RULE_IDX_INVALID] = { .cmd = RULE_CMD_INVALID },
+	[RULE_IDX_STOP] = { .cmd = RULE_CMD_STOP },
+	[RULE_IDX_PLT] = { .cmd = RULE_CMD_PLT, .cfa_reg = RULE_REG_SP,
+			   .cfa_off = 8, .cfa_post = 11 },
+	[RULE_IDX_SIGNAL] = { .cmd = RULE_CMD_SIGNAL },
+	[RULE_IDX_FRAME_POINTER] = { .cmd = RULE_CMD_FRAME_POINTER },
+};
+
+/* Source layers, lowest first. */
+enum layer {
+	LAYER_SYNTH = 0,
+	LAYER_DEBUG_FRAME = 1,
+	LAYER_GOPCLNTAB = 2,
+	LAYER_EH_FRAME = 3,
+	LAYER_COUNT = 4,
+};
+
+struct brow {
+	uint64_t addr;
+	uint32_t seq;  /* insertion order: later wins within a layer */
+	uint16_t rule; /* interned rule index */
+	uint8_t layer;
+	uint8_t weak; /* a range's end marker: loses to any row at addr */
+};
+_Static_assert(sizeof(struct brow) == 16, "brow packs to 16 bytes");
+
+struct dt_builder {
+	struct brow *rows;
+	size_t n_rows, cap_rows;
+	struct unwind_rule *rules; /* interned, fixed ones first */
+	size_t n_rules, cap_rules;
+	uint32_t *hash; /* rule index + 1, 0 = empty; open addressing */
+	size_t hash_cap;
+	unsigned layer_src[LAYER_COUNT]; /* source bits that added rows */
+	unsigned cur_src;
+	uint8_t layer;
+	bool have_text;
+	uint64_t text_lo, text_hi;
+};
+
+static uint64_t rule_hash(const struct unwind_rule *r)
+{
+	uint64_t a, b;
+
+	memcpy(&a, r, 8);
+	memcpy(&b, (const char *)r + 8, 8);
+	a ^= b * 0x9e3779b97f4a7c15ULL;
+	a ^= a >> 29;
+	a *= 0xbf58476d1ce4e5b9ULL;
+	return a ^ (a >> 32);
+}
+
+static int hash_grow(struct dt_builder *b)
+{
+	size_t cap = b->hash_cap ? b->hash_cap * 2 : 256, i;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < b->n_rules; i++) {
+		size_t j = rule_hash(&b->rules[i]) & (cap - 1);
+
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = (uint32_t)i + 1;
+	}
+	free(b->hash);
+	b->hash = h;
+	b->hash_cap = cap;
+	return 0;
+}
+
+/* The interned index of r, adding it when new; -E2BIG past MAX_RULES. */
+static int intern(struct dt_builder *b, const struct unwind_rule *r)
+{
+	size_t j;
+	int err;
+
+	if ((b->n_rules + 1) * 2 > b->hash_cap) {
+		err = hash_grow(b);
+		if (err)
+			return err;
+	}
+	j = rule_hash(r) & (b->hash_cap - 1);
+	while (b->hash[j]) {
+		uint32_t idx = b->hash[j] - 1;
+
+		if (memcmp(&b->rules[idx], r, sizeof(*r)) == 0)
+			return (int)idx;
+		j = (j + 1) & (b->hash_cap - 1);
+	}
+	if (b->n_rules >= MAX_RULES)
+		return -E2BIG;
+	if (b->n_rules == b->cap_rules) {
+		size_t cap = b->cap_rules ? b->cap_rules * 2 : 64;
+		void *p = realloc(b->rules, cap * sizeof(*b->rules));
+
+		if (!p)
+			return -ENOMEM;
+		b->rules = p;
+		b->cap_rules = cap;
+	}
+	b->rules[b->n_rules] = *r;
+	b->hash[j] = (uint32_t)b->n_rules + 1;
+	return (int)b->n_rules++;
+}
+
+int dt_builder_new(struct dt_builder **out)
+{
+	struct dt_builder *b;
+	int i, err = 0;
+
+	*out = NULL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < RULE_FIXED_COUNT && err >= 0; i++)
+		err = intern(b, &dt_fixed_rules[i]);
+	if (err < 0) {
+		dt_builder_free(b);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+void dt_builder_free(struct dt_builder *b)
+{
+	if (!b)
+		return;
+	free(b->rows);
+	free(b->rules);
+	free(b->hash);
+	free(b);
+}
+
+void dt_builder_set_source(struct dt_builder *b, unsigned src)
+{
+	b->cur_src = src;
+	if (src & DT_SRC_EH_FRAME)
+		b->layer = LAYER_EH_FRAME;
+	else if (src & DT_SRC_GOPCLNTAB)
+		b->layer = LAYER_GOPCLNTAB;
+	else if (src & (DT_SRC_DEBUG_FRAME | DT_SRC_DEBUGLINK))
+		b->layer = LAYER_DEBUG_FRAME;
+	else
+		b->layer = LAYER_SYNTH;
+}
+
+void dt_builder_set_text(struct dt_builder *b, uint64_t lo, uint64_t hi)
+{
+	b->have_text = lo < hi;
+	b->text_lo = lo;
+	b->text_hi = hi;
+}
+
+size_t dt_builder_rows(const struct dt_builder *b)
+{
+	return b->n_rows;
+}
+
+/* Zero what the rule's kind does not use, so equal meanings compare
+ * equal byte for byte.  Returns -EINVAL for a value out of range. */
+static int canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
+{
+	switch (in->cmd) {
+	case RULE_CMD_NONE:
+		if (in->cfa_reg > RULE_REG_FP || in->fp_rule > RULE_FP_UNDEF ||
+		    (in->flags & ~RULE_F_DEREF_CFA))
+			return -EINVAL;
+		*r = *in;
+		r->pad = 0;
+		if (!(r->flags & RULE_F_DEREF_CFA))
+			r->cfa_post = 0;
+		if (r->fp_rule == RULE_FP_SAME || r->fp_rule == RULE_FP_UNDEF)
+			r->fp_off = 0;
+		return 0;
+	case RULE_CMD_PLT:
+		memset(r, 0, sizeof(*r));
+		r->cmd = RULE_CMD_PLT;
+		r->cfa_reg = RULE_REG_SP;
+		r->cfa_off = in->cfa_off;
+		r->cfa_post = in->cfa_post;
+		return 0;
+	case RULE_CMD_INVALID:
+	case RULE_CMD_STOP:
+	case RULE_CMD_SIGNAL:
+	case RULE_CMD_FRAME_POINTER:
+		memset(r, 0, sizeof(*r));
+		r->cmd = in->cmd;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static int push_row(struct dt_builder *b, uint64_t addr, int rule, bool weak)
+{
+	struct brow *r;
+
+	if (b->n_rows >= DT_MAX_ROWS)
+		return -E2BIG;
+	if (b->n_rows == b->cap_rows) {
+		size_t cap = b->cap_rows ? b->cap_rows * 2 : 1024;
+		void *p;
+
+		if (cap > DT_MAX_ROWS)
+			cap = DT_MAX_ROWS;
+		p = realloc(b->rows, cap * sizeof(*b->rows));
+		if (!p)
+			return -ENOMEM;
+		b->rows = p;
+		b->cap_rows = cap;
+	}
+	r = &b->rows[b->n_rows];
+	r->addr = addr;
+	r->seq = (uint32_t)b->n_rows;
+	r->rule = (uint16_t)rule;
+	r->layer = b->layer;
+	r->weak = weak;
+	b->n_rows++;
+	if (!weak)
+		b->layer_src[b->layer] |= b->cur_src;
+	return 0;
+}
+
+int dt_builder_add(struct dt_builder *b, uint64_t addr,
+		   const struct unwind_rule *rule)
+{
+	struct unwind_rule r;
+	int idx;
+
+	idx = canonicalize(rule, &r);
+	if (idx < 0)
+		return idx;
+	idx = intern(b, &r);
+	if (idx < 0)
+		return idx;
+	return push_row(b, addr, idx, false);
+}
+
+int dt_builder_add_range(struct dt_builder *b, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return 0;
+	return push_row(b, end, RULE_IDX_INVALID, true);
+}
+
+/* ---- finish ------------------------------------------------------------ */
+
+static int cmp_brow(const void *pa, const void *pb)
+{
+	const struct brow *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->layer != b->layer)
+		return a->layer < b->layer ? -1 : 1;
+	/* Within a layer the winner comes last: weak end markers first,
+	 * then insertion order. */
+	if (a->weak != b->weak)
+		return a->weak ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The sort key in one word: address, layer, strength (cmp_brow's order
+ * but for seq, which a stable sort keeps).  Only for addresses below
+ * 2^61. */
+static uint64_t row_key(const struct brow *r)
+{
+	return r->addr << 3 | (uint64_t)r->layer << 1 | !r->weak;
+}
+
+/*
+ * Stable LSD radix sort on row_key, a byte per pass, skipping the bytes
+ * all keys share.  Rows arrive nearly sorted (FDEs in address order), a
+ * case where comparison sorts gain little; this is a third of the cost
+ * of qsort on large files.  Returns false (nothing done) when an address
+ * does not fit or the scratch buffer cannot be had.
+ */
+static bool radix_sort(struct brow *rows, size_t n)
+{
+	struct brow *tmp, *src = rows, *dst;
+	uint64_t or_all = 0, and_all = ~0ULL;
+	size_t i, count[256];
+	unsigned pass;
+
+	for (i = 0; i < n; i++) {
+		if (rows[i].addr >> 61)
+			return false;
+		or_all |= row_key(&rows[i]);
+		and_all &= row_key(&rows[i]);
+	}
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return false;
+	dst = tmp;
+	for (pass = 0; pass < 8; pass++) {
+		unsigned shift = pass * 8;
+		size_t sum = 0;
+
+		if (!(((or_all ^ and_all) >> shift) & 0xff))
+			continue; /* every key has the same byte here */
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(row_key(&src[i]) >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(row_key(&src[i]) >> shift) & 0xff]++] = src[i];
+		src = dst;
+		dst = src == tmp ? rows : tmp;
+	}
+	if (src != rows)
+		memcpy(rows, src, n * sizeof(*rows));
+	free(tmp);
+	return true;
+}
+
+static bool sorted(const struct brow *r, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp_brow(&r[i - 1], &r[i]) > 0)
+			return false;
+	return true;
+}
+
+/*
+ * Resolve the layers in place: rows[0..*n) becomes the effective rows
+ * (addr, rule), each rule different from the one before, the first one
+ * valid.  Only .addr and .rule stay meaningful.  Returns the mask of the
+ * layers that gave an effective rule.
+ */
+static unsigned resolve_layers(struct brow *rows, size_t *n)
+{
+	uint16_t cur[LAYER_COUNT] = { 0 }, last = RULE_IDX_INVALID;
+	size_t i = 0, out = 0;
+	unsigned used = 0;
+
+	while (i < *n) {
+		uint64_t addr = rows[i].addr;
+		uint16_t eff = RULE_IDX_INVALID;
+		int l;
+
+		for (; i < *n && rows[i].addr == addr; i++)
+			cur[rows[i].layer] = rows[i].rule;
+		for (l = LAYER_COUNT - 1; l >= 0; l--) {
+			if (cur[l] != RULE_IDX_INVALID) {
+				eff = cur[l];
+				used |= 1U << l;
+				break;
+			}
+		}
+		if (eff == last)
+			continue;
+		/* out <= the index of a row already consumed. */
+		rows[out].addr = addr;
+		rows[out].rule = eff;
+		out++;
+		last = eff;
+	}
+	*n = out;
+	return used;
+}
+
+/* Pages and rows of the paged table; with t == NULL only counts. */
+struct pager {
+	struct dt_file *t;
+	uint32_t n_pages, n_rows;
+	int err;
+};
+
+static void pager_row(struct pager *pg, uint64_t page, bool new_page,
+		      uint16_t low, uint32_t rule)
+{
+	if (pg->err)
+		return;
+	if (new_page) {
+		if (pg->n_pages >= DT_MAX_PAGES) {
+			pg->err = -E2BIG;
+			return;
+		}
+		if (pg->t) {
+			pg->t->pages[pg->n_pages].page = page;
+			pg->t->pages[pg->n_pages].first = pg->n_rows;
+			pg->t->pages[pg->n_pages].count = 0;
+		}
+		pg->n_pages++;
+	}
+	if (pg->t) {
+		pg->t->rows[pg->n_rows] = ROW(low, rule);
+		pg->t->pages[pg->n_pages - 1].count++;
+	}
+	pg->n_rows++;
+}
+
+/* Single-row pages (page_lo, page_hi) exclusive, for a rule that spans
+ * them. */
+static void pager_fill(struct pager *pg, uint64_t page_lo, uint64_t page_hi,
+		       uint32_t rule)
+{
+	uint64_t p;
+
+	for (p = page_lo + 1; p < page_hi && !pg->err; p++)
+		pager_row(pg, p, true, 0, rule);
+}
+
+static void paginate(struct pager *pg, const struct brow *e, size_t n,
+		     const uint32_t *remap, bool have_text, uint64_t text_hi)
+{
+	uint64_t cur_page = 0;
+	uint32_t active = RULE_IDX_INVALID;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < n && !pg->err; i++) {
+		uint64_t page = e[i].addr >> DELTA_PAGE_BITS;
+		uint16_t low = (uint16_t)(e[i].addr & 0xffff);
+		uint32_t rule = remap[e[i].rule];
+
+		if (!any || page != cur_page) {
+			if (any && active != RULE_IDX_INVALID)
+				pager_fill(pg, cur_page, page, active);
+			/* The BPF search needs a row at offset 0 of every
+			 * page: carry the active rule over. */
+			if (low != 0) {
+				pager_row(pg, page, true, 0, active);
+				pager_row(pg, page, false, low, rule);
+			} else {
+				pager_row(pg, page, true, low, rule);
+			}
+			cur_page = page;
+			any = true;
+		} else {
+			pager_row(pg, page, false, low, rule);
+		}
+		active = rule;
+	}
+	/* A last rule without an end marker runs to the end of the text. */
+	if (any && active != RULE_IDX_INVALID && have_text && text_hi &&
+	    ((text_hi - 1) >> DELTA_PAGE_BITS) > cur_page)
+		pager_fill(pg, cur_page, ((text_hi - 1) >> DELTA_PAGE_BITS) + 1,
+			   active);
+}
+
+static uint64_t clip_len(uint64_t lo, uint64_t hi, bool have_text,
+			 uint64_t text_lo, uint64_t text_hi)
+{
+	if (have_text) {
+		if (lo < text_lo)
+			lo = text_lo;
+		if (hi > text_hi)
+			hi = text_hi;
+	}
+	return hi > lo ? hi - lo : 0;
+}
+
+static uint64_t covered_bytes(const struct brow *e, size_t n, bool have_text,
+			      uint64_t text_lo, uint64_t text_hi)
+{
+	uint64_t sum = 0, end;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (e[i].rule == RULE_IDX_INVALID)
+			continue;
+		if (i + 1 < n)
+			end = e[i + 1].addr;
+		else if (have_text && text_hi > e[i].addr)
+			end = text_hi;
+		else
+			continue;
+		sum += clip_len(e[i].addr, end, have_text, text_lo, text_hi);
+	}
+	return sum;
+}
+
+/* One block: the struct, pages, rules, rows. */
+static struct dt_file *file_alloc(uint32_t n_rules, uint32_t n_pages,
+				  uint32_t n_rows)
+{
+	size_t sz = sizeof(struct dt_file) +
+		    (size_t)n_pages * sizeof(struct dt_page) +
+		    (size_t)n_rules * sizeof(struct unwind_rule) +
+		    (size_t)n_rows * sizeof(uint32_t);
+	struct dt_file *t = calloc(1, sz);
+
+	if (!t)
+		return NULL;
+	t->n_rules = n_rules;
+	t->n_pages = n_pages;
+	t->n_rows = n_rows;
+	t->pages = (struct dt_page *)(t + 1);
+	t->rules = (struct unwind_rule *)(t->pages + n_pages);
+	t->rows = (uint32_t *)(t->rules + n_rules);
+	return t;
+}
+
+int dt_builder_finish(struct dt_builder *b, struct dt_file **out)
+{
+	struct pager pg = { 0 };
+	struct dt_file *t = NULL;
+	uint32_t *remap = NULL, n_local = RULE_FIXED_COUNT;
+	size_t n = b->n_rows, i;
+	unsigned used, source = 0;
+	int err = 0;
+
+	*out = NULL;
+	if (n > 1 && !sorted(b->rows, n))
+		if (!radix_sort(b->rows, n))
+			qsort(b->rows, n, sizeof(*b->rows), cmp_brow);
+	used = resolve_layers(b->rows, &n);
+	for (i = 0; i < LAYER_COUNT; i++)
+		if (used & (1U << i))
+			source |= b->layer_src[i];
+
+	/* Local rule table: fixed entries, then rules by first use. */
+	remap = malloc(b->n_rules * sizeof(*remap));
+	if (!remap) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < b->n_rules; i++)
+		remap[i] = i < RULE_FIXED_COUNT ? (uint32_t)i : UINT32_MAX;
+	for (i = 0; i < n; i++)
+		if (remap[b->rows[i].rule] == UINT32_MAX)
+			remap[b->rows[i].rule] = n_local++;
+
+	paginate(&pg, b->rows, n, remap, b->have_text, b->text_hi);
+	if (pg.err) {
+		err = pg.err;
+		goto cleanup;
+	}
+	t = file_alloc(n_local, pg.n_pages, pg.n_rows);
+	if (!t) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < b->n_rules; i++)
+		if (remap[i] != UINT32_MAX)
+			t->rules[remap[i]] = b->rules[i];
+	memset(&pg, 0, sizeof(pg));
+	pg.t = t;
+	paginate(&pg, b->rows, n, remap, b->have_text, b->text_hi);
+	t->source = source;
+	t->covered = covered_bytes(b->rows, n, b->have_text, b->text_lo,
+				   b->text_hi);
+	if (b->have_text) {
+		t->text_lo = b->text_lo;
+		t->text_hi = b->text_hi;
+	}
+	*out = t;
+	t = NULL;
+cleanup:
+	free(remap);
+	free(t);
+	/* The builder is left empty either way; its rule table stays. */
+	b->n_rows = 0;
+	memset(b->layer_src, 0, sizeof(b->layer_src));
+	return err;
+}
+
+void dt_file_free(struct dt_file *f)
+{
+	free(f);
+}
+
+/* ---- lookup ------------------------------------------------------------ */
+
+int dt_file_lookup(const struct dt_file *f, uint64_t addr)
+{
+	uint64_t page = addr >> DELTA_PAGE_BITS;
+	uint32_t lo = 0, hi = f->n_pages, low = addr & 0xffff;
+	const struct dt_page *p = NULL;
+	const uint32_t *rows;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (f->pages[mid].page < page) {
+			lo = mid + 1;
+		} else if (f->pages[mid].page > page) {
+			hi = mid;
+		} else {
+			p = &f->pages[mid];
+			break;
+		}
+	}
+	if (!p || p->count == 0)
+		return -ENOENT;
+	/* Last row with ROW_ADDR <= low; row 0 has address 0. */
+	rows = f->rows + p->first;
+	lo = 0;
+	hi = p->count;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ROW_ADDR(rows[mid]) <= low)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (int)ROW_RULE(rows[lo]);
+}
+
+const struct unwind_rule *dt_file_rule(const struct dt_file *f, int idx)
+{
+	if (idx < 0 || (uint32_t)idx >= f->n_rules)
+		return NULL;
+	return &f->rules[idx];
+}
+
+/* ---- serialization ------------------------------------------------------ */
+
+#define DT_MAGIC "EPDT"
+
+struct dt_hdr {
+	char magic[4];
+	uint32_t version;
+	uint32_t hdr_size;
+	uint32_t crc; /* CRC-32 of the whole buffer with this field zero */
+	uint32_t source;
+	uint32_t n_rules;
+	uint32_t n_pages;
+	uint32_t n_rows;
+	uint64_t covered;
+	uint64_t text_lo, text_hi;
+};
+_Static_assert(sizeof(struct dt_hdr) == 56, "dt_hdr layout");
+_Static_assert(sizeof(struct dt_page) == 16, "dt_page layout");
+
+static uint32_t buf_crc(const uint8_t *buf, size_t len)
+{
+	static const uint8_t zero[4];
+	uLong c = crc32(0L, Z_NULL, 0);
+	size_t off = offsetof(struct dt_hdr, crc), done;
+
+	c = crc32(c, buf, off);
+	c = crc32(c, zero, 4);
+	/* crc32() takes uInt lengths. */
+	for (done = off + 4; done < len;) {
+		size_t chunk = len - done > (1U << 30) ? (1U << 30) : len - done;
+
+		c = crc32(c, buf + done, (uInt)chunk);
+		done += chunk;
+	}
+	return (uint32_t)c;
+}
+
+int dt_file_serialize(const struct dt_file *f, void **buf, size_t *len)
+{
+	size_t sz = sizeof(struct dt_hdr) +
+		    (size_t)f->n_pages * sizeof(struct dt_page) +
+		    (size_t)f->n_rules * sizeof(struct unwind_rule) +
+		    (size_t)f->n_rows * sizeof(uint32_t);
+	struct dt_hdr h = { 0 };
+	uint8_t *p, *o;
+
+	*buf = NULL;
+	p = malloc(sz);
+	if (!p)
+		return -ENOMEM;
+	memcpy(h.magic, DT_MAGIC, 4);
+	h.version = DT_FORMAT_VERSION;
+	h.hdr_size = sizeof(h);
+	h.source = f->source;
+	h.n_rules = f->n_rules;
+	h.n_pages = f->n_pages;
+	h.n_rows = f->n_rows;
+	h.covered = f->covered;
+	h.text_lo = f->text_lo;
+	h.text_hi = f->text_hi;
+	o = p + sizeof(h);
+	memcpy(o, f->pages, (size_t)f->n_pages * sizeof(struct dt_page));
+	o += (size_t)f->n_pages * sizeof(struct dt_page);
+	memcpy(o, f->rules, (size_t)f->n_rules * sizeof(struct unwind_rule));
+	o += (size_t)f->n_rules * sizeof(struct unwind_rule);
+	memcpy(o, f->rows, (size_t)f->n_rows * sizeof(uint32_t));
+	memcpy(p, &h, sizeof(h));
+	h.crc = buf_crc(p, sz);
+	memcpy(p, &h, sizeof(h));
+	*buf = p;
+	*len = sz;
+	return 0;
+}
+
+static bool rule_ok(const struct unwind_rule *r, uint32_t idx)
+{
+	struct unwind_rule c;
+
+	if (idx < RULE_FIXED_COUNT)
+		return memcmp(r, &dt_fixed_rules[idx], sizeof(*r)) == 0;
+	/* Only canonical rules are ever written. */
+	if (canonicalize(r, &c) != 0 || memcmp(&c, r, sizeof(c)) != 0)
+		return false;
+	return r->cmd == RULE_CMD_NONE || r->cmd == RULE_CMD_PLT;
+}
+
+static bool pages_ok(const struct dt_file *t)
+{
+	uint64_t next_first = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < t->n_pages; i++) {
+		const struct dt_page *p = &t->pages[i];
+		const uint32_t *rows;
+
+		if (i > 0 && p->page <= t->pages[i - 1].page)
+			return false;
+		if (p->page > (UINT64_MAX >> DELTA_PAGE_BITS))
+			return false;
+		if (p->first != next_first || p->count == 0 ||
+		    p->count > (1U << DELTA_PAGE_BITS) ||
+		    p->count > t->n_rows - p->first)
+			return false;
+		rows = t->rows + p->first;
+		if (ROW_ADDR(rows[0]) != 0)
+			return false;
+		for (j = 0; j < p->count; j++) {
+			if (ROW_RULE(rows[j]) >= t->n_rules)
+				return false;
+			if (j > 0 && ROW_ADDR(rows[j]) <= ROW_ADDR(rows[j - 1]))
+				return false;
+		}
+		next_first += p->count;
+	}
+	return next_first == t->n_rows;
+}
+
+int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
+{
+	const uint8_t *p = buf;
+	struct dt_file *t = NULL;
+	struct dt_hdr h;
+	uint64_t need;
+	uint32_t i;
+
+	*out = NULL;
+	if (!buf || len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, p, sizeof(h));
+	if (memcmp(h.magic, DT_MAGIC, 4) != 0 ||
+	    h.version != DT_FORMAT_VERSION || h.hdr_size != sizeof(h))
+		return -EINVAL;
+	if (h.n_rules < RULE_FIXED_COUNT || h.n_rules > MAX_RULES ||
+	    h.n_pages > DT_MAX_PAGES || h.n_rows > DT_MAX_ROWS + DT_MAX_PAGES)
+		return -EINVAL;
+	need = sizeof(h) + (uint64_t)h.n_pages * sizeof(struct dt_page) +
+	       (uint64_t)h.n_rules * sizeof(struct unwind_rule) +
+	       (uint64_t)h.n_rows * sizeof(uint32_t);
+	if (need != len || buf_crc(p, len) != h.crc)
+		return -EINVAL;
+	if (h.text_lo > h.text_hi || (h.source & ~0x1fU) ||
+	    (h.text_hi && h.covered > h.text_hi - h.text_lo))
+		return -EINVAL;
+	t = file_alloc(h.n_rules, h.n_pages, h.n_rows);
+	if (!t)
+		return -ENOMEM;
+	p += sizeof(h);
+	memcpy(t->pages, p, (size_t)h.n_pages * sizeof(struct dt_page));
+	p += (size_t)h.n_pages * sizeof(struct dt_page);
+	memcpy(t->rules, p, (size_t)h.n_rules * sizeof(struct unwind_rule));
+	p += (size_t)h.n_rules * sizeof(struct unwind_rule);
+	memcpy(t->rows, p, (size_t)h.n_rows * sizeof(uint32_t));
+	for (i = 0; i < t->n_rules; i++) {
+		if (!rule_ok(&t->rules[i], i)) {
+			free(t);
+			return -EINVAL;
+		}
+	}
+	if (!pages_ok(t)) {
+		free(t);
+		return -EINVAL;
+	}
+	t->source = h.source;
+	t->covered = h.covered;
+	t->text_lo = h.text_lo;
+	t->text_hi = h.text_hi;
+	*out = t;
+	return 0;
+}
+
+/* ---- debugging ---------------------------------------------------------- */
+
+static const char *reg_name(unsigned reg)
+{
+	return reg == RULE_REG_FP ? "rbp" : "rsp";
+}
+
+const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len)
+{
+	static const char *cmds[] = { "", "INVALID", "STOP", "PLT", "SIGNAL",
+				      "FRAME_POINTER" };
+	size_t n;
+
+	if (r->cmd == RULE_CMD_PLT) {
+		snprintf(buf, len, "PLT(%s+%d, >=%d)", reg_name(r->cfa_reg),
+			 r->cfa_off, r->cfa_post);
+		return buf;
+	}
+	if (r->cmd != RULE_CMD_NONE) {
+		snprintf(buf, len, "%s",
+			 r->cmd < sizeof(cmds) / sizeof(cmds[0]) ? cmds[r->cmd]
+								 : "?");
+		return buf;
+	}
+	if (r->flags & RULE_F_DEREF_CFA)
+		n = snprintf(buf, len, "*(%s%+d)%+d", reg_name(r->cfa_reg),
+			     r->cfa_off, r->cfa_post);
+	else
+		n = snprintf(buf, len, "%s%+d", reg_name(r->cfa_reg),
+			     r->cfa_off);
+	if (n >= len)
+		return buf;
+	switch (r->fp_rule) {
+	case RULE_FP_CFA_OFF:
+		snprintf(buf + n, len - n, " rbp=c%+d", r->fp_off);
+		break;
+	case RULE_FP_REG_OFF:
+		snprintf(buf + n, len - n, " rbp=*(rbp%+d)", r->fp_off);
+		break;
+	case RULE_FP_UNDEF:
+		snprintf(buf + n, len - n, " rbp=u");
+		break;
+	}
+	return buf;
+}
+
+int dt_file_dump(FILE *f, const struct dt_file *t)
+{
+	char s[64];
+	uint32_t i, j;
+
+	fprintf(f, "source 0x%x rules %u pages %u rows %u covered %" PRIu64
+		   " text [0x%" PRIx64 ", 0x%" PRIx64 ")\n",
+		t->source, t->n_rules, t->n_pages, t->n_rows, t->covered,
+		t->text_lo, t->text_hi);
+	for (i = 0; i < t->n_rules; i++)
+		fprintf(f, "rule %u: %s\n", i,
+			dt_rule_str(&t->rules[i], s, sizeof(s)));
+	for (i = 0; i < t->n_pages; i++) {
+		const struct dt_page *p = &t->pages[i];
+
+		fprintf(f, "page 0x%" PRIx64 " rows %u\n",
+			p->page << DELTA_PAGE_BITS, p->count);
+		for (j = 0; j < p->count; j++) {
+			uint32_t row = t->rows[p->first + j];
+			uint32_t rule = ROW_RULE(row);
+
+			fprintf(f, "  %016" PRIx64 " %u %s\n",
+				(p->page << DELTA_PAGE_BITS) | ROW_ADDR(row),
+				rule,
+				rule < t->n_rules
+					? dt_rule_str(&t->rules[rule], s,
+						      sizeof(s))
+					: "?");
+		}
+	}
+	return ferror(f) ? -EIO : 0;
+}

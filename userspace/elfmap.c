@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "elfmap.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <zlib.h>
+#include <zstd.h>
+
+/* Bounds on header tables: real files have a few dozen of each; these
+ * only stop a hostile count from making us allocate gigabytes. */
+#define MAX_PHDRS 4096
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2 /* glibc 2.36's elf.h predates it */
+#endif
+#define MAX_SHDRS 65536
+
+struct elfm {
+	const uint8_t *data;
+	size_t size;
+	void *map; /* non-NULL when we mmap'd data */
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph;
+	unsigned phnum;
+	Elf64_Shdr *sh;
+	unsigned shnum;
+	const char *shstr; /* section names, NULL when absent */
+	size_t shstr_len;
+};
+
+/* Does [off, off + len) lie inside a buffer of size bytes? */
+static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static int load_phdrs(struct elfm *e)
+{
+	const Elf64_Ehdr *eh = &e->eh;
+
+	if (!eh->e_phoff || !eh->e_phnum)
+		return 0;
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > MAX_PHDRS ||
+	    !in_bounds(eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr),
+		       e->size))
+		return 0; /* unusable: behave as if there were none */
+	e->ph = malloc(eh->e_phnum * sizeof(Elf64_Phdr));
+	if (!e->ph)
+		return -ENOMEM;
+	memcpy(e->ph, e->data + eh->e_phoff, eh->e_phnum * sizeof(Elf64_Phdr));
+	e->phnum = eh->e_phnum;
+	return 0;
+}
+
+static int load_shdrs(struct elfm *e)
+{
+	const Elf64_Ehdr *eh = &e->eh;
+	uint64_t n = eh->e_shnum, strndx = eh->e_shstrndx;
+	Elf64_Shdr first;
+
+	if (!eh->e_shoff || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+	    !in_bounds(eh->e_shoff, sizeof(Elf64_Shdr), e->size))
+		return 0;
+	/* Extended numbering: section 0 holds the real count and index. */
+	memcpy(&first, e->data + eh->e_shoff, sizeof(first));
+	if (n == 0)
+		n = first.sh_size;
+	if (strndx == SHN_XINDEX)
+		strndx = first.sh_link;
+	if (n == 0 || n > MAX_SHDRS ||
+	    !in_bounds(eh->e_shoff, n * sizeof(Elf64_Shdr), e->size))
+		return 0;
+	e->sh = malloc(n * sizeof(Elf64_Shdr));
+	if (!e->sh)
+		return -ENOMEM;
+	memcpy(e->sh, e->data + eh->e_shoff, n * sizeof(Elf64_Shdr));
+	e->shnum = (unsigned)n;
+	if (strndx < n && e->sh[strndx].sh_type == SHT_STRTAB &&
+	    in_bounds(e->sh[strndx].sh_offset, e->sh[strndx].sh_size,
+		      e->size)) {
+		e->shstr = (const char *)e->data + e->sh[strndx].sh_offset;
+		e->shstr_len = e->sh[strndx].sh_size;
+	}
+	return 0;
+}
+
+static int open_common(struct elfm *e)
+{
+	const Elf64_Ehdr *eh = &e->eh;
+	int err;
+
+	if (e->size < sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	memcpy(&e->eh, e->data, sizeof(e->eh));
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_ident[EI_VERSION] != EV_CURRENT)
+		return -ENOEXEC;
+	err = load_phdrs(e);
+	if (!err)
+		err = load_shdrs(e);
+	return err;
+}
+
+int elfm_open_mem(const void *data, size_t len, struct elfm **out)
+{
+	struct elfm *e;
+	int err;
+
+	*out = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->data = data;
+	e->size = len;
+	err = open_common(e);
+	if (err) {
+		elfm_free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+int elfm_open_fd(int fd, struct elfm **out)
+{
+	struct elfm *e = NULL;
+	struct stat st;
+	void *map;
+	int err;
+
+	*out = NULL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	if ((uint64_t)st.st_size < sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	if ((uint64_t)st.st_size > SIZE_MAX)
+		return -EFBIG;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		munmap(map, st.st_size);
+		return -ENOMEM;
+	}
+	e->map = map;
+	e->data = map;
+	e->size = st.st_size;
+	err = open_common(e);
+	if (err) {
+		elfm_free(e);
+		return err;
+	}
+	*out = e;
+	return 0;
+}
+
+void elfm_free(struct elfm *e)
+{
+	if (!e)
+		return;
+	if (e->map)
+		munmap(e->map, e->size);
+	free(e->ph);
+	free(e->sh);
+	free(e);
+}
+
+const uint8_t *elfm_data(const struct elfm *e, size_t *len)
+{
+	*len = e->size;
+	return e->data;
+}
+
+const Elf64_Ehdr *elfm_ehdr(const struct elfm *e)
+{
+	return &e->eh;
+}
+
+const Elf64_Phdr *elfm_phdrs(const struct elfm *e, unsigned *n)
+{
+	*n = e->phnum;
+	return e->ph;
+}
+
+const Elf64_Shdr *elfm_shdrs(const struct elfm *e, unsigned *n)
+{
+	*n = e->shnum;
+	return e->sh;
+}
+
+const char *elfm_section_name(const struct elfm *e, const Elf64_Shdr *sh)
+{
+	const char *s;
+
+	if (!e->shstr || sh->sh_name >= e->shstr_len)
+		return "";
+	s = e->shstr + sh->sh_name;
+	/* The name must end inside the string table. */
+	if (!memchr(s, 0, e->shstr_len - sh->sh_name))
+		return "";
+	return s;
+}
+
+const Elf64_Shdr *elfm_section(const struct elfm *e, const char *name)
+{
+	unsigned i;
+
+	for (i = 1; i < e->shnum; i++)
+		if (strcmp(elfm_section_name(e, &e->sh[i]), name) == 0)
+			return &e->sh[i];
+	return NULL;
+}
+
+static int raw_bytes(const struct elfm *e, const Elf64_Shdr *sh,
+		     const uint8_t **p, size_t *len)
+{
+	if (sh->sh_type == SHT_NOBITS || sh->sh_size == 0)
+		return -ENOENT;
+	if (!in_bounds(sh->sh_offset, sh->sh_size, e->size))
+		return -EINVAL;
+	*p = e->data + sh->sh_offset;
+	*len = sh->sh_size;
+	return 0;
+}
+
+int elfm_section_bytes(const struct elfm *e, const Elf64_Shdr *sh,
+		       const uint8_t **p, size_t *len)
+{
+	if (sh->sh_flags & SHF_COMPRESSED)
+		return -ENOTSUP;
+	return raw_bytes(e, sh, p, len);
+}
+
+static int inflate_zlib(const uint8_t *in, size_t in_len, uint8_t *out,
+			size_t out_len)
+{
+	z_stream zs;
+	int ret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK)
+		return -ENOMEM;
+	/* zlib counts in uInt; sections over 4 GiB are refused earlier. */
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)in_len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)out_len;
+	ret = inflate(&zs, Z_FINISH);
+	inflateEnd(&zs);
+	if (ret != Z_STREAM_END || zs.total_out != out_len)
+		return -EINVAL;
+	return 0;
+}
+
+static int inflate_zstd(const uint8_t *in, size_t in_len, uint8_t *out,
+			size_t out_len)
+{
+	size_t n = ZSTD_decompress(out, out_len, in, in_len);
+
+	if (ZSTD_isError(n) || n != out_len)
+		return -EINVAL;
+	return 0;
+}
+
+int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
+		      const uint8_t **p, size_t *len, void **owned)
+{
+	const uint8_t *raw;
+	Elf64_Chdr ch;
+	size_t raw_len;
+	uint8_t *buf;
+	int err;
+
+	*owned = NULL;
+	err = raw_bytes(e, sh, &raw, &raw_len);
+	if (err)
+		return err;
+	if (!(sh->sh_flags & SHF_COMPRESSED)) {
+		*p = raw;
+		*len = raw_len;
+		return 0;
+	}
+	if (raw_len < sizeof(ch) || raw_len - sizeof(ch) > UINT32_MAX)
+		return -EINVAL;
+	memcpy(&ch, raw, sizeof(ch));
+	if (ch.ch_size == 0 || ch.ch_size > ELFM_MAX_DECOMPRESSED)
+		return -EINVAL;
+	buf = malloc(ch.ch_size);
+	if (!buf)
+		return -ENOMEM;
+	if (ch.ch_type == ELFCOMPRESS_ZLIB)
+		err = inflate_zlib(raw + sizeof(ch), raw_len - sizeof(ch), buf,
+				   ch.ch_size);
+	else if (ch.ch_type == ELFCOMPRESS_ZSTD)
+		err = inflate_zstd(raw + sizeof(ch), raw_len - sizeof(ch), buf,
+				   ch.ch_size);
+	else
+		err = -ENOTSUP;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*p = buf;
+	*len = ch.ch_size;
+	*owned = buf;
+	return 0;
+}
+
+/* A piece of the address space: a PT_LOAD segment, or an allocated
+ * section in a file without segments (relocatable objects). */
+struct region {
+	uint64_t vaddr, memsz; /* [vaddr, vaddr + memsz) */
+	uint64_t off, filesz;  /* file bytes backing its start */
+	bool exec;
+};
+
+/* Calls fn for each region; stops early when fn returns non-zero and
+ * returns that. */
+static int for_each_region(const struct elfm *e,
+			   int (*fn)(const struct region *r, void *arg),
+			   void *arg)
+{
+	bool any_load = false;
+	struct region r;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < e->phnum; i++) {
+		const Elf64_Phdr *ph = &e->ph[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		any_load = true;
+		r = (struct region){ ph->p_vaddr, ph->p_memsz, ph->p_offset,
+				     ph->p_filesz, ph->p_flags & PF_X };
+		ret = fn(&r, arg);
+		if (ret)
+			return ret;
+	}
+	if (any_load)
+		return 0;
+	for (i = 1; i < e->shnum; i++) {
+		const Elf64_Shdr *sh = &e->sh[i];
+
+		if (!(sh->sh_flags & SHF_ALLOC))
+			continue;
+		r = (struct region){ sh->sh_addr, sh->sh_size, sh->sh_offset,
+				     sh->sh_size, sh->sh_flags & SHF_EXECINSTR };
+		if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED))
+			r.filesz = 0;
+		ret = fn(&r, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+struct lookup {
+	const struct elfm *e;
+	uint64_t vaddr;
+	size_t len;
+	const uint8_t *p;
+	size_t avail;
+};
+
+/* 1 when the region backs the lookup, -1 when it holds the address but
+ * not enough bytes, 0 to go on. */
+static int backs(const struct region *r, void *arg)
+{
+	struct lookup *l = arg;
+	uint64_t at;
+
+	if (l->vaddr < r->vaddr || l->vaddr - r->vaddr >= r->filesz)
+		return 0;
+	at = l->vaddr - r->vaddr;
+	if (!in_bounds(r->off, r->filesz, l->e->size) || l->len > r->filesz - at)
+		return -1;
+	l->p = l->e->data + r->off + at;
+	l->avail = r->filesz - at;
+	return 1;
+}
+
+int elfm_vaddr_bytes(const struct elfm *e, uint64_t vaddr, size_t len,
+		     const uint8_t **p, size_t *avail)
+{
+	struct lookup l = { .e = e, .vaddr = vaddr, .len = len };
+
+	if (for_each_region(e, backs, &l) != 1)
+		return -ENOENT;
+	*p = l.p;
+	*avail = l.avail;
+	return 0;
+}
+
+struct span {
+	uint64_t lo, hi;
+	bool found;
+};
+
+/* Executable regions with a sane extent. */
+static bool is_text(const struct region *r)
+{
+	return r->exec && r->memsz && r->vaddr + r->memsz > r->vaddr;
+}
+
+static int widen(const struct region *r, void *arg)
+{
+	struct span *s = arg;
+
+	if (!is_text(r))
+		return 0;
+	if (!s->found || r->vaddr < s->lo)
+		s->lo = r->vaddr;
+	if (!s->found || r->vaddr + r->memsz > s->hi)
+		s->hi = r->vaddr + r->memsz;
+	s->found = true;
+	return 0;
+}
+
+int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi)
+{
+	struct span s = { 0 };
+
+	for_each_region(e, widen, &s);
+	if (!s.found)
+		return -ENOENT;
+	*lo = s.lo;
+	*hi = s.hi;
+	return 0;
+}
+
+static int contains(const struct region *r, void *arg)
+{
+	const struct span *s = arg;
+
+	return is_text(r) && s->lo >= r->vaddr && s->hi <= r->vaddr + r->memsz;
+}
+
+int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi)
+{
+	struct span s = { .lo = lo, .hi = hi };
+
+	return for_each_region(e, contains, &s);
+}
+
+/* Walk the notes in [p, p + len) for one of that owner and type.  The
+ * owner matches with its NUL; padding after it is allowed (Go writes
+ * "Go\0\0"). */
+static int find_note(const uint8_t *p, size_t len, const char *owner,
+		     uint32_t type, const uint8_t **desc, size_t *desc_len)
+{
+	size_t off = 0, olen = strlen(owner) + 1;
+
+	while (len - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		uint64_t name_sz, desc_sz;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		off += sizeof(nh);
+		name_sz = ((uint64_t)nh.n_namesz + 3) & ~3ULL;
+		desc_sz = ((uint64_t)nh.n_descsz + 3) & ~3ULL;
+		if (name_sz > len - off || desc_sz > len - off - name_sz)
+			return -ENOENT;
+		if (nh.n_type == type && nh.n_namesz >= olen &&
+		    memcmp(p + off, owner, olen) == 0) {
+			*desc = p + off + name_sz;
+			*desc_len = nh.n_descsz;
+			return 0;
+		}
+		off += name_sz + desc_sz;
+	}
+	return -ENOENT;
+}
+
+int elfm_note(const struct elfm *e, const char *owner, uint32_t type,
+	      const uint8_t **desc, size_t *len)
+{
+	const uint8_t *d;
+	size_t n;
+	unsigned i;
+
+	for (i = 0; i < e->phnum; i++) {
+		const Elf64_Phdr *ph = &e->ph[i];
+
+		if (ph->p_type == PT_NOTE &&
+		    in_bounds(ph->p_offset, ph->p_filesz, e->size) &&
+		    find_note(e->data + ph->p_offset, ph->p_filesz, owner, type,
+			      desc, len) == 0)
+			return 0;
+	}
+	for (i = 1; i < e->shnum; i++)
+		if (e->sh[i].sh_type == SHT_NOTE &&
+		    elfm_section_bytes(e, &e->sh[i], &d, &n) == 0 &&
+		    find_note(d, n, owner, type, desc, len) == 0)
+			return 0;
+	return -ENOENT;
+}
+
+int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len)
+{
+	if (elfm_note(e, "GNU", NT_GNU_BUILD_ID, p, len) != 0 || *len == 0)
+		return -ENOENT;
+	return 0;
+}
+
+int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc)
+{
+	const Elf64_Shdr *sh = elfm_section(e, ".gnu_debuglink");
+	const uint8_t *d, *nul;
+	size_t n, crc_off;
+
+	if (!sh || elfm_section_bytes(e, sh, &d, &n) != 0)
+		return -ENOENT;
+	nul = memchr(d, 0, n);
+	if (!nul || nul == d)
+		return -ENOENT;
+	crc_off = ((size_t)(nul - d) + 1 + 3) & ~(size_t)3;
+	if (crc_off + 4 > n)
+		return -ENOENT;
+	memcpy(crc, d + crc_off, 4);
+	*name = (const char *)d;
+	return 0;
+}

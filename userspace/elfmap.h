@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A read-only, bounds-checked view of a 64-bit little-endian ELF file,
+ * mapped whole with mmap (or borrowed from memory: the vDSO, fuzzing).
+ *
+ * Nothing here trusts the file: every header, offset and size is checked
+ * against the mapping before use, so a truncated or hostile file gives an
+ * error, never a read out of bounds.  Headers are copied into aligned
+ * arrays (a hostile e_phoff may be misaligned).  Returned byte pointers
+ * point into the mapping and stay valid until elfm_free().
+ *
+ * A file that is truncated *while* mapped can still raise SIGBUS: that is
+ * the price of zero-copy, and files we map are executables in use.
+ */
+#ifndef EP_ELFMAP_H
+#define EP_ELFMAP_H
+
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elfm;
+
+/* Map the open file fd (not closed, offset unused).  Returns 0, -ENOEXEC
+ * when it is not a 64-bit little-endian ELF, or another negative errno. */
+int elfm_open_fd(int fd, struct elfm **out);
+/* Same over memory owned by the caller, which must outlive the view. */
+int elfm_open_mem(const void *data, size_t len, struct elfm **out);
+void elfm_free(struct elfm *e);
+
+/* The whole file. */
+const uint8_t *elfm_data(const struct elfm *e, size_t *len);
+const Elf64_Ehdr *elfm_ehdr(const struct elfm *e);
+/* Program and section headers (aligned copies); the counts may be 0. */
+const Elf64_Phdr *elfm_phdrs(const struct elfm *e, unsigned *n);
+const Elf64_Shdr *elfm_shdrs(const struct elfm *e, unsigned *n);
+
+/* The first section of that name, or NULL (also when the file has no
+ * section headers or names). */
+const Elf64_Shdr *elfm_section(const struct elfm *e, const char *name);
+/* A section's name, "" when it has none. */
+const char *elfm_section_name(const struct elfm *e, const Elf64_Shdr *sh);
+
+/* A section's bytes in the file.  -ENOENT for SHT_NOBITS and empty
+ * sections, -EINVAL when they lie outside the file, -ENOTSUP when the
+ * section is compressed (use elfm_section_load). */
+int elfm_section_bytes(const struct elfm *e, const Elf64_Shdr *sh,
+		       const uint8_t **p, size_t *len);
+
+/* A section's contents, decompressed when SHF_COMPRESSED (zlib or zstd,
+ * up to ELFM_MAX_DECOMPRESSED bytes).  *p points into the mapping or into
+ * *owned, a malloc'd buffer the caller frees (NULL when nothing was
+ * allocated). */
+#define ELFM_MAX_DECOMPRESSED (1ULL << 30)
+int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
+		      const uint8_t **p, size_t *len, void **owned);
+
+/* Bytes at a virtual address, backed by the file: through the PT_LOAD
+ * segments, or through the allocated sections when there are none.  *avail
+ * gets how many bytes follow vaddr in the same segment (>= len).  Returns 0,
+ * or -ENOENT when no file bytes back [vaddr, vaddr + len). */
+int elfm_vaddr_bytes(const struct elfm *e, uint64_t vaddr, size_t len,
+		     const uint8_t **p, size_t *avail);
+
+/* The span of executable code: PT_LOAD segments with PF_X, else
+ * SHF_EXECINSTR sections.  Returns 0, or -ENOENT when there is none. */
+int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
+/* Is [lo, hi) inside one executable segment (or section)? */
+int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
+
+/* The first note of that owner ("GNU", "Go") and type, from the PT_NOTE
+ * segments, else the SHT_NOTE sections; *desc points into the mapping.
+ * Returns 0 or -ENOENT. */
+int elfm_note(const struct elfm *e, const char *owner, uint32_t type,
+	      const uint8_t **desc, size_t *len);
+/* The GNU build id (from PT_NOTE or .note.gnu.build-id); *p points into
+ * the mapping.  Returns 0 or -ENOENT. */
+int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len);
+/* .gnu_debuglink: the file name (NUL-terminated inside the section) and
+ * its CRC-32.  Returns 0 or -ENOENT. */
+int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc);
+
+#endif
