@@ -3,6 +3,7 @@
  * Foundation: the BPF sampler in the host kernel with frame-pointer and
  * kernel stacks, the CLI's error paths, and that nothing stays attached.
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ TEST_ROOT(fp_split_60_30_10)
 	char *err = NULL;
 	uint64_t total, a, b, c, main_;
 
-	if (!ASSERT_EQ(profile_workload("split-fp", "10", "5s", "99", &f, &err),
+	if (!ASSERT_EQ(profile_workload("split-fp", "12", "6s", "999", &f, &err),
 		       0, "profiler exit code")) {
 		printf("%s", err ? err : "");
 		goto out;
@@ -235,17 +236,32 @@ TEST_ROOT(cli_duration_and_sigterm)
 		ASSERT_EQ(access(out, R_OK), 0, "output written");
 		free(err);
 	}
-	if (test_start_subtest("sigterm_writes_output")) {
-		const char *args[] = { "-output", out, NULL };
+	if (test_start_subtest("sigterm_writes_rotated_output")) {
+		/* continuous mode: files rotate per interval, named with the
+		 * interval's start; the last one is written on exit */
+		char rot[512];
+		const char *args[] = { "-output", rot, "-reporter-interval", "1s",
+				       NULL };
+		int files = 0;
+		DIR *d;
+		struct dirent *e;
 
-		unlink(out);
+		snprintf(rot, sizeof(rot), "%s/rot.folded", test_tmpdir());
 		pid = h_profile_bg(args, NULL);
-		sleep(2);
+		sleep(3);
 		kill(pid, SIGTERM);
 		status = h_wait(pid, 30);
 		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			    "exit 0 on SIGTERM");
-		ASSERT_EQ(access(out, R_OK), 0, "output written on exit");
+		d = opendir(test_tmpdir());
+		while (d && (e = readdir(d)))
+			if (!strncmp(e->d_name, "rot-", 4) &&
+			    strstr(e->d_name, ".folded"))
+				files++;
+		if (d)
+			closedir(d);
+		test_note("%d rotated files in 3 s at 1 s intervals", files);
+		ASSERT_GE(files, 2, "rotated files");
 		ASSERT_EQ(our_programs(), 0, "nothing left attached");
 	}
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * A CPU-bound workload with a known split: 60% of its time under
- * chain_a, 30% under chain_b, 10% under chain_c, each a distinct call chain
- * down to its own leaf.  Usage: split SECONDS
+ * A CPU-bound workload with a known split of its CPU time: 60% under
+ * chain_a, 30% under chain_b, 10% under chain_c, each a distinct call
+ * chain down to its own leaf.  Each round gives the chains 6, 3 and 1 ms
+ * of the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so the split holds
+ * whatever the CPU speed, cache effects or other load.
+ * Usage: split SECONDS   (prints rounds=N, the throughput, at exit)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,28 +17,39 @@
 
 static volatile unsigned long sink;
 
-/* About 1 ms of arithmetic per unit on this class of machine; the split
- * only depends on the ratio of units. */
-NOINLINE static unsigned long spin(unsigned long n)
+static double cpu_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Spin until the thread has used `slice` seconds of CPU; the clock reads
+ * happen here, under the chain being measured. */
+NOINLINE static unsigned long spin(double slice)
+{
+	double end = cpu_now() + slice;
 	unsigned long x = 0, i;
 
-	for (i = 0; i < n; i++)
-		x += i * i ^ (x >> 3);
+	do {
+		for (i = 0; i < 20000; i++)
+			x += i * i ^ (x >> 3);
+	} while (cpu_now() < end);
 	return x;
 }
 
-NOINLINE unsigned long leaf_a(unsigned long n) { return spin(n) + 1; }
-NOINLINE unsigned long mid_a(unsigned long n) { return leaf_a(n) + 1; }
-NOINLINE unsigned long chain_a(unsigned long n) { return mid_a(n) + 1; }
+NOINLINE unsigned long leaf_a(double s) { return spin(s) + 1; }
+NOINLINE unsigned long mid_a(double s) { return leaf_a(s) + 1; }
+NOINLINE unsigned long chain_a(double s) { return mid_a(s) + 1; }
 
-NOINLINE unsigned long leaf_b(unsigned long n) { return spin(n) + 2; }
-NOINLINE unsigned long mid_b(unsigned long n) { return leaf_b(n) + 2; }
-NOINLINE unsigned long chain_b(unsigned long n) { return mid_b(n) + 2; }
+NOINLINE unsigned long leaf_b(double s) { return spin(s) + 2; }
+NOINLINE unsigned long mid_b(double s) { return leaf_b(s) + 2; }
+NOINLINE unsigned long chain_b(double s) { return mid_b(s) + 2; }
 
-NOINLINE unsigned long leaf_c(unsigned long n) { return spin(n) + 3; }
-NOINLINE unsigned long mid_c(unsigned long n) { return leaf_c(n) + 3; }
-NOINLINE unsigned long chain_c(unsigned long n) { return mid_c(n) + 3; }
+NOINLINE unsigned long leaf_c(double s) { return spin(s) + 3; }
+NOINLINE unsigned long mid_c(double s) { return leaf_c(s) + 3; }
+NOINLINE unsigned long chain_c(double s) { return mid_c(s) + 3; }
 
 static double now(void)
 {
@@ -48,16 +62,12 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10, end = now() + secs;
-	unsigned long unit = 200000, rounds = 0;
+	unsigned long rounds = 0;
 
 	while (now() < end) {
-		int i;
-
-		for (i = 0; i < 6; i++)
-			sink += chain_a(unit);
-		for (i = 0; i < 3; i++)
-			sink += chain_b(unit);
-		sink += chain_c(unit);
+		sink += chain_a(0.006);
+		sink += chain_b(0.003);
+		sink += chain_c(0.001);
 		rounds++;
 	}
 	/* throughput, for the overhead benchmark */
