@@ -271,3 +271,60 @@ const char *h_workload(const char *name)
 	snprintf(b, 512, "%s/%s", test_workloads(), name);
 	return b;
 }
+
+int h_profile_workload(char *const wargv[], const char *duration,
+		       const char *hz, const char *const *extra,
+		       struct folded *f, char **err)
+{
+	char out[512], pidbuf[16];
+	const char *args[32];
+	pid_t w = h_spawn(wargv);
+	int rc, n = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (err)
+		*err = NULL;
+	if (w < 0)
+		return -1;
+	usleep(200000); /* started and running its loop */
+	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
+	snprintf(out, sizeof(out), "%s/w%d.folded", test_tmpdir(), w);
+	args[n++] = "-pid";
+	args[n++] = pidbuf;
+	args[n++] = "-duration";
+	args[n++] = duration;
+	args[n++] = "-samples-per-second";
+	args[n++] = hz;
+	args[n++] = "-output";
+	args[n++] = out;
+	while (extra && *extra && n < 30)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	rc = h_profile(args, err, 120);
+	kill(w, SIGKILL);
+	h_wait(w, 5);
+	if (rc == 0)
+		h_read_folded(out, f);
+	return rc;
+}
+
+int h_count_frame(const char *stack, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = stack;
+	int c = 0;
+
+	while ((p = strstr(p, name))) {
+		if ((p == stack || p[-1] == ';') && (p[n] == ';' || p[n] == 0))
+			c++;
+		p += n;
+	}
+	return c;
+}
+
+double h_share(const struct folded *f, const char *comm, const char *needle)
+{
+	uint64_t total = h_count_comm(f, comm);
+
+	return total ? (double)h_count_with(f, comm, needle) / total : 0;
+}

@@ -45,6 +45,17 @@ uint64_t h_count_with(const struct folded *f, const char *comm,
 		      const char *needle);
 /* Print the top n lines of comm to stdout (for failure diagnostics). */
 void h_dump_top(const struct folded *f, const char *comm, int n);
+/* Start the workload wargv, profile it by pid for `duration` at hz (extra
+ * profiler flags in extra, NULL-terminated, may be NULL), kill it, and
+ * read the folded output into f.  Returns the profiler's exit code. */
+int h_profile_workload(char *const wargv[], const char *duration,
+		       const char *hz, const char *const *extra,
+		       struct folded *f, char **err);
+/* Count the frames named name in one folded stack. */
+int h_count_frame(const char *stack, const char *name);
+/* Share (0..1) of comm's samples whose stack has needle; prints the top
+ * stacks when below min. */
+double h_share(const struct folded *f, const char *comm, const char *needle);
 /* A value of "key=value" in a summary line, or -1. */
 long long h_summary_value(const char *summary, const char *key);
 /* Path of a workload binary. */

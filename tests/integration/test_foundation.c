@@ -13,32 +13,13 @@
 #include "../unit/test.h"
 #include "harness.h"
 
-/* Profile one workload by pid; fills f.  Returns the profiler's exit code. */
 static int profile_workload(const char *workload, const char *secs_run,
 			    const char *secs_profile, const char *hz,
 			    struct folded *f, char **err)
 {
-	char out[512], pidbuf[16];
 	char *wargv[] = { (char *)h_workload(workload), (char *)secs_run, NULL };
-	pid_t w = h_spawn(wargv);
-	int rc;
 
-	memset(f, 0, sizeof(*f));
-	if (w < 0)
-		return -1;
-	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
-	snprintf(out, sizeof(out), "%s/%s.folded", test_tmpdir(), workload);
-	{
-		const char *args[] = { "-pid", pidbuf, "-duration", secs_profile,
-				       "-samples-per-second", hz, "-output", out,
-				       NULL };
-		rc = h_profile(args, err, 60);
-	}
-	kill(w, SIGKILL);
-	h_wait(w, 5);
-	if (rc == 0)
-		h_read_folded(out, f);
-	return rc;
+	return h_profile_workload(wargv, secs_profile, hz, NULL, f, err);
 }
 
 TEST_ROOT(fp_split_60_30_10)

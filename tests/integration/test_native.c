@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Native unwinding without frame pointers, in the host kernel: workloads
+ * built with -O2 -fomit-frame-pointer (and Debian's libc, which has no
+ * frame pointers), each with a known stack.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define HZ "999"
+
+/* Profile a workload; on failure print the profiler's stderr. */
+static bool profile(char *const wargv[], const char *duration, struct folded *f)
+{
+	char *err = NULL;
+	int rc = h_profile_workload(wargv, duration, HZ, NULL, f, &err);
+
+	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+		printf("%s\n", err ? err : "");
+	free(err);
+	return rc == 0;
+}
+
+/* Report and check the share of samples with needle. */
+static void check_share(const struct folded *f, const char *comm,
+			const char *needle, double min, const char *what)
+{
+	double s = h_share(f, comm, needle);
+
+	test_note("%s: %.2f%% of %llu samples have \"%s\"", what, 100 * s,
+		  (unsigned long long)h_count_comm(f, comm), needle);
+	if (!ASSERT_GE(s * 10000, min * 10000, what))
+		h_dump_top(f, comm, 8);
+}
+
+static void split_test(const char *bin, const char *comm)
+{
+	char root[64], chain[3][64];
+	char *wargv[] = { (char *)h_workload(bin), "12", NULL };
+	const char *names[3] = { "a", "b", "c" };
+	const double want[3] = { 60, 30, 10 };
+	struct folded f;
+	uint64_t total;
+	int i;
+
+	if (!profile(wargv, "6s", &f))
+		return;
+	total = h_count_comm(&f, comm);
+	ASSERT_GE(total, 1500, "samples");
+	snprintf(root, sizeof(root), "%s;_start", comm);
+	check_share(&f, comm, root, 0.99, "reach the process entry (_start)");
+	check_share(&f, comm, "main", 0.99, "reach main");
+	for (i = 0; i < 3; i++) {
+		double s;
+
+		snprintf(chain[i], sizeof(chain[i]), "main;chain_%s;mid_%s;leaf_%s",
+			 names[i], names[i], names[i]);
+		s = 100 * h_share(&f, comm, chain[i]);
+		test_note("chain_%s: %.1f%% (want %.0f)", names[i], s, want[i]);
+		ASSERT_NEAR(s, want[i], 3, chain[i]);
+	}
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_split_pie)
+{
+	split_test("split-nofp-pie", "split-nofp-pie");
+}
+
+TEST_ROOT(native_split_nopie)
+{
+	split_test("split-nofp-nopie", "split-nofp-nopi");
+}
+
+TEST_ROOT(native_split_static)
+{
+	split_test("split-nofp-static", "split-nofp-stat");
+}
+
+TEST_ROOT(native_qsort_comparator_crosses_libc)
+{
+	char *wargv[] = { (char *)h_workload("qsort"), "10", NULL };
+	struct folded f;
+
+	if (!profile(wargv, "4s", &f))
+		return;
+	ASSERT_GE(h_count_with(&f, "qsort", "compare;weigh"), 500,
+		  "samples in the comparator");
+	check_share(&f, "qsort", "qsort;_start", 0.99, "reach _start");
+	check_share(&f, "qsort", "main;sort_rounds", 0.99, "reach main");
+	/* the comparator's callers are libc's sort internals, then main */
+	{
+		uint64_t cmp = h_count_with(&f, "qsort", "compare"), both = 0;
+		int i;
+
+		for (i = 0; i < f.n; i++)
+			if (strstr(f.lines[i].stack, ";main;sort_rounds;") &&
+			    h_count_frame(f.lines[i].stack, "compare"))
+				both += f.lines[i].count;
+		test_note("comparator samples: %llu, with main;sort_rounds below: %llu",
+			  (unsigned long long)cmp, (unsigned long long)both);
+		ASSERT_GE(both * 100, cmp * 99, "comparator stacks cross libc to main");
+	}
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_signal_handler_crosses_trampoline)
+{
+	char *wargv[] = { (char *)h_workload("signal"), "10", NULL };
+	struct folded f;
+	uint64_t work, full = 0;
+	int i;
+
+	if (!profile(wargv, "4s", &f))
+		return;
+	work = h_count_with(&f, "signal", "handler;handler_work");
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		if (h_count_frame(s, "handler_work") &&
+		    strstr(s, "signal;_start;") && strstr(s, ";main;wait_loop;"))
+			full += f.lines[i].count;
+	}
+	test_note("handler samples: %llu, complete through the trampoline: %llu",
+		  (unsigned long long)work, (unsigned long long)full);
+	ASSERT_GE(work, 300, "samples in the handler");
+	ASSERT_GE(full * 100, work * 98,
+		  "handler stacks go on through the signal frame to main and _start");
+	if (full * 100 < work * 98)
+		h_dump_top(&f, "signal", 8);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_recursion_300_deep)
+{
+	char *wargv[] = { (char *)h_workload("recurse"), "10", NULL };
+	struct folded f;
+	uint64_t burn = 0, deep = 0;
+	int i, maxd = 0;
+
+	if (!profile(wargv, "3s", &f))
+		return;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		int d = h_count_frame(s, "recurse");
+
+		if (!h_count_frame(s, "burn"))
+			continue;
+		burn += f.lines[i].count;
+		if (d > maxd)
+			maxd = d;
+		if (d == 300 && strstr(s, "recurse;_start;") && strstr(s, ";main;recurse"))
+			deep += f.lines[i].count;
+	}
+	test_note("samples in burn: %llu, with all 300 frames and _start: %llu (max depth seen %d)",
+		  (unsigned long long)burn, (unsigned long long)deep, maxd);
+	ASSERT_GE(burn, 1000, "samples");
+	ASSERT_GE(deep * 100, burn * 99, "all 300 recursion frames");
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_threads_end_in_clone3)
+{
+	char *wargv[] = { (char *)h_workload("threads"), "10", NULL };
+	struct folded f;
+
+	if (!profile(wargv, "3s", &f))
+		return;
+	ASSERT_GE(h_count_with(&f, "threads", "thread_burn"), 1000, "samples");
+	check_share(&f, "threads", "threads;clone3;start_thread;thread_main;thread_burn",
+		    0.99, "thread stacks root at clone3;start_thread");
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_dlopen_after_start)
+{
+	char lib[512];
+	char *wargv[] = { (char *)h_workload("dlopen"), "6", "1.5", lib, NULL };
+	struct folded f;
+	uint64_t in, full = 0;
+	int i;
+
+	snprintf(lib, sizeof(lib), "%s", h_workload("libplugin.so"));
+	if (!profile(wargv, "5s", &f))
+		return;
+	in = h_count_with(&f, "dlopen", "plugin_inner");
+	for (i = 0; i < f.n; i++)
+		if (strstr(f.lines[i].stack, "dlopen;_start;") &&
+		    strstr(f.lines[i].stack, ";main;run_plugin;plugin_burn;plugin_inner"))
+			full += f.lines[i].count;
+	test_note("samples in the library: %llu, complete: %llu",
+		  (unsigned long long)in, (unsigned long long)full);
+	ASSERT_GE(in, 1000, "samples in the dlopen'ed library");
+	ASSERT_GE(full * 100, in * 97, "complete, named stacks through the new library");
+	if (full * 100 < in * 97)
+		h_dump_top(&f, "dlopen", 8);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_cxx_sort_lambda_and_exceptions)
+{
+	char *wargv[] = { (char *)h_workload("cxx"), "10", NULL };
+	struct folded f;
+	uint64_t lambda, throws;
+
+	if (!profile(wargv, "4s", &f))
+		return;
+	lambda = h_count_with(&f, "cxx", "sort_phase(std::vector<unsigned int, std::allocator<unsigned int> >&, double)::{lambda(unsigned int, unsigned int)#1}::operator()(unsigned int, unsigned int) const");
+	throws = h_count_with(&f, "cxx", "throw_phase(double)");
+	test_note("samples: lambda %llu, exception phase %llu",
+		  (unsigned long long)lambda, (unsigned long long)throws);
+	ASSERT_GE(lambda, 50, "samples in the sort lambda (demangled)");
+	ASSERT_GE(throws, 200, "samples in the exception phase");
+	check_share(&f, "cxx", "cxx;_start", 0.99, "reach _start");
+	check_share(&f, "cxx", "main", 0.99, "reach main");
+	ASSERT_GE(h_count_with(&f, "cxx", "_Unwind_RaiseException"), 20,
+		  "stacks through the unwinder (libgcc_s)");
+	h_free_folded(&f);
+}
+
+static void go_split(const char *bin)
+{
+	char *wargv[] = { (char *)h_workload(bin), "12", NULL };
+	const char *chains[3] = { "main.chainA;main.midA;main.leafA",
+				  "main.chainB;main.midB;main.leafB",
+				  "main.chainC;main.midC;main.leafC" };
+	const double want[3] = { 60, 30, 10 };
+	char comm[16];
+	struct folded f;
+	int i;
+
+	if (access(wargv[0], X_OK)) {
+		test_skip("%s not built (no golang-1.19)", bin);
+		return;
+	}
+	snprintf(comm, sizeof(comm), "%s", bin);
+	if (!profile(wargv, "6s", &f))
+		return;
+	ASSERT_GE(h_count_comm(&f, comm), 1500, "samples");
+	check_share(&f, comm, "main.main", 0.99, "reach main.main");
+	for (i = 0; i < 3; i++) {
+		double s = 100 * h_share(&f, comm, chains[i]);
+
+		test_note("%s: %.1f%% (want %.0f)", chains[i], s, want[i]);
+		ASSERT_NEAR(s, want[i], 3, chains[i]);
+	}
+	/* the frameless leaf keeps its caller */
+	{
+		uint64_t mix = h_count_with(&f, comm, "main.mix"), ok = 0;
+
+		ok += h_count_with(&f, comm, "main.leafA;main.mix");
+		ok += h_count_with(&f, comm, "main.leafB;main.mix");
+		ok += h_count_with(&f, comm, "main.leafC;main.mix");
+		test_note("in the frameless leaf main.mix: %llu, with its caller: %llu",
+			  (unsigned long long)mix, (unsigned long long)ok);
+		ASSERT_GE(mix, 500, "samples in main.mix");
+		ASSERT_GE(ok * 100, mix * 99, "main.mix under its caller");
+	}
+	h_free_folded(&f);
+}
+
+TEST_ROOT(native_go_split)
+{
+	go_split("go-split");
+}
+
+TEST_ROOT(native_go_split_stripped)
+{
+	go_split("go-split-stripped");
+}
+
+/* Processes that start after the profiler and live 0.2 s. */
+TEST_ROOT(native_short_lived_processes)
+{
+	char out[512], errp[512], *err = NULL;
+	const char *args[] = { "-duration", "30s", "-samples-per-second", HZ,
+			       "-output", out, "-v", NULL };
+	double cpu = 0, t0;
+	struct folded f;
+	uint64_t got, full;
+	pid_t prof;
+	int i, status;
+
+	snprintf(out, sizeof(out), "%s/short.folded", test_tmpdir());
+	snprintf(errp, sizeof(errp), "%s/short.err", test_tmpdir());
+	prof = h_profile_bg(args, errp);
+	/* wait until sampling is live */
+	for (t0 = h_now_ms(); h_now_ms() - t0 < 60000;) {
+		FILE *e = fopen(errp, "r");
+		char line[512];
+		bool started = false;
+
+		while (e && fgets(line, sizeof(line), e))
+			if (strstr(line, "started in"))
+				started = true;
+		if (e)
+			fclose(e);
+		if (started)
+			break;
+		usleep(50000);
+	}
+	for (i = 0; i < 20; i++) {
+		char *wargv[] = { (char *)h_workload("short"), "0.2", NULL };
+		struct rusage ru;
+		pid_t w = h_spawn(wargv);
+
+		if (w < 0 || wait4(w, &status, 0, &ru) != w)
+			break;
+		cpu += ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+		       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	}
+	kill(prof, SIGTERM);
+	status = h_wait(prof, 60);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "profiler exit");
+	if (!ASSERT_OK(h_read_folded(out, &f), "read output"))
+		return;
+	got = h_count_comm(&f, "short");
+	full = h_count_with(&f, "short", "short;_start");
+	{
+		uint64_t named = 0;
+		int j;
+
+		for (j = 0; j < f.n; j++)
+			if (!strncmp(f.lines[j].stack, "short;_start;", 13) &&
+			    strstr(f.lines[j].stack, ";main;short_work;short_leaf"))
+				named += f.lines[j].count;
+		full = named;
+	}
+	test_note("20 processes of 0.2 s: %.2f CPU s, expected %.0f samples at %s Hz, "
+		  "got %llu (%.1f%%), complete %llu (%.1f%%)",
+		  cpu, cpu * atoi(HZ), HZ, (unsigned long long)got,
+		  100.0 * got / (cpu * atoi(HZ)), (unsigned long long)full,
+		  100.0 * full / (cpu * atoi(HZ)));
+	ASSERT_GE(full, 0.9 * cpu * atoi(HZ),
+		  ">= 90% of their CPU time in the profile with complete stacks");
+	if (full < 0.9 * cpu * atoi(HZ))
+		h_dump_top(&f, "short", 8);
+	h_free_folded(&f);
+	free(err);
+}
