@@ -29,7 +29,7 @@
 #define DT_SRC_DEBUG_FRAME 0x2
 #define DT_SRC_GOPCLNTAB 0x4
 #define DT_SRC_DEBUGLINK 0x8 /* .debug_frame came from the debuglink file */
-#define DT_SRC_SYNTH 0x10    /* synthetic rows (entry stubs, vDSO) */
+#define DT_SRC_SYNTH 0x10    /* synthetic rows (PLT sections without CFI) */
 
 struct dt_row {
 	uint64_t addr;
@@ -49,7 +49,7 @@ void dt_builder_free(struct dt_builder *b);
  * through.  The rule is canonicalized (unused fields zeroed; a command is
  * its fixed rule).  Returns 0, -ENOMEM, or -E2BIG past DT_MAX_ROWS rows or
  * MAX_RULES distinct rules. */
-#define DT_MAX_ROWS (1U << 27)
+#define DT_MAX_ROWS (1U << 25) /* 512 MiB of builder; node has 400k */
 int dt_builder_add(struct dt_builder *b, uint64_t addr,
 		   const struct unwind_rule *rule);
 /* Mark [start, end) as covered by one function (an FDE): an INVALID row is
@@ -58,8 +58,8 @@ int dt_builder_add(struct dt_builder *b, uint64_t addr,
 int dt_builder_add_range(struct dt_builder *b, uint64_t start, uint64_t end);
 /* Make src (DT_SRC_* bits) the source, and priority layer, of the rows
  * added next; dt_file.source gets the bits of every source that has a
- * valid row in the finished table.  DT_SRC_DEBUGLINK counts as DT_SRC_DEBUG_FRAME.  Before the first
- * call rows are DT_SRC_SYNTH. */
+ * valid row in the finished table.  DT_SRC_DEBUGLINK counts as
+ * DT_SRC_DEBUG_FRAME.  Before the first call rows are DT_SRC_SYNTH. */
 void dt_builder_set_source(struct dt_builder *b, unsigned src);
 /* The span of executable code ([lo, hi), ELF addresses): `covered` counts
  * only bytes inside it. */

@@ -96,7 +96,7 @@ enum {
 /* Direct-mapped CIE cache: files have one to a few hundred CIEs. */
 #define CIE_CACHE 64
 
-/* ---- byte cursor -------------------------------------------------------- */
+/* ---- byte cursor ----------------------------------------------------- */
 
 struct cur {
 	const uint8_t *p, *end;
@@ -180,7 +180,7 @@ static void skip(struct cur *c, uint64_t n)
 	c->p += n;
 }
 
-/* ---- CFI state ----------------------------------------------------------- */
+/* ---- CFI state ------------------------------------------------------- */
 
 enum { CFA_RULE_REG, CFA_RULE_EXPR };
 enum {
@@ -240,7 +240,7 @@ struct parser {
 	int fdes_ok;
 };
 
-/* ---- encoded pointers ---------------------------------------------------- */
+/* ---- encoded pointers ------------------------------------------------ */
 
 /* Read a pointer with encoding enc at c; pcrel is relative to the
  * field's own address in the section.  Returns false for an encoding we
@@ -335,7 +335,7 @@ static bool skip_ptr(struct parser *P, struct cur *c, uint8_t enc,
 	return rd_ptr(P, c, enc & ~PE_INDIRECT, addr_size, &v);
 }
 
-/* ---- lowering ------------------------------------------------------------ */
+/* ---- lowering -------------------------------------------------------- */
 
 /* Lower a CFA expression.  Returns -1 when it maps to a rule, else a
  * DT_UNSUP_* reason. */
@@ -470,7 +470,7 @@ static int lower(const struct cie *cie, const struct cfa_state *s,
 	return why;
 }
 
-/* ---- rows ------------------------------------------------------------------ */
+/* ---- rows ------------------------------------------------------------ */
 
 struct emitter {
 	struct parser *P;
@@ -731,7 +731,7 @@ apply:
 	return !c.bad;
 }
 
-/* ---- entries ------------------------------------------------------------- */
+/* ---- entries --------------------------------------------------------- */
 
 struct entry {
 	uint64_t off;	   /* of the length field */
@@ -745,7 +745,7 @@ struct entry {
 
 static bool read_entry(const struct parser *P, uint64_t off, struct entry *en)
 {
-	struct cur c = { .p = P->sec + off, .end = P->sec + P->sec_len };
+	struct cur c;
 	uint64_t len, id, id_off;
 	unsigned idsz;
 
@@ -753,6 +753,7 @@ static bool read_entry(const struct parser *P, uint64_t off, struct entry *en)
 	en->off = off;
 	if (off >= P->sec_len)
 		return false;
+	c = (struct cur){ .p = P->sec + off, .end = P->sec + P->sec_len };
 	len = rd_le(&c, 4);
 	if (c.bad)
 		return false;
@@ -1030,7 +1031,7 @@ static void parser_init_bases(struct parser *P)
 	P->datarel_base = P->got;
 }
 
-/* ---- .eh_frame_hdr -------------------------------------------------------- */
+/* ---- .eh_frame_hdr --------------------------------------------------- */
 
 /* Locate .eh_frame through PT_GNU_EH_FRAME; parse every FDE its search
  * table lists, else the whole segment up to the terminator. */
@@ -1105,7 +1106,7 @@ static int parse_via_hdr(struct parser *P)
 	return 0;
 }
 
-/* ---- public ------------------------------------------------------------- */
+/* ---- public ---------------------------------------------------------- */
 
 static int parser_new(const struct elfm *e, const struct elfm *text_of,
 		      struct dt_builder *b, struct dt_extract_stats *st,
@@ -1186,7 +1187,7 @@ int ehf_debug_frame(const struct elfm *e, const struct elfm *text_of,
 	return parser_done(P);
 }
 
-/* ---- debuglink ------------------------------------------------------------ */
+/* ---- debuglink ------------------------------------------------------- */
 
 static uint32_t file_crc(const struct elfm *e)
 {
@@ -1299,7 +1300,7 @@ found:
 	return 0;
 }
 
-/* ---- synthetic PLT rows -------------------------------------------------- */
+/* ---- synthetic PLT rows ---------------------------------------------- */
 
 struct synth_row {
 	uint16_t off; /* from the section's start */

@@ -11,7 +11,8 @@
  *   CFA = DW_OP_breg6/7 k                        plain rule
  *   CFA = DW_OP_breg6/7 k; deref [; plus_uconst m]  RULE_F_DEREF_CFA
  *   GCC's PLT expression (litN threshold)        RULE_CMD_PLT
- *   rbp at CFA+off / DW_OP_breg6 k / undefined   RULE_FP_CFA_OFF/_REG_OFF/_UNDEF
+ *   rbp at CFA+off / DW_OP_breg6 k / undefined   RULE_FP_CFA_OFF, _REG_OFF,
+ *                                                _UNDEF
  *   return address undefined                     RULE_CMD_STOP
  *   CIE augmentation 'S'                         RULE_CMD_SIGNAL
  *   anything else (CFA on rax/r9/r11..., RA not at CFA-8, rbp in a

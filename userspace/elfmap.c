@@ -291,7 +291,10 @@ int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
 	if (raw_len < sizeof(ch) || raw_len - sizeof(ch) > UINT32_MAX)
 		return -EINVAL;
 	memcpy(&ch, raw, sizeof(ch));
-	if (ch.ch_size == 0 || ch.ch_size > ELFM_MAX_DECOMPRESSED)
+	/* zlib cannot expand more than 1032:1; a size beyond that (or the
+	 * absolute bound) is a lie we should not allocate for. */
+	if (ch.ch_size == 0 || ch.ch_size > ELFM_MAX_DECOMPRESSED ||
+	    ch.ch_size / 1100 > raw_len)
 		return -EINVAL;
 	buf = malloc(ch.ch_size);
 	if (!buf)

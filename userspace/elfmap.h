@@ -48,9 +48,9 @@ int elfm_section_bytes(const struct elfm *e, const Elf64_Shdr *sh,
 		       const uint8_t **p, size_t *len);
 
 /* A section's contents, decompressed when SHF_COMPRESSED (zlib or zstd,
- * up to ELFM_MAX_DECOMPRESSED bytes).  *p points into the mapping or into
- * *owned, a malloc'd buffer the caller frees (NULL when nothing was
- * allocated). */
+ * up to ELFM_MAX_DECOMPRESSED bytes and 1100 times the compressed size).
+ * *p points into the mapping or into *owned, a malloc'd buffer the
+ * caller frees (NULL when nothing was allocated). */
 #define ELFM_MAX_DECOMPRESSED (1ULL << 30)
 int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
 		      const uint8_t **p, size_t *len, void **owned);

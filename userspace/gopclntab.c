@@ -332,7 +332,7 @@ int gopc_func(const struct gopc_table *t, size_t i, struct gopc_func *f)
 	return 0;
 }
 
-/* ---- rows ------------------------------------------------------------------ */
+/* ---- rows ------------------------------------------------------------ */
 
 struct pcval {
 	const uint8_t *p, *end;

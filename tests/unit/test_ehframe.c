@@ -1144,3 +1144,25 @@ TEST(ehframe_vdso)
 	}
 	dt_file_free(f);
 }
+
+/* A file without any CFI: an empty table, source 0 (the daemon walks
+ * frame pointers there), not an error. */
+TEST(ehframe_no_cfi)
+{
+	struct dt_file *f;
+
+	if (!sh("printf 'void _start(void) { for (;;); }\\n' > nocfi.c && "
+		"gcc -O2 -nostdlib -static -fno-asynchronous-unwind-tables "
+		"-fno-unwind-tables -Wl,--no-ld-generated-unwind-info "
+		"-o nocfi nocfi.c")) {
+		test_skip("gcc could not build the test program");
+		return;
+	}
+	f = extract(tmp_path("nocfi"), NULL);
+	if (!ASSERT_NOT_NULL(f, "extract"))
+		return;
+	ASSERT_EQ(f->source, 0, "no source");
+	ASSERT_EQ(f->n_rows, 0, "no rows");
+	ASSERT_EQ(f->n_rules, RULE_FIXED_COUNT, "fixed rules only");
+	dt_file_free(f);
+}
