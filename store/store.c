@@ -305,7 +305,9 @@ static uint32_t rec_crc(const uint8_t key[KEY_LEN], const struct rec_hdr *h,
 	z.crc = 0;
 	c = crc32(c, key, KEY_LEN);
 	c = crc32(c, (const Bytef *)&z, sizeof(z));
-	c = crc32_z(c, payload, h->len);
+	/* Not with a NULL payload: zlib then returns its initial value. */
+	if (h->len)
+		c = crc32_z(c, payload, h->len);
 	return (uint32_t)c;
 }
 
