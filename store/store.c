@@ -484,14 +484,33 @@ static int w_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k)
 
 /* ---- the cross-process write lock ---------------------------------------- */
 
-static int file_lock(int fd, short type, bool wait_forever)
+/*
+ * Byte 0 of store.lock is the write lock.  A process that waits for it
+ * holds a shared lock on byte 1 meanwhile, and a process about to take
+ * byte 0 that sees a waiter there naps first: without that, a process
+ * that writes back to back (cache warm) takes the lock again microseconds
+ * after it let it go, and a polling waiter (the daemon) starves.
+ */
+#define LOCK_BYTE_WRITE 0
+#define LOCK_BYTE_WAITERS 1
+#define LOCK_NAP_MS 2
+
+static int file_lock(int fd, short type, off_t byte)
 {
 	struct flock fl = { .l_type = type, .l_whence = SEEK_SET,
-			    .l_start = 0, .l_len = 1 };
+			    .l_start = byte, .l_len = 1 };
 
-	if (fcntl(fd, wait_forever ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0)
-		return -errno;
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0)
+		return errno == EACCES ? -EAGAIN : -errno;
 	return 0;
+}
+
+static bool others_waiting(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = LOCK_BYTE_WAITERS, .l_len = 1 };
+
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
 /* Take the write lock of this process and of the directory, waiting at
@@ -499,7 +518,7 @@ static int file_lock(int fd, short type, bool wait_forever)
 static int write_begin(struct store *s, unsigned timeout_ms)
 {
 	uint64_t deadline;
-	unsigned nap = 1;
+	bool waiting = false;
 	int err;
 
 	if (s->read_only)
@@ -510,15 +529,22 @@ static int write_begin(struct store *s, unsigned timeout_ms)
 		return -EBUSY;
 	}
 	deadline = now_ms() + timeout_ms;
-	while ((err = file_lock(s->lock_fd, F_WRLCK, false)) == -EAGAIN ||
-	       err == -EACCES || err == -EINTR) {
+	if (timeout_ms && others_waiting(s->lock_fd))
+		sleep_ms(LOCK_NAP_MS); /* their turn first */
+	while ((err = file_lock(s->lock_fd, F_WRLCK, LOCK_BYTE_WRITE)) ==
+		       -EAGAIN ||
+	       err == -EINTR) {
 		if (now_ms() >= deadline) {
-			pthread_mutex_unlock(&s->write_lock);
-			return -EBUSY;
+			err = -EBUSY;
+			break;
 		}
-		sleep_ms(nap);
-		nap = nap < 64 ? nap * 2 : 64;
+		if (!waiting)
+			waiting = !file_lock(s->lock_fd, F_RDLCK,
+					     LOCK_BYTE_WAITERS);
+		sleep_ms(1);
 	}
+	if (waiting)
+		file_lock(s->lock_fd, F_UNLCK, LOCK_BYTE_WAITERS);
 	if (err)
 		pthread_mutex_unlock(&s->write_lock);
 	return err;
@@ -526,7 +552,7 @@ static int write_begin(struct store *s, unsigned timeout_ms)
 
 static void write_end(struct store *s)
 {
-	file_lock(s->lock_fd, F_UNLCK, false);
+	file_lock(s->lock_fd, F_UNLCK, LOCK_BYTE_WRITE);
 	pthread_mutex_unlock(&s->write_lock);
 }
 
@@ -1758,8 +1784,9 @@ static int repair(const char *dir, bool data)
 	fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	err = file_lock(fd, F_WRLCK, false);
-	if (err == -EAGAIN || err == -EACCES)
+	/* LMDB's own lock, byte 0 of lock.mdb: see mdb_env_excl_lock(). */
+	err = file_lock(fd, F_WRLCK, 0);
+	if (err == -EAGAIN)
 		err = -EBUSY;
 	if (!err && data && rename(dpath, cpath) < 0 && errno != ENOENT)
 		err = -errno;

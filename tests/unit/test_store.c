@@ -93,16 +93,6 @@ static int get_seed(struct store *s, uint64_t n, enum store_kind kind,
 	return err;
 }
 
-static char *subdir(const char *name)
-{
-	static char buf[4][512];
-	static int i;
-	char *p = buf[i++ % 4];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", test_tmpdir(), name);
-	return p;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -122,7 +112,7 @@ TEST(store_roundtrip)
 	static const size_t sizes[] = { 0, 1, 15, 100, 2000, 4080, 4096,
 					5000, 65536, 300000, 3 << 20 };
 	const size_t n_sizes = sizeof(sizes) / sizeof(sizes[0]);
-	const char *dir = subdir("a/b/cache");
+	const char *dir = test_tmppath("a/b/cache");
 	struct store_opts opts = { .max_bytes = 64 << 20 };
 	struct store_stats st;
 	struct store *s;
@@ -239,7 +229,7 @@ static int writer_child(const char *dir, int w, int n)
 
 TEST(store_concurrent_processes)
 {
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	const int writers = 4, per = 500;
 	struct store_stats st;
 	struct store *s;
@@ -275,6 +265,45 @@ TEST(store_concurrent_processes)
 	store_free(s);
 }
 
+TEST(store_no_starvation)
+{
+	/* A bulk writer (cache warm) and an occasional one (the daemon) with
+	 * a short timeout: the occasional one always gets its turn. */
+	const char *dir = test_tmppath("cache");
+	struct store_opts opts = { .lock_timeout_ms = 250 };
+	struct store_opts bulk = { .no_sync = true };
+	double worst = 0, t0;
+	int i, failed = 0, status;
+	struct store *s;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		double end = now_s() + 2.0;
+
+		if (store_open(dir, &bulk, &s))
+			_exit(1);
+		for (i = 0; now_s() < end; i++)
+			put_seed(s, 100000 + i % 5000, STORE_KIND_DELTAS, 2000);
+		store_free(s);
+		_exit(0);
+	}
+	usleep(200 * 1000);
+	if (ASSERT_OK(store_open(dir, &opts, &s), "open")) {
+		for (i = 0; i < 40; i++) {
+			t0 = now_s();
+			failed += put_seed(s, i, STORE_KIND_PYTHON, 100) != 0;
+			if (now_s() - t0 > worst)
+				worst = now_s() - t0;
+			usleep(20 * 1000);
+		}
+		store_free(s);
+	}
+	waitpid(pid, &status, 0);
+	ASSERT_EQ(failed, 0, "no put timed out");
+	test_note("beside a bulk writer: slowest put %.1f ms", worst * 1e3);
+}
+
 struct thread_arg {
 	struct store *s;
 	int t, n, errors;
@@ -307,7 +336,7 @@ TEST(store_concurrent_threads)
 	struct store *s;
 	int i;
 
-	if (!ASSERT_OK(store_open(subdir("cache"), NULL, &s), "open"))
+	if (!ASSERT_OK(store_open(test_tmppath("cache"), NULL, &s), "open"))
 		return;
 	for (i = 0; i < 8; i++) {
 		args[i] = (struct thread_arg){ s, i, 300, 0 };
@@ -326,7 +355,7 @@ TEST(store_concurrent_threads)
 
 TEST(store_eviction_lru)
 {
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	struct store_opts opts = { .max_bytes = 1 << 20 };
 	const size_t len = 6000;
 	struct store_stats st;
@@ -451,7 +480,7 @@ TEST(store_damaged_file)
 	int seed, cut;
 
 	if (test_start_subtest("garbage_everywhere")) {
-		const char *dir = subdir("g");
+		const char *dir = test_tmppath("g");
 
 		make_store(dir, n);
 		snprintf(data, sizeof(data), "%s/data.mdb", dir);
@@ -461,7 +490,7 @@ TEST(store_damaged_file)
 		ASSERT_GT(file_size(data), 0, "damaged file kept aside");
 	}
 	if (test_start_subtest("garbage_meta")) {
-		const char *dir = subdir("m");
+		const char *dir = test_tmppath("m");
 
 		make_store(dir, n);
 		snprintf(data, sizeof(data), "%s/data.mdb", dir);
@@ -476,7 +505,7 @@ TEST(store_damaged_file)
 
 		if (!test_start_subtest(names[cut]))
 			continue;
-		dir = subdir(names[cut]);
+		dir = test_tmppath(names[cut]);
 		make_store(dir, n);
 		snprintf(data, sizeof(data), "%s/data.mdb", dir);
 		ASSERT_OK(truncate(data, cut == 0 ? file_size(data) / 2 :
@@ -496,7 +525,7 @@ TEST(store_damaged_file)
 			int good;
 
 			snprintf(name, sizeof(name), "r%d", seed);
-			dir = subdir(name);
+			dir = test_tmppath(name);
 			make_store(dir, n);
 			snprintf(data, sizeof(data), "%s/data.mdb", dir);
 			pages = file_size(data) / 4096;
@@ -512,7 +541,7 @@ TEST(store_damaged_file)
 			  total_good, 24 * n);
 	}
 	if (test_start_subtest("lock_file")) {
-		const char *dir = subdir("l");
+		const char *dir = test_tmppath("l");
 		char lock[600];
 
 		make_store(dir, n);
@@ -558,7 +587,7 @@ static void poke(const char *path, off_t off, const void *bytes, size_t len)
 
 TEST(store_bad_records)
 {
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	struct store_stats st;
 	struct store *s;
 	char data[600];
@@ -689,7 +718,7 @@ TEST(store_read_only_dir)
 
 TEST(store_writer_held_elsewhere)
 {
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	struct store_opts opts = { .lock_timeout_ms = 300 };
 	char path[600];
 	int pipefd[2], status;
@@ -757,7 +786,7 @@ static int exercise(const char *dir)
 
 TEST(store_fault_alloc)
 {
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	int n, failures = 0;
 
 	for (n = 1; n < 200; n++) {
@@ -777,7 +806,7 @@ TEST(store_fault_lmdb)
 {
 	static const int errs[] = { EIO, ENOSPC, STORE_FAULT_MAP_FULL,
 				    STORE_FAULT_CORRUPTED, STORE_FAULT_PANIC };
-	const char *dir = subdir("cache");
+	const char *dir = test_tmppath("cache");
 	struct store_stats st;
 	struct store *s;
 	size_t e;
@@ -839,7 +868,7 @@ TEST(store_throughput)
 	double t0, dt;
 	int i;
 
-	if (!ASSERT_OK(store_open(subdir("sync"), &sync_opts, &s), "open"))
+	if (!ASSERT_OK(store_open(test_tmppath("sync"), &sync_opts, &s), "open"))
 		return;
 	t0 = now_s();
 	for (i = 0; i < 300; i++)
@@ -848,7 +877,7 @@ TEST(store_throughput)
 	test_note("put 16 KiB, fsync per commit: %.0f/s", 300 / dt);
 	store_free(s);
 
-	if (!ASSERT_OK(store_open(subdir("bulk"), &bulk, &s), "open"))
+	if (!ASSERT_OK(store_open(test_tmppath("bulk"), &bulk, &s), "open"))
 		return;
 	t0 = now_s();
 	for (i = 0; i < 2000; i++)
