@@ -24,13 +24,13 @@
  * so that a stopped process holding LMDB's writer mutex (which has no
  * timeout) cannot block the daemon: the put fails with -EBUSY instead.
  *
- * Bounds.  The map is the limit.  A put first evicts, oldest tick first,
- * when the pages in use would pass 15/16 of the limit: LMDB reuses freed
- * pages only two commits later, and the last sixteenth absorbs that lag
- * and the copy-on-write of the transaction itself.  When the put still
- * hits MDB_MAP_FULL (no free run long enough, a reader pinning old pages)
- * it evicts more in a transaction of its own, commits once more so those
- * pages become reusable, and retries with twice the amount each round.
+ * Bounds.  The map is the limit, so the file never passes it.  A put
+ * first evicts, oldest tick first, when the live pages would pass the
+ * limit less a reserve (an eighth; see reserve_bytes()).  When the put
+ * still hits MDB_MAP_FULL (no free run long enough, a reader pinning old
+ * pages) it evicts more in a transaction of its own, commits once more so
+ * those pages become reusable, and retries with twice the amount each
+ * round.
  *
  * Trust.  A corrupted LMDB file can make LMDB read out of bounds or
  * abort.  So an existing file is first opened and walked in a child
@@ -65,13 +65,19 @@
  * emptied on open (unless read-only, where it reads as empty). */
 #define LAYOUT_VERSION 1
 #define NUM_METAS 2			/* LMDB's two meta pages */
-#define MIN_LIMIT_PAGES 64
+#define MIN_LIMIT_PAGES 128
 #define MAX_READERS 1022
 #define POOL_MAX 64			/* idle read transactions kept */
 #define PENDING_MAX 1024		/* noted uses and drops per batch */
 #define PENDING_SLOTS (2 * PENDING_MAX)
 #define EVICT_ROUNDS 8
-#define PROBE_OPEN_TIMEOUT_MS 10000
+#define EMERGENCY_PAGES 16		/* see evict_batch() */
+/* Bytes evicted per transaction: bounds the pages its copy-on-write and
+ * its free-list record need. */
+#define EVICT_BATCH_BYTES (4u << 20)
+/* Opening waits for LMDB's lock file only while another process sets
+ * it up; longer than this many lock timeouts, it is held. */
+#define PROBE_OPEN_TIMEOUTS 5
 #define PROBE_WALK_TIMEOUT_MS 120000
 
 /* Host byte order, like LMDB's own file: the cache is not portable
@@ -893,18 +899,35 @@ static uint64_t need_bytes(struct store *s, size_t len)
 	return len + sizeof(struct rec_hdr) + 8ull * s->psize;
 }
 
-/* Evict what a new record of len bytes needs to stay under the soft
- * limit, plus a batch so that not every put evicts. */
-static int make_room(struct wctx *w, size_t len)
+/*
+ * The pages kept free inside the map.  LMDB cannot even delete in a full
+ * map (copy-on-write needs fresh pages), it reuses freed pages only two
+ * commits later, and a record on overflow pages needs a contiguous run
+ * of them: a free list cut into small pieces cannot take it and the file
+ * grows instead.  This reserve absorbs all three, and the file itself
+ * never passes the limit.
+ */
+static uint64_t reserve_bytes(const struct store *s)
 {
-	struct store *s = w->s;
-	uint64_t soft = s->limit - s->limit / 16;
-	uint64_t used = pages_in_use(s, w->txn) * s->psize;
-	uint64_t need = need_bytes(s, len);
+	uint64_t r = s->limit / 8, min = 32ull * s->psize;
 
-	if (used + need <= soft)
+	return r > min ? r : min;
+}
+
+/* Bytes to evict before a record of len bytes goes in, so that the live
+ * pages stay under the limit less the reserve: what it needs plus a
+ * batch, so that not every put evicts.  0 when it fits. */
+static uint64_t room_needed(struct store *s, size_t len)
+{
+	uint64_t soft = s->limit - reserve_bytes(s), used, need;
+	MDB_txn *txn;
+
+	if (txn_begin(s, false, &txn))
 		return 0;
-	return evict(w, used + need - soft + s->limit / 64);
+	used = pages_in_use(s, txn) * s->psize;
+	rtxn_end(s, txn);
+	need = need_bytes(s, len);
+	return used + need <= soft ? 0 : used + need - soft + s->limit / 64;
 }
 
 typedef int write_op(struct wctx *w, void *arg);
@@ -1034,7 +1057,7 @@ struct put_arg {
 	size_t len;
 };
 
-/* The record: room for it, the old one out, the new one in. */
+/* The record: the old one out, the new one in. */
 static int op_put(struct wctx *w, void *arg)
 {
 	const struct put_arg *a = arg;
@@ -1046,13 +1069,8 @@ static int op_put(struct wctx *w, void *arg)
 			     .len = (uint32_t)a->len };
 	int err;
 
-	err = make_room(w, a->len);
-	if (!err) {
-		err = rec_remove(w, a->key, NULL);
-		if (err == -ENOENT)
-			err = 0;
-	}
-	if (err)
+	err = rec_remove(w, a->key, NULL);
+	if (err && err != -ENOENT)
 		return err;
 	/* Reserve the space and write into the map: one copy. */
 	v.mv_size = sizeof(h) + a->len;
@@ -1080,18 +1098,65 @@ static int op_evict(struct wctx *w, void *arg)
 	return err;
 }
 
-/* After a full map: evict target bytes and commit, then commit once more
- * so that the freed pages can be reused.  Returns the number of records
+/* Evict about target bytes (at most EVICT_BATCH_BYTES) in a transaction
+ * of its own and commit, then commit once more: LMDB reuses the pages a
+ * commit frees only from the commit after it on.  Evicting in the put's
+ * own transaction instead could leave no reusable page at all after it
+ * (what it freed not reusable yet, the rest taken by the record), and
+ * then not even a delete could commit again.  Returns the number of
+ * records evicted, or a negative errno. */
+static int evict_batch(struct store *s, uint64_t target)
+{
+	uint64_t n = target < EVICT_BATCH_BYTES ? target : EVICT_BATCH_BYTES;
+	uint64_t want = n;
+	int err;
+
+	err = write_txn(s, op_evict, &n);
+	if (err == -ENOSPC) {
+		/* Stuck all the same: let this eviction have a few pages past
+		 * the map, then hold the map to the file again. */
+		MDB_envinfo info;
+
+		pthread_rwlock_wrlock(&s->map_lock);
+		mdb_env_info(s->env, &info); /* may be past ours: see txn_begin */
+		mdb_env_set_mapsize(s->env, info.me_mapsize + EMERGENCY_PAGES *
+								      s->psize);
+		pthread_rwlock_unlock(&s->map_lock);
+		n = want;
+		err = write_txn(s, op_evict, &n);
+		if (!err)
+			err = write_txn(s, NULL, NULL);
+		pthread_rwlock_wrlock(&s->map_lock);
+		mdb_env_set_mapsize(s->env, s->map_bytes);
+		pthread_rwlock_unlock(&s->map_lock);
+		log_debug("store: %s: evicting needed up to %d pages past the "
+			  "limit",
+			  s->dir, EMERGENCY_PAGES);
+	} else if (!err) {
+		err = write_txn(s, NULL, NULL);
+	}
+	return err ? err : (int)(n > INT_MAX ? INT_MAX : n);
+}
+
+/* Evict about target bytes, in batches.  Returns the number of records
  * evicted, or a negative errno. */
 static int evict_round(struct store *s, uint64_t target)
 {
-	int err, dead;
+	uint64_t done = 0, batch;
+	int n, total = 0, dead;
 
 	mdb_reader_check(s->env, &dead); /* slots of crashed readers pin pages */
-	err = write_txn(s, op_evict, &target);
-	if (!err)
-		err = write_txn(s, NULL, NULL);
-	return err ? err : (int)(target > INT_MAX ? INT_MAX : target);
+	while (done < target) {
+		batch = target - done;
+		n = evict_batch(s, batch);
+		if (n < 0)
+			return total ? total : n;
+		if (n == 0)
+			break;
+		total += n;
+		done += batch < EVICT_BATCH_BYTES ? batch : EVICT_BATCH_BYTES;
+	}
+	return total;
 }
 
 int store_put(struct store *s, const uint8_t id[16], enum store_kind kind,
@@ -1099,6 +1164,7 @@ int store_put(struct store *s, const uint8_t id[16], enum store_kind kind,
 {
 	uint8_t key[KEY_LEN];
 	struct put_arg arg = { key, val, len };
+	uint64_t room;
 	int err, round;
 
 	if (!kind_ok(kind) || (len && !val))
@@ -1111,6 +1177,9 @@ int store_put(struct store *s, const uint8_t id[16], enum store_kind kind,
 	err = write_begin(s, s->lock_timeout_ms);
 	if (err)
 		goto out;
+	room = room_needed(s, len);
+	if (room && (err = evict_round(s, room)) < 0)
+		goto unlock;
 	for (round = 0;; round++) {
 		/* MDB_MAP_FULL, or a full disk at commit. */
 		err = write_txn(s, op_put, &arg);
@@ -1118,11 +1187,15 @@ int store_put(struct store *s, const uint8_t id[16], enum store_kind kind,
 			break;
 		err = evict_round(s, (need_bytes(s, len) << round) +
 					     s->limit / 64);
+		log_debug("store: %s: put of %zu bytes: map full, round %d "
+			  "evicted %d",
+			  s->dir, len, round, err);
 		if (err <= 0) { /* nothing left to evict, or an error */
 			err = err ? err : -ENOSPC;
 			break;
 		}
 	}
+unlock:
 	write_end(s);
 out:
 	if (err) {
@@ -1589,12 +1662,26 @@ static int probe_check(MDB_env *env)
 	MDB_stat st;
 	MDB_val k, v;
 	int64_t free_pages;
-	int rc, err = 0;
+	int rc, err = 0, tries;
+	bool exact;
 
-	rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-	if (rc)
-		return lmdb_err(rc);
-	mdb_env_info(env, &info);
+	/* The end of the file as our snapshot sees it.  mdb_env_info() reads
+	 * the newest meta page, which a writer in another process may have
+	 * moved on since the snapshot: only when the two name the same
+	 * transaction can the pages be counted exactly.  Otherwise the newer
+	 * end still bounds every page number (the file only grows). */
+	for (tries = 0;; tries++) {
+		mdb_env_info(env, &info);
+		rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+		if (rc)
+			return lmdb_err(rc);
+		exact = mdb_txn_id(txn) == info.me_last_txnid;
+		if (exact || tries == 20)
+			break;
+		mdb_txn_abort(txn);
+	}
+	if (!exact)
+		mdb_env_info(env, &info);
 	mdb_env_stat(env, &st);
 	next_pgno = info.me_last_pgno + 1;
 	pe.psize = st.ms_psize;
@@ -1646,7 +1733,7 @@ static int probe_check(MDB_env *env)
 			err = (int)free_pages;
 		/* What LMDB's own audit checks: every page is either in a
 		 * tree or free, exactly once. */
-		else if (used + (uint64_t)free_pages != next_pgno)
+		else if (exact && used + (uint64_t)free_pages != next_pgno)
 			err = -EUCLEAN;
 	}
 	mdb_txn_abort(txn);
@@ -1691,7 +1778,8 @@ static void probe_child(const char *dir, int fd)
 
 /* Open and walk the environment in dir in a child process.  *stage gets
  * how far the child got, *err the error it reported. */
-static enum probe_result probe(const char *dir, int *stage, int *err)
+static enum probe_result probe(const char *dir, unsigned open_timeout_ms,
+			       int *stage, int *err)
 {
 	struct probe_msg m;
 	bool died = false, done = false;
@@ -1717,7 +1805,7 @@ static enum probe_result probe(const char *dir, int *stage, int *err)
 		probe_child(dir, fds[1]);
 	}
 	close(fds[1]);
-	deadline = now_ms() + PROBE_OPEN_TIMEOUT_MS;
+	deadline = now_ms() + open_timeout_ms;
 	while (!done && !died) {
 		struct pollfd pfd = { fds[0], POLLIN, 0 };
 		uint64_t now = now_ms();
@@ -1799,28 +1887,34 @@ static int repair(const char *dir, bool data)
 
 /* ---- open and close ----------------------------------------------------- */
 
-/* Directories open in this process: LMDB must not open one twice. */
+/* Directories open in this process: LMDB must not open one twice.  A
+ * child forked since may open its own (it inherits this table). */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct store *registry[16];
+static struct {
+	struct store *s;
+	pid_t pid;
+} registry[16];
 
 static int registry_add(struct store *s)
 {
+	pid_t pid = getpid();
 	int i, free_i = -1, err = 0;
 
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < 16; i++) {
-		if (!registry[i]) {
+		if (!registry[i].s || registry[i].pid != pid) {
 			if (free_i < 0)
 				free_i = i;
-		} else if (registry[i]->dev == s->dev &&
-			   registry[i]->ino == s->ino) {
+		} else if (registry[i].s->dev == s->dev &&
+			   registry[i].s->ino == s->ino) {
 			err = -EBUSY;
 		}
 	}
 	if (!err && free_i < 0)
 		err = -EMFILE;
 	if (!err) {
-		registry[free_i] = s;
+		registry[free_i].s = s;
+		registry[free_i].pid = pid;
 		s->registered = true;
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -1835,8 +1929,8 @@ static void registry_del(struct store *s)
 		return;
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < 16; i++) {
-		if (registry[i] == s)
-			registry[i] = NULL;
+		if (registry[i].s == s && registry[i].pid == getpid())
+			registry[i].s = NULL;
 	}
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -2001,7 +2095,9 @@ static int check_and_repair(struct store *s, bool suspect)
 
 	for (tries = suspect ? 1 : 0; tries < 2; tries++) {
 		if (!suspect) {
-			r = probe(s->dir, &stage, &err);
+			r = probe(s->dir,
+				  PROBE_OPEN_TIMEOUTS * s->lock_timeout_ms,
+				  &stage, &err);
 			if (r == PROBE_OK) {
 				if (tries)
 					log_warn("store: %s: its lock file was "
@@ -2126,7 +2222,9 @@ int store_open(const char *dir, const struct store_opts *opts,
 	s->ino = st.st_ino;
 	err = registry_add(s);
 	if (err) {
-		log_error("store: %s: already open in this process", dir);
+		log_error("store: %s: %s", dir,
+			  err == -EBUSY ? "already open in this process" :
+					  "too many stores open");
 		goto fail;
 	}
 	if ((err = join(path, sizeof(path), dir, "data.mdb")))
