@@ -524,6 +524,17 @@ TEST(store_damaged_file)
 			  "truncate");
 		ASSERT_EQ(check_store(dir, n), 0, "rebuilt empty");
 	}
+	if (test_start_subtest("marked_by_an_assertion")) {
+		/* What an LMDB assertion leaves behind before it aborts. */
+		const char *dir = test_tmppath("a");
+		char mark[600];
+
+		make_store(dir, n);
+		snprintf(mark, sizeof(mark), "%s/data.mdb.suspect", dir);
+		close(open(mark, O_WRONLY | O_CREAT, 0600));
+		ASSERT_EQ(check_store(dir, n), 0, "rebuilt empty");
+		ASSERT_EQ(access(mark, F_OK), -1, "mark removed");
+	}
 	if (test_start_subtest("random_pages")) {
 		int total_good = 0;
 
