@@ -24,13 +24,13 @@
  * so that a stopped process holding LMDB's writer mutex (which has no
  * timeout) cannot block the daemon: the put fails with -EBUSY instead.
  *
- * Bounds.  The map is the limit, so the file never passes it.  A put
- * first evicts, oldest tick first, when the live pages would pass the
- * limit less a reserve (an eighth; see reserve_bytes()).  When the put
- * still hits MDB_MAP_FULL (no free run long enough, a reader pinning old
- * pages) it evicts more in a transaction of its own, commits once more so
- * those pages become reusable, and retries with twice the amount each
- * round.
+ * Bounds.  The map is the limit, so the file never passes it.  Before a
+ * put, when the live pages would pass the limit less a reserve (an
+ * eighth; see reserve_bytes()), the oldest ticks are evicted in
+ * transactions of their own, each followed by a small commit so that the
+ * freed pages become reusable (see evict_batch()).  When the put still
+ * hits MDB_MAP_FULL (no free run long enough, a reader pinning old pages)
+ * it evicts more the same way and retries, twice the amount each round.
  *
  * Trust.  A corrupted LMDB file can make LMDB read out of bounds or
  * abort.  So an existing file is first opened and walked in a child
