@@ -136,6 +136,16 @@ const char *test_tmpdir(void)
 	return tmpdir;
 }
 
+const char *test_tmppath(const char *name)
+{
+	static char bufs[8][512];
+	static unsigned n;
+	char *p = bufs[n++ % 8];
+
+	snprintf(p, sizeof(bufs[0]), "%s/%s", test_tmpdir(), name);
+	return p;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag,
 		    struct FTW *ftw)
 {

@@ -40,6 +40,8 @@ const char *test_bin(void);
 const char *test_workloads(void);
 /* A fresh temporary directory for the current test, removed at the end. */
 const char *test_tmpdir(void);
+/* "test_tmpdir()/name"; the string stays valid for the next 7 calls. */
+const char *test_tmppath(const char *name);
 
 #define TEST_(fname, root)                                                     \
 	static void test_##fname(void);                                        \
