@@ -69,7 +69,7 @@ static const struct opt opts[] = {
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,
 	  "directory of the persistent stack-delta cache"),
 	O("cache-size", NULL, OPT_SIZE, cache_size, 0, 0,
-	  "size limit of the cache; least recently used records go first"),
+	  "size limit of the cache, kept in the directory (default: the recorded one, else 1G); least recently used records go first"),
 	O("no-cache", NULL, OPT_BOOL, no_cache, 0, 0,
 	  "do not use the persistent cache"),
 	O("metrics-address", NULL, OPT_STRING, metrics_address, 0, 0,
@@ -94,7 +94,7 @@ void config_init(struct config *c)
 	c->tracers = "all";
 	c->max_frames = 1024;
 	c->cache_dir = "/var/cache/ebpf-profiler";
-	c->cache_size = 1ULL << 30;
+	c->cache_size = 0; /* the limit the directory records, else 1 GiB */
 }
 
 int config_parse_duration(const char *s, uint64_t *ns)

@@ -309,6 +309,13 @@ static int get_deltas(struct exe_mgr *m, struct exe_file *f, struct dt_file **ou
 	*out = NULL;
 	if (m->store &&
 	    store_get(m->store, f->id.b, STORE_KIND_DELTAS, &buf, &len) == 0) {
+		/* an empty record: the file has no CFI (a negative result) */
+		if (len == 0) {
+			free(buf);
+			m->st.cache_hits++;
+			*out = calloc(1, sizeof(**out));
+			return *out ? 0 : -ENOMEM;
+		}
 		err = dt_file_deserialize(buf, len, out);
 		free(buf);
 		if (!err) {
@@ -325,7 +332,11 @@ static int get_deltas(struct exe_mgr *m, struct exe_file *f, struct dt_file **ou
 	if (err)
 		return err;
 	m->st.extracted++;
-	if (m->store && dt_file_serialize(*out, &buf, &len) == 0) {
+	if (!m->store)
+		return 0;
+	if (!(*out)->n_rows) {
+		store_put(m->store, f->id.b, STORE_KIND_DELTAS, NULL, 0);
+	} else if (dt_file_serialize(*out, &buf, &len) == 0) {
 		store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
 		free(buf);
 	}

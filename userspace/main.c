@@ -18,6 +18,7 @@
 
 #include "cache_cmd.h"
 #include "config.h"
+#include "deltas.h"
 #include "exemgr.h"
 #include "hashmap.h"
 #include "interp.h"
@@ -422,7 +423,7 @@ static int run(struct daemon *d)
 	struct tracer_opts to = { 0 };
 	struct tp_opts po = { 0 };
 	uint64_t cg[CONFIG_MAX_LIST];
-	uint64_t now, next_report, next_gc, next_prob, deadline;
+	uint64_t now, next_report, next_gc, next_prob, next_flush, deadline;
 	int err, n;
 
 	/* handlers first: a signal during start-up (loading takes a while on
@@ -525,6 +526,7 @@ static int run(struct daemon *d)
 					 0;
 	next_report = now + d->cfg.reporter_interval_ns;
 	next_gc = now + 1000000000ULL;
+	next_flush = now + 10000000000ULL;
 	next_prob = now + d->cfg.probabilistic_interval_ns;
 	if (d->cfg.probabilistic_threshold < 100)
 		probabilistic_tick(d);
@@ -553,6 +555,11 @@ static int run(struct daemon *d)
 			exe_gc(d->em, now, 60000000000ULL);
 			publish_metrics(d);
 			next_gc = now + 1000000000ULL;
+		}
+		if (d->store && now >= next_flush) {
+			/* batched access times, for the cache's LRU */
+			store_flush(d->store);
+			next_flush = now + 10000000000ULL;
 		}
 		if (d->cfg.probabilistic_threshold < 100 && now >= next_prob) {
 			probabilistic_tick(d);
@@ -588,6 +595,45 @@ static void cleanup(struct daemon *d)
 	hm_free(&d->pids_seen);
 }
 
+/* ebpf-profiler deltas FILE [ADDR...]: the stack-delta table of a file,
+ * or the rule at each address (a debugging aid; no root needed). */
+static int deltas_cmd(int argc, char **argv)
+{
+	struct dt_file *t = NULL;
+	int fd, err, i;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: ebpf-profiler deltas FILE [ADDR...]\n");
+		return 1;
+	}
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	err = dt_extract_file(fd, argv[1], &t);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(-err));
+		return 1;
+	}
+	if (argc == 2) {
+		dt_file_dump(stdout, t);
+	} else {
+		for (i = 2; i < argc; i++) {
+			uint64_t a = strtoull(argv[i], NULL, 0);
+			int r = dt_file_lookup(t, a);
+			char buf[128];
+
+			printf("0x%" PRIx64 ": %s\n", a,
+			       r < 0 ? "no row" :
+				       dt_rule_str(dt_file_rule(t, r), buf, sizeof(buf)));
+		}
+	}
+	dt_file_free(t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = { 0 };
@@ -595,6 +641,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "deltas"))
+		return deltas_cmd(argc - 1, argv + 1);
 	config_init(&d.cfg);
 	if (config_parse(&d.cfg, argc, argv))
 		return 1;

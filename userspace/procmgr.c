@@ -397,8 +397,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 			}
 		}
 		if (m.file) {
-			if (!m.flags)
-				m.bias = exe_bias(m.file, start, off);
+			m.bias = exe_bias(m.file, start, m.offset);
 			if (m.file->deltas != EXE_DELTAS_LOADED)
 				m.flags |= MAP_F_FP_ONLY;
 			else

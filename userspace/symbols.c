@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfmap.h"
+#include "gopclntab.h"
 #include "log.h"
 
 /* libstdc++'s demangler (the Itanium C++ ABI one). */
@@ -169,6 +171,31 @@ static int read_debug_file(struct symb_table *t)
 	return err;
 }
 
+/* A stripped Go binary keeps its function names in .gopclntab. */
+static int read_gopclntab(struct symb_table *t, int fd)
+{
+	struct gopc_table *g = NULL;
+	struct elfm *e = NULL;
+	size_t i, n;
+	int err = 0;
+
+	if (elfm_open_fd(fd, &e))
+		return 0;
+	if (gopc_open(e, &g) == 0) {
+		n = gopc_nfunc(g);
+		for (i = 0; i < n && !err; i++) {
+			struct gopc_func f;
+
+			if (gopc_func(g, i, &f) || !f.name[0] || f.end <= f.entry)
+				continue;
+			err = add_sym(t, f.entry, f.end - f.entry, f.name);
+		}
+		gopc_free(g);
+	}
+	elfm_free(e);
+	return err;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
@@ -205,6 +232,8 @@ int symb_load_fd(int fd, struct symb_table **out)
 	elf_end(elf);
 	if (!err)
 		err = read_debug_file(t);
+	if (!err && t->n == 0)
+		err = read_gopclntab(t, fd);
 	if (err) {
 		symb_free(t);
 		return err;

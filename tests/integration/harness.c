@@ -311,11 +311,15 @@ int h_profile_workload(char *const wargv[], const char *duration,
 int h_count_frame(const char *stack, const char *name)
 {
 	size_t n = strlen(name);
-	const char *p = stack;
+	const char *p = strchr(stack, ';'); /* not the comm */
 	int c = 0;
 
+	if (!p)
+		return 0;
+	p++;
+
 	while ((p = strstr(p, name))) {
-		if ((p == stack || p[-1] == ';') && (p[n] == ';' || p[n] == 0))
+		if (p[-1] == ';' && (p[n] == ';' || p[n] == 0))
 			c++;
 		p += n;
 	}

@@ -51,7 +51,8 @@ void h_dump_top(const struct folded *f, const char *comm, int n);
 int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err);
-/* Count the frames named name in one folded stack. */
+/* Count the frames named name in one folded stack (the comm, the first
+ * element, is not a frame). */
 int h_count_frame(const char *stack, const char *name);
 /* Share (0..1) of comm's samples whose stack has needle; prints the top
  * stacks when below min. */
