@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * CPython frames inside mixed native stacks, unwound in the host kernel:
+ * Debian's python3.11 and every pyenv CPython 3.8 to 3.13 on the machine.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../unit/python_interps.h"
+#include "../unit/test.h"
+#include "harness.h"
+
+#define HZ "999"
+
+/* The kernel's comm: the executable's name, cut to 15 bytes. */
+static void comm_of(const char *bin, char out[16])
+{
+	const char *b = strrchr(bin, '/');
+
+	b = b ? b + 1 : bin;
+	memset(out, 0, 16);
+	memcpy(out, b, strnlen(b, 15));
+}
+
+/* The frames of a folded stack after the comm, split in place. */
+static int frames_of(char *stack, char **fr, int max)
+{
+	int n = 0;
+	char *p = strchr(stack, ';'), *e;
+
+	while (p && n < max) {
+		p++;
+		e = strchr(p, ';');
+		if (e)
+			*e = 0;
+		fr[n++] = p;
+		p = e;
+	}
+	return n;
+}
+
+static bool is_python(const char *frame)
+{
+	return strstr(frame, ".py:") != NULL;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* A stack is complete when native frames reach _start and the Python
+ * frames reach the module. */
+static bool complete(char **fr, int n)
+{
+	int i;
+
+	if (n == 0 || strcmp(fr[0], "_start"))
+		return false;
+	for (i = 0; i < n; i++)
+		if (starts(fr[i], "<module> ("))
+			return true;
+	return false;
+}
+
+/* The Python frames of fr, in order, begin with names[] (prefix match,
+ * "name (" each). */
+static bool py_seq(char **fr, int n, const char *const *names, int k)
+{
+	int i, j = 0;
+	char want[128];
+
+	for (i = 0; i < n && j < k; i++) {
+		if (!is_python(fr[i]))
+			continue;
+		snprintf(want, sizeof(want), "%s (", names[j]);
+		if (!starts(fr[i], want)) {
+			if (j)
+				return false;
+			continue; /* before the sequence */
+		}
+		j++;
+	}
+	return j == k;
+}
+
+static void split_one(const struct pyi *p)
+{
+	char script[512], comm[16], *err = NULL;
+	char *wargv[] = { (char *)p->bin, script, "12", NULL };
+	static const char *const chains[3][3] = {
+		{ "run", "chain_60", "heavy" },
+		{ "run", "chain_30", "medium" },
+		{ "run", "chain_10", "light" },
+	};
+	const double want[3] = { 60, 30, 10 };
+	uint64_t total = 0, full = 0, in[3] = { 0 };
+	struct folded f;
+	int i, c, rc;
+
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/split.py",
+		 test_srcdir());
+	comm_of(p->bin, comm);
+	rc = h_profile_workload(wargv, "5s", HZ, NULL, &f, &err);
+	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		free(err);
+		return;
+	}
+	for (i = 0; i < f.n; i++) {
+		char *copy, *fr[2048];
+		int n;
+
+		if (strncmp(f.lines[i].stack, comm, strlen(comm)) ||
+		    f.lines[i].stack[strlen(comm)] != ';')
+			continue;
+		copy = strdup(f.lines[i].stack);
+		n = frames_of(copy, fr, 2048);
+		total += f.lines[i].count;
+		if (complete(fr, n))
+			full += f.lines[i].count;
+		for (c = 0; c < 3; c++)
+			if (py_seq(fr, n, chains[c], 3))
+				in[c] += f.lines[i].count;
+		free(copy);
+	}
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% light %.1f%%",
+		  p->label, (unsigned long long)total,
+		  100.0 * full / (total ? total : 1),
+		  100.0 * in[0] / (total ? total : 1),
+		  100.0 * in[1] / (total ? total : 1),
+		  100.0 * in[2] / (total ? total : 1));
+	ASSERT_GE(total, 1500, "samples");
+	if (!ASSERT_GE(full * 100, total * 95,
+		       ">= 95% complete (Python to <module>, native to _start)"))
+		h_dump_top(&f, comm, 5);
+	for (c = 0; c < 3; c++)
+		ASSERT_NEAR(100.0 * in[c] / (total ? total : 1), want[c], 3,
+			    chains[c][2]);
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(python_split_60_30_10)
+{
+	pyi_each(split_one);
+}
+
+/* sorted(key=f): the key function sits above sorted's native frames,
+ * which sit above viac. */
+static void sorted_one(const struct pyi *p)
+{
+	char script[512], comm[16], *err = NULL;
+	char *wargv[] = { (char *)p->bin, script, "12", NULL };
+	/* 3.8-3.10 name code objects without their class or scope */
+	static const char *const up[] = { "meth", "a", "b", "c", "burn" };
+	uint64_t burn = 0, ok = 0;
+	struct folded f;
+	int i, rc;
+
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/deep.py",
+		 test_srcdir());
+	comm_of(p->bin, comm);
+	rc = h_profile_workload(wargv, "3s", HZ, NULL, &f, &err);
+	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		free(err);
+		return;
+	}
+	for (i = 0; i < f.n; i++) {
+		char *copy, *fr[2048];
+		int n, j, viac = -1, lambda = -1, natives = 0;
+		bool chain;
+
+		if (strncmp(f.lines[i].stack, comm, strlen(comm)) ||
+		    f.lines[i].stack[strlen(comm)] != ';')
+			continue;
+		copy = strdup(f.lines[i].stack);
+		n = frames_of(copy, fr, 2048);
+		for (j = 0; j < n; j++) {
+			if (starts(fr[j], "viac ("))
+				viac = j;
+			if (strstr(fr[j], "<lambda> (") && lambda < 0)
+				lambda = j;
+		}
+		if (!py_seq(fr, n, (const char *const[]){ "burn" }, 1) &&
+		    !strstr(f.lines[i].stack, "burn (")) {
+			free(copy);
+			continue;
+		}
+		burn += f.lines[i].count;
+		for (j = viac + 1; viac >= 0 && j < lambda; j++)
+			if (!is_python(fr[j]))
+				natives++;
+		/* ...;viac;<native frames of sorted>;<lambda>;[K.]meth;a;b;c;burn */
+		chain = lambda > viac && viac >= 0 && natives > 0 &&
+			complete(fr, n);
+		if (chain) {
+			int k = 0;
+
+			for (j = lambda + 1; j < n && k < 5; j++) {
+				char want[64];
+
+				if (!is_python(fr[j]))
+					continue;
+				snprintf(want, sizeof(want), "%s (", up[k]);
+				if (!starts(fr[j], want) &&
+				    !(k == 0 && starts(fr[j], "K.meth (")))
+					break;
+				k++;
+			}
+			chain = k == 5;
+		}
+		if (chain)
+			ok += f.lines[i].count;
+		free(copy);
+	}
+	test_note("%s: %llu samples in burn, %llu with viac;<sorted, native>;<lambda>;meth;a;b;c;burn",
+		  p->label, (unsigned long long)burn, (unsigned long long)ok);
+	ASSERT_GE(burn, 1000, "samples in burn");
+	if (!ASSERT_GE(ok * 100, burn * 95, "the key function between the right frames"))
+		h_dump_top(&f, comm, 4);
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(python_sorted_key_between_frames)
+{
+	pyi_each(sorted_one);
+}
