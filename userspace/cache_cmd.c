@@ -435,6 +435,12 @@ static int cmd_warm(const struct cache_args *a, const struct cache_extractor *ex
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	w.t0 = now_s();
+	if (ex->warm_extra) {
+		err = ex->warm_extra(w.store);
+		if (err)
+			fprintf(stderr, "ebpf-profiler: cache warm: vDSO: %s\n",
+				strerror(-err));
+	}
 	for (started = 0; started < jobs; started++) {
 		if (pthread_create(&th[started], NULL, worker, &w))
 			break;

@@ -18,6 +18,8 @@
 #ifndef EP_CACHE_CMD_H
 #define EP_CACHE_CMD_H
 
+struct store;
+
 #include <stddef.h>
 
 /* argv[0] is "cache", argv[1] the action.  Returns the exit code: 0, or 1
@@ -31,6 +33,9 @@ struct cache_extractor {
 	 * the file has no unwind information.  Must be thread-safe.
 	 * Returns 0 or a negative errno (-ENOEXEC: not a usable ELF). */
 	int (*extract)(int fd, const char *path, void **buf, size_t *len);
+	/* Optional: store what is not a file on disk (the vDSO), once per
+	 * warm run.  Returns 0 or a negative errno (reported, not fatal). */
+	int (*warm_extra)(struct store *s);
 };
 
 /* cache_cmd_main() with the extractor given. */

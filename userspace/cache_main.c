@@ -11,6 +11,9 @@
 #include <stdlib.h>
 
 #include "deltas.h"
+#include "fileid.h"
+#include "procmgr.h"
+#include "store.h"
 
 static int extract_deltas(int fd, const char *path, void **buf, size_t *len)
 {
@@ -27,9 +30,37 @@ static int extract_deltas(int fd, const char *path, void **buf, size_t *len)
 	return err;
 }
 
+/* The vDSO is not a file on disk but every process maps it: store its
+ * deltas too, so a warmed cache covers every process' mappings. */
+static int warm_vdso(struct store *s)
+{
+	struct dt_file *f = NULL;
+	struct file_id id;
+	const void *data;
+	void *buf = NULL;
+	size_t len, blen = 0;
+	int err;
+
+	err = pm_vdso_image(&data, &len);
+	if (!err)
+		err = fileid_from_mem(data, len, &id);
+	if (err)
+		return err;
+	if (store_has(s, id.b, STORE_KIND_DELTAS) == 0)
+		return 0; /* already there */
+	err = dt_extract_mem(data, len, NULL, &f);
+	if (!err && f->n_rows)
+		err = dt_file_serialize(f, &buf, &blen);
+	if (!err)
+		err = store_put(s, id.b, STORE_KIND_DELTAS, buf, blen);
+	free(buf);
+	dt_file_free(f);
+	return err;
+}
+
 int cache_cmd_main(int argc, char **argv)
 {
-	static const struct cache_extractor deltas = { extract_deltas };
+	static const struct cache_extractor deltas = { extract_deltas, warm_vdso };
 
 	/* libelf wants its version set before any thread uses it. */
 	elf_version(EV_CURRENT);

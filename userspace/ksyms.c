@@ -2,8 +2,10 @@
 #include "ksyms.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "log.h"
@@ -151,4 +153,65 @@ const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *off,
 uint32_t ksyms_count(const struct ksyms *k)
 {
 	return k ? k->n : 0;
+}
+
+struct ksyms_async {
+	pthread_t thread;
+	bool started, joined;
+	char *path;
+	struct ksyms *k;
+	int err;
+};
+
+static void *load_thread(void *arg)
+{
+	struct ksyms_async *a = arg;
+
+	a->err = ksyms_load(a->path, &a->k);
+	return NULL;
+}
+
+int ksyms_load_async(const char *path, struct ksyms_async **out)
+{
+	struct ksyms_async *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->path = strdup(path);
+	if (!a->path) {
+		free(a);
+		return -ENOMEM;
+	}
+	if (pthread_create(&a->thread, NULL, load_thread, a) == 0)
+		a->started = true;
+	else
+		load_thread(a); /* no thread: load now */
+	*out = a;
+	return 0;
+}
+
+struct ksyms *ksyms_async_get(struct ksyms_async *a)
+{
+	if (!a)
+		return NULL;
+	if (a->started && !a->joined) {
+		pthread_join(a->thread, NULL);
+		a->joined = true;
+		if (a->err)
+			log_warn("kernel symbols unavailable (%s): kernel frames "
+				 "show as addresses",
+				 strerror(-a->err));
+	}
+	return a->k;
+}
+
+void ksyms_async_free(struct ksyms_async *a)
+{
+	if (!a)
+		return;
+	ksyms_async_get(a);
+	ksyms_free(a->k);
+	free(a->path);
+	free(a);
 }

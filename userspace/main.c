@@ -39,7 +39,7 @@ struct daemon {
 	struct exe_mgr *em;
 	struct pm *pm;
 	struct tp *tp;
-	struct ksyms *ks;
+	struct ksyms_async *ks;
 	struct store *store;
 	struct interp_mgr *im;
 	struct rep_sink *sinks[MAX_SINKS];
@@ -461,20 +461,20 @@ static int run(struct daemon *d)
 		to.python = interp_python_enabled(probe);
 		interp_mgr_free(probe);
 	}
+	/* kernel symbols load on a thread meanwhile */
+	ksyms_load_async("/proc/kallsyms", &d->ks);
 	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
 	if (err)
 		return err;
+	log_debug("start-up: BPF loaded at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
 
-	err = ksyms_load("/proc/kallsyms", &d->ks);
-	if (err)
-		log_warn("kernel symbols unavailable (%s): kernel frames show as addresses",
-			 strerror(-err));
 	if (!d->cfg.no_cache) {
 		struct store_opts so = { .max_bytes = d->cfg.cache_size };
 
 		if (store_open(d->cfg.cache_dir, &so, &d->store))
 			log_warn("running without the cache");
 	}
+	log_debug("start-up: cache open at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err)
 		err = pm_new(d->em, tracer_maps(d->tr), &d->pm);
@@ -503,18 +503,22 @@ static int run(struct daemon *d)
 			return err;
 	}
 
+	/* -pid: load the few processes before sampling starts, so no sample
+	 * of theirs is unsynced */
+	for (n = 0; n < d->cfg.n_pids; n++)
+		pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
+	log_debug("start-up: processes loaded at %.0f ms",
+		  (exe_now_ns() - d->t_start) / 1e6);
 	err = tracer_attach(d->tr);
 	if (err)
 		return err;
 	d->sampling_on = true;
-	/* load what runs now; samples taken meanwhile are kept (kernel
-	 * stack and a frame-pointer walk) and resolved when they arrive */
-	if (d->cfg.n_pids) {
-		for (n = 0; n < d->cfg.n_pids; n++)
-			pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
-	} else {
+	log_debug("start-up: attached at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
+	/* the whole system: load what runs now with sampling already on;
+	 * samples taken meanwhile are kept (kernel stack and a frame-pointer
+	 * walk) and resolved when they arrive */
+	if (!d->cfg.n_pids)
 		pm_scan_all(d->pm);
-	}
 	d->startup_ns = exe_now_ns() - d->t_start;
 	log_info("started in %.0f ms: %d programs, %d perf events",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr));
@@ -591,7 +595,7 @@ static void cleanup(struct daemon *d)
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);
-	ksyms_free(d->ks);
+	ksyms_async_free(d->ks);
 	hm_free(&d->pids_seen);
 }
 

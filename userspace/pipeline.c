@@ -93,7 +93,7 @@ struct sample_ext {
 struct tp {
 	struct pm *pm;
 	struct exe_mgr *em;
-	struct ksyms *ks;
+	struct ksyms_async *ka;
 	struct tp_opts o;
 	struct tp_stats st;
 	struct arena arena;
@@ -148,7 +148,7 @@ static uint64_t unix_now(void)
 	return (uint64_t)r.tv_sec * 1000000000ULL + r.tv_nsec;
 }
 
-int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms *ks,
+int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   const struct tp_opts *opts, struct tp **out)
 {
 	struct tp *tp = calloc(1, sizeof(*tp));
@@ -159,7 +159,7 @@ int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms *ks,
 		return -ENOMEM;
 	tp->pm = pm;
 	tp->em = em;
-	tp->ks = ks;
+	tp->ka = ka;
 	tp->o = *opts;
 	if (!tp->o.max_timestamps)
 		tp->o.max_timestamps = 256;
@@ -277,7 +277,7 @@ static uint32_t kernel_loc(struct tp *tp, uint64_t addr)
 
 	if (found)
 		return i;
-	name = ksyms_lookup(tp->ks, addr, &off, NULL);
+	name = ksyms_lookup(ksyms_async_get(tp->ka), addr, &off, NULL);
 	if (!name) {
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
 		name = buf;

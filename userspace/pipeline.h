@@ -48,7 +48,8 @@ struct tp_stats {
 	uint64_t errors_by_code[METRIC_COUNT];
 };
 
-int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms *ks,
+/* ka: the kernel symbols, loading in the background (may be NULL). */
+int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   const struct tp_opts *opts, struct tp **out);
 void tp_free(struct tp *tp);
 /* Add one record (the tracer's callback). */

@@ -138,39 +138,48 @@ int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	return 0;
 }
 
-/* The vDSO: the same image in every process; read it from our own. */
-static struct exe_file *get_vdso(struct pm *pm)
+int pm_vdso_image(const void **data, size_t *len)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	uint64_t start, end, off, ino;
 	char line[512], perms[5], *path;
-	size_t len = 0;
 	FILE *f;
+
+	*len = 0;
+	if (!base)
+		return -ENOENT;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+				       &path) == 0 &&
+		    start == base) {
+			*len = end - start;
+			break;
+		}
+	}
+	fclose(f);
+	*data = (const void *)base;
+	return *len ? 0 : -ENOENT;
+}
+
+/* The vDSO: the same image in every process; read it from our own. */
+static struct exe_file *get_vdso(struct pm *pm)
+{
+	const void *data;
+	size_t len;
 	int fd;
 
 	if (pm->vdso_tried)
 		return pm->vdso;
 	pm->vdso_tried = true;
-	if (!base)
-		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
-				       &path) == 0 &&
-		    start == base) {
-			len = end - start;
-			break;
-		}
-	}
-	fclose(f);
-	if (!len)
+	if (pm_vdso_image(&data, &len))
 		return NULL;
 	fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (write(fd, (void *)base, len) == (ssize_t)len)
+	if (write(fd, data, len) == (ssize_t)len)
 		exe_get(pm->em, fd, "[vdso]", &pm->vdso);
 	close(fd);
 	return pm->vdso;

@@ -82,6 +82,9 @@ int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
  * cri-o, podman forms: the last 64-hex-digit path element, bare or as
  * <runtime>-<id>.scope).  Returns true and fills out (65 bytes). */
 bool pm_container_id(const char *cgroup_text, char out[65]);
+/* The vDSO image of this process (the same in every process of this
+ * kernel).  Returns 0 or -ENOENT. */
+int pm_vdso_image(const void **data, size_t *len);
 /* Parse one /proc/PID/maps line.  Returns 0 or -EINVAL; path points into
  * line (or is empty). */
 int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,

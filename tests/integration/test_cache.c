@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The persistent cache end to end: `cache warm` of a directory, then a
+ * profile of a program from it extracts nothing; a second run of the
+ * daemon hits the cache for every file; a damaged cache costs nothing.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd);
+}
+
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static int run_cmd(const char *fmt, const char *a, const char *b, char *out,
+		   size_t n)
+{
+	char cmd[2048];
+	FILE *p;
+	size_t got;
+
+	snprintf(cmd, sizeof(cmd), fmt, test_bin(), a, b);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	got = fread(out, 1, n - 1, p);
+	out[got] = 0;
+	return pclose(p);
+}
+
+TEST_ROOT(cache_warm_then_profile_extracts_nothing)
+{
+	char dir[512], cache[512], bin[600], out[4096], *err = NULL;
+	char *wargv[] = { bin, "10", NULL };
+	const char *extra[] = { "-cache-dir", cache, NULL };
+	struct folded f;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/image", test_tmpdir());
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	snprintf(bin, sizeof(bin), "%s/split-nofp-static", dir);
+	mkdir(dir, 0755);
+	ASSERT_EQ(copy_file(h_workload("split-nofp-static"), bin), 0, "copy");
+
+	rc = run_cmd("%s cache warm -cache-dir %s %s 2>&1", cache, dir, out,
+		     sizeof(out));
+	test_note("%s", out);
+	ASSERT_EQ(rc, 0, "cache warm exit code");
+	ASSERT_TRUE(strstr(out, "extracted=1"), "the binary was extracted");
+
+	rc = h_profile_workload(wargv, "2s", "99", extra, &f, &err);
+	ASSERT_EQ(rc, 0, "profiler exit code");
+	test_note("%s", err ? err : "");
+	/* the static binary and the vDSO: both from the cache */
+	ASSERT_EQ(h_summary_value(err, "extracted"), 0, "extracted=0");
+	ASSERT_GE(h_summary_value(err, "cache_hits"), 2, "cache_hits");
+	ASSERT_GE(h_share(&f, "split-nofp-stat", "split-nofp-stat;_start") * 100,
+		  99, "complete stacks from cached deltas");
+	free(err);
+	h_free_folded(&f);
+
+	rc = run_cmd("%s cache stats -cache-dir %s %s 2>&1", cache, "", out,
+		     sizeof(out));
+	ASSERT_EQ(rc, 0, "cache stats");
+	rc = run_cmd("%s cache verify -cache-dir %s %s 2>&1", cache, "", out,
+		     sizeof(out));
+	ASSERT_EQ(rc, 0, "cache verify");
+	ASSERT_TRUE(strstr(out, "removed=0"), "nothing bad");
+}
+
+/* A daemon restart: the second run extracts nothing and starts faster. */
+TEST_ROOT(cache_restart_hits_everything)
+{
+	char cache[512], *err1 = NULL, *err2 = NULL;
+	char *wargv[] = { (char *)h_workload("split-nofp-pie"), "10", NULL };
+	const char *extra[] = { "-cache-dir", cache, NULL };
+	struct folded f;
+
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err1), 0, "cold");
+	h_free_folded(&f);
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err2), 0, "warm");
+	test_note("cold: extracted=%lld cache_hits=%lld startup_ms=%lld; warm: extracted=%lld cache_hits=%lld startup_ms=%lld",
+		  h_summary_value(err1, "extracted"), h_summary_value(err1, "cache_hits"),
+		  h_summary_value(err1, "startup_ms"), h_summary_value(err2, "extracted"),
+		  h_summary_value(err2, "cache_hits"), h_summary_value(err2, "startup_ms"));
+	ASSERT_GE(h_summary_value(err1, "extracted"), 3, "cold run extracts");
+	ASSERT_EQ(h_summary_value(err2, "extracted"), 0, "warm run extracts nothing");
+	ASSERT_EQ(h_summary_value(err2, "cache_hits"),
+		  h_summary_value(err1, "extracted") + h_summary_value(err1, "cache_hits"),
+		  "every file from the cache");
+	free(err1);
+	free(err2);
+	h_free_folded(&f);
+}
+
+/* A damaged cache file: detected, rebuilt, profiling goes on. */
+TEST_ROOT(cache_corrupted_file_profiling_goes_on)
+{
+	char cache[512], db[600], *err = NULL;
+	char *wargv[] = { (char *)h_workload("split-nofp-pie"), "10", NULL };
+	const char *extra[] = { "-cache-dir", cache, NULL };
+	struct folded f;
+	int fd, i;
+
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0, "fill");
+	free(err);
+	h_free_folded(&f);
+	/* scribble over the middle of the database */
+	snprintf(db, sizeof(db), "%s/data.mdb", cache);
+	fd = open(db, O_WRONLY);
+	if (ASSERT_GE(fd, 0, "open data.mdb")) {
+		char junk[4096];
+
+		for (i = 0; i < (int)sizeof(junk); i++)
+			junk[i] = (char)(i * 131 + 7);
+		for (i = 1; i < 8; i++)
+			(void)!pwrite(fd, junk, sizeof(junk), (off_t)i * 4096);
+		close(fd);
+	}
+	ASSERT_EQ(h_profile_workload(wargv, "2s", "99", extra, &f, &err), 0,
+		  "profiling goes on");
+	test_note("%s", err ? err : "");
+	ASSERT_GE(h_summary_value(err, "samples"), 50, "samples");
+	ASSERT_GE(h_share(&f, "split-nofp-pie", "split-nofp-pie;_start") * 100, 99,
+		  "complete stacks");
+	free(err);
+	h_free_folded(&f);
+}
+
+/* A read-only cache directory: one warning, profiling goes on. */
+TEST_ROOT(cache_unusable_dir_runs_without)
+{
+	char *err = NULL;
+	char *wargv[] = { (char *)h_workload("split-nofp-pie"), "10", NULL };
+	const char *extra[] = { "-cache-dir", "/proc/ep-no-such-cache", NULL };
+	struct folded f;
+
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0,
+		  "exit code");
+	ASSERT_TRUE(err && strstr(err, "running without the cache"), "one warning");
+	ASSERT_GE(h_summary_value(err, "samples"), 50, "samples");
+	free(err);
+	h_free_folded(&f);
+}
