@@ -151,6 +151,10 @@ $(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
 bench-extract: $(BENCH_EXTRACT)
 	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
 
+# start-up with a cold and a warm cache, cache warm throughput
+bench-cache: ebpf-profiler
+	$(Q)EP_BIN=$(abspath ebpf-profiler) ci/bench_cache.py
+
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk O=$(abspath $(O)) FUZZ_SECONDS=$(FUZZ_SECONDS)
 

@@ -2,11 +2,13 @@
 #include "ksyms.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -54,34 +56,117 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* One "ADDR TYPE NAME[\t[MODULE]]" line, parsed in place (the file has
+ * hundreds of thousands; sscanf was most of the start-up's CPU).  Returns
+ * false for a line to skip. */
+static bool parse_line(char *line, char *end, uint64_t *addr, char *type,
+		       char **name, char **mod)
+{
+	char *p = line;
+	uint64_t a = 0;
+	int v;
+
+	while (p < end && (v = hexval(*p)) >= 0) {
+		a = (a << 4) | (unsigned)v;
+		p++;
+	}
+	if (p == line || p + 3 > end || *p != ' ')
+		return false;
+	*type = p[1];
+	if (p[2] != ' ')
+		return false;
+	p += 3;
+	*name = p;
+	while (p < end && *p != '\t' && *p != ' ')
+		p++;
+	*mod = NULL;
+	if (p < end) {
+		*p++ = 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < end && *p == '[') {
+			char *m = ++p;
+
+			while (p < end && *p != ']')
+				p++;
+			*p = 0;
+			*mod = m;
+		}
+	} else {
+		*p = 0;
+	}
+	*addr = a;
+	return **name != 0;
+}
+
 int ksyms_load(const char *path, struct ksyms **out)
 {
-	struct ksyms *k;
-	char line[512];
+	size_t len = 0, cap = 4 << 20;
+	char *buf = NULL, *line, *nl, *end;
+	struct ksyms *k = NULL;
+	bool nonzero = false, sorted = true;
 	uint32_t empty;
-	bool nonzero = false;
-	FILE *f;
-	int err = 0;
+	int fd, err = 0;
 
 	*out = NULL;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	/* read it whole: a seq file, its size is not known in advance */
+	for (;;) {
+		ssize_t n;
+
+		if (!buf || len + 65536 > cap) {
+			char *p;
+
+			if (buf)
+				cap *= 2;
+			p = realloc(buf, cap + 1);
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	buf[len] = 0;
 	k = calloc(1, sizeof(*k));
 	if (!k) {
-		fclose(f);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
 	err = add_str(k, "", &empty);
-	while (!err && fgets(line, sizeof(line), f)) {
-		char type, name[256], mod[128] = "";
-		unsigned long long addr;
+	for (line = buf, end = buf + len; !err && line < end; line = nl + 1) {
+		char type, *name, *mod;
+		uint64_t addr;
 		struct ksym *s;
-		int n;
 
-		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name,
-			   mod);
-		if (n < 3)
+		nl = memchr(line, '\n', end - line);
+		if (!nl)
+			nl = end;
+		*nl = 0;
+		if (!parse_line(line, nl, &addr, &type, &name, &mod))
 			continue;
 		/* text symbols only: t/T, weak w/W */
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
@@ -89,32 +174,37 @@ int ksyms_load(const char *path, struct ksyms **out)
 		if (addr)
 			nonzero = true;
 		if (k->n == k->cap) {
-			uint32_t cap = k->cap ? k->cap * 2 : 1 << 16;
-			s = realloc(k->syms, (size_t)cap * sizeof(*s));
+			uint32_t ncap = k->cap ? k->cap * 2 : 1 << 16;
+			s = realloc(k->syms, (size_t)ncap * sizeof(*s));
 			if (!s) {
 				err = -ENOMEM;
 				break;
 			}
 			k->syms = s;
-			k->cap = cap;
+			k->cap = ncap;
 		}
 		s = &k->syms[k->n];
+		if (k->n && addr < k->syms[k->n - 1].addr)
+			sorted = false;
 		s->addr = addr;
 		s->module = 0;
 		err = add_str(k, name, &s->name);
-		if (!err && mod[0])
+		if (!err && mod && *mod)
 			err = add_str(k, mod, &s->module);
 		if (!err)
 			k->n++;
 	}
-	fclose(f);
 	if (!err && !nonzero)
 		err = -EPERM;
+	if (!err && !sorted)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+out:
+	close(fd);
+	free(buf);
 	if (err) {
 		ksyms_free(k);
 		return err;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	*out = k;
 	return 0;
 }
