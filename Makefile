@@ -136,7 +136,7 @@ unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
 
 test-qemu: ebpf-profiler workloads
-	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-fp tests/qemu/run-matrix.sh $(KERNELS)
+	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie tests/qemu/run-matrix.sh $(KERNELS)
 
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py

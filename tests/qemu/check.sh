@@ -5,7 +5,8 @@
 # /init) and on the host (run by run-matrix.sh directly).  POSIX sh and
 # busybox tools only.  It mounts nothing.
 #
-# Starts the split-fp workload, profiles it for EP_DURATION seconds at 99 Hz
+# Starts the split-nofp-pie workload (no frame pointers: the stack-delta
+# unwinder must work on this kernel), profiles it for EP_DURATION seconds at 99 Hz
 # (then SIGTERM, which makes the daemon write its output and exit) and
 # checks that every BPF program loaded, that samples were taken and that
 # the workload's stacks reach main with chain_a in them.  Prints one line
@@ -17,7 +18,7 @@
 #
 # Environment:
 #   EP_BIN              the profiler (default: ebpf-profiler in PATH)
-#   EP_WORKLOAD         the split-fp workload
+#   EP_WORKLOAD         the split-nofp-pie workload
 #   EP_WORKDIR          scratch directory (default: /tmp/ep-check)
 #   EP_EXPECT_PROGRAMS  BPF programs the skeleton holds; 0 or unset: any > 0
 #   EP_DURATION         seconds of sampling after the daemon started (3)
@@ -25,7 +26,7 @@
 #   EP_PROFILER_ARGS    extra profiler flags (e.g. -bpf-log-level 2)
 
 bin=${EP_BIN:-ebpf-profiler}
-workload=${EP_WORKLOAD:?EP_WORKLOAD: path of split-fp}
+workload=${EP_WORKLOAD:?EP_WORKLOAD: path of split-nofp-pie}
 work=${EP_WORKDIR:-/tmp/ep-check}
 expect=${EP_EXPECT_PROGRAMS:-0}
 duration=${EP_DURATION:-3}
@@ -98,10 +99,13 @@ set -- $(awk '
 		count = $NF
 		stack = substr($0, 1, length($0) - length($NF) - 1)
 		n = split(stack, f, ";")
-		if (f[1] != "split-fp")
+		if (f[1] != "split-nofp-pie")
 			next
 		total += count
 		m = 0; a = 0
+		# complete: the native unwinder reached the process entry
+		if (f[2] != "_start")
+			next
 		for (i = 2; i <= n; i++) {
 			if (f[i] == "main") m = 1
 			else if (m && f[i] == "chain_a") a = 1
@@ -110,7 +114,7 @@ set -- $(awk '
 		if (a) chain_a += count
 	}
 	END { printf "%d %d %d\n", total, main, chain_a }
-' "$work/out.folded" 2>/dev/null || echo 0 0 0)
+' "$work"/out*.folded 2>/dev/null || echo 0 0 0)
 wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 
 reason=""
@@ -142,7 +146,7 @@ if [ "$status" = FAIL ]; then
 	echo "---- profiler stderr (exit $rc)"
 	cat "$work/stderr"
 	echo "---- folded (first lines)"
-	head -n 20 "$work/out.folded" 2>/dev/null
+	cat "$work"/out*.folded 2>/dev/null | head -n 20
 	echo "---- end"
 	exit 1
 fi

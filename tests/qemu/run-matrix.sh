@@ -22,7 +22,7 @@
 #   EP_BPF_LOG_LEVEL  passed as -bpf-log-level to the profiler
 #   EP_DURATION       seconds of sampling in each row (default 3)
 #   V=1               progress on stderr, full logs of failed rows
-#   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-fp and the skeleton
+#   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-nofp-pie and the skeleton
 #                     header (default: the ones the top Makefile builds)
 #
 # See tests/qemu/README.md for the costs and the traps.
@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${EP_QEMU_CACHE:-$here/cache}
 bin=${EP_BIN:-$top/ebpf-profiler}
-workload=${EP_WORKLOAD:-$top/build/workloads/split-fp}
+workload=${EP_WORKLOAD:-$top/build/workloads/split-nofp-pie}
 skel=${EP_SKEL:-$top/skel/profiler.skel.h}
 timeout_s=${EP_QEMU_TIMEOUT:-300}
 verbose=${V:-0}
@@ -274,10 +274,10 @@ build_initrd() {
 	cp "$here/check.sh" "$stage/ep/check.sh"
 	chmod 755 "$stage/init" "$stage/ep/check.sh"
 	copy_elf "$bin" "$stage" /ep/ebpf-profiler || return 1
-	copy_elf "$workload" "$stage" /ep/split-fp || return 1
+	copy_elf "$workload" "$stage" /ep/split-nofp-pie || return 1
 	cat >"$stage/ep/check.env" <<-EOF
 		EP_BIN=/ep/ebpf-profiler
-		EP_WORKLOAD=/ep/split-fp
+		EP_WORKLOAD=/ep/split-nofp-pie
 		EP_WORKDIR=/tmp/ep-check
 		EP_EXPECT_PROGRAMS=$expect
 		EP_DURATION='${EP_DURATION:-3}'

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Test runner.  Each test runs in its own child process so that a crash or
- * a hang (limit: EP_TEST_TIMEOUT seconds, default 300) fails that test
+ * a hang (limit: EP_TEST_TIMEOUT seconds, default 900: the kernel matrix
+ * downloads its kernels on a first run) fails that test
  * only.  Arguments are substring filters on test names; "-l" lists.
  * The last line is "N passed, N failed", followed by skips.
  */
@@ -186,7 +187,7 @@ static int run_child(struct test_case *tc)
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0, skipped = 0, i;
-	unsigned timeout = atoi(env_or("EP_TEST_TIMEOUT", "300"));
+	unsigned timeout = atoi(env_or("EP_TEST_TIMEOUT", "900"));
 	struct test_case *tc;
 
 	for (i = 1; i < argc; i++) {
