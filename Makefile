@@ -54,7 +54,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-qemu bench bench-extract fuzz run install help
+.PHONY: all clean deps test unit-test test-qemu bench bench-extract bench-cache bench-bpf fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -150,6 +150,11 @@ $(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
 
 bench-extract: $(BENCH_EXTRACT)
 	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
+
+# per-trace BPF cost (bpf_stats) per workload, map memory
+bench-bpf: ebpf-profiler workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
+		EP_SRCDIR=$(CURDIR) ci/bench_bpf.py
 
 # start-up with a cold and a warm cache, cache warm throughput
 bench-cache: ebpf-profiler

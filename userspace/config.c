@@ -64,6 +64,8 @@ static const struct opt opts[] = {
 	  "trace ring buffer size (default: from the sampling rate)"),
 	O("max-frames", NULL, OPT_INT, max_frames, 16, 1024,
 	  "user frames kept per sample"),
+	O("frame-pointers-only", NULL, OPT_BOOL, fp_only, 0, 0,
+	  "walk native stacks by frame pointer only, without stack deltas (to compare; wrong stacks for code without frame pointers)"),
 	O("send-error-frames", NULL, OPT_BOOL, send_error_frames, 0, 0,
 	  "keep the frame that names an unwinding error in the output"),
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,

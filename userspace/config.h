@@ -30,6 +30,7 @@ struct config {
 	int map_scale_factor;
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
+	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
 	/* output */
 	const char *output;
 	uint64_t reporter_interval_ns;

@@ -36,7 +36,13 @@ struct exe_mgr {
 	struct exe_stats st;
 	exe_detect_fn detect;
 	void *detect_arg;
+	bool fp_only;
 };
+
+void exe_mgr_set_fp_only(struct exe_mgr *m, bool on)
+{
+	m->fp_only = on;
+}
 
 void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg)
 {
@@ -448,7 +454,7 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 		log_debug("file %s: no stack deltas: %s", f->path, strerror(-err));
 	} else if (!t->n_rows) {
 		m->st.no_cfi++;
-	} else {
+	} else if (!m->fp_only) {
 		load_deltas(m, f, t);
 	}
 	dt_file_free(t);

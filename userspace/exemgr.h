@@ -78,6 +78,9 @@ struct exe_stats {
 
 /* store may be NULL (no cache).  Returns 0 or -ENOMEM. */
 int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
+/* Load no stack deltas: every file is walked by frame pointer (to
+ * compare the two unwinders). */
+void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
 /* Called once per new file, before it is used: interpreter detection.
  * It may set f->interp and f->interp_data (malloc'd; freed with f). */
 typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);

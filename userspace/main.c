@@ -271,9 +271,14 @@ static void print_summary(struct daemon *d)
 			(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
 			ru.ru_maxrss);
+		/* per run of the entry program, and per trace sent (the
+		 * unwinding cost; idle and filtered samples are cheap) */
 		if (samples)
 			fprintf(stderr, " bpf_samples=%" PRIu64 " bpf_ns_per_sample=%.0f",
 				samples, (double)run_ns / samples);
+		if (samples && m[METRIC_SAMPLES_SENT])
+			fprintf(stderr, " bpf_ns_per_trace=%.0f",
+				(double)run_ns / m[METRIC_SAMPLES_SENT]);
 		fprintf(stderr, "\n");
 	}
 	if (d->cfg.verbose) {
@@ -476,6 +481,8 @@ static int run(struct daemon *d)
 	}
 	log_debug("start-up: cache open at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
+	if (!err && d->cfg.fp_only)
+		exe_mgr_set_fp_only(d->em, true);
 	if (!err)
 		err = pm_new(d->em, tracer_maps(d->tr), &d->pm);
 	if (!err)

@@ -276,9 +276,9 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	rb = next_pow2(rb);
 	bpf_map__set_max_entries(skel->maps.traces, (__u32)rb);
 	bpf_map__set_max_entries(skel->maps.mappings, 1u << (19 + scale));
-	bpf_map__set_max_entries(skel->maps.delta_pages, 1u << (16 + scale));
+	bpf_map__set_max_entries(skel->maps.delta_pages, 1u << (15 + scale));
 	bpf_map__set_max_entries(skel->maps.delta_rows, 1u << (17 + scale));
-	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (15 + scale));
+	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
 	bpf_map__set_map_flags(skel->maps.delta_rows, BPF_F_MMAPABLE);
 	if (o->log_level > 0) {
 		struct bpf_program *p;
