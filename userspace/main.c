@@ -4,6 +4,7 @@
  * executable managers, the trace pipeline and the reporter sinks, and runs
  * the poll loop until -duration or a signal.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -250,6 +251,20 @@ static void print_summary(struct daemon *d)
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
 		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, send_ok,
 		send_fail, drops, secs);
+	/* every way unwinding failed, by name (recovered by a frame-pointer
+	 * step or not): the BPF side's per-CPU counters */
+	for (i = 0; i < METRIC_COUNT; i++) {
+		const char *n = metric_name(i);
+		char lower[64];
+		size_t k;
+
+		if (strncmp(n, "ERR_", 4))
+			continue;
+		for (k = 0; n[4 + k] && k < sizeof(lower) - 1; k++)
+			lower[k] = (char)tolower((unsigned char)n[4 + k]);
+		lower[k] = 0;
+		fprintf(stderr, "err_%s=%" PRIu64 " ", lower, m[i]);
+	}
 	{
 		/* the agent's own cost, and the BPF cost per sample when the
 		 * kernel keeps program statistics (kernel.bpf_stats_enabled) */

@@ -166,6 +166,36 @@ TEST_ROOT(native_recursion_300_deep)
 	h_free_folded(&f);
 }
 
+/* The frame limit: 1000 frames of recursion are all kept (the reference
+ * agent stops near 145). */
+TEST_ROOT(native_recursion_1000_deep)
+{
+	char *wargv[] = { (char *)h_workload("recurse"), "10", "1000", NULL };
+	struct folded f;
+	uint64_t burn = 0, deep = 0;
+	int i, maxd = 0;
+
+	if (!profile(wargv, "3s", &f))
+		return;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		int d = h_count_frame(s, "recurse");
+
+		if (!h_count_frame(s, "burn"))
+			continue;
+		burn += f.lines[i].count;
+		if (d > maxd)
+			maxd = d;
+		if (d == 1000 && strstr(s, "recurse;_start;"))
+			deep += f.lines[i].count;
+	}
+	test_note("samples in burn: %llu, with all 1000 frames and _start: %llu (max depth %d)",
+		  (unsigned long long)burn, (unsigned long long)deep, maxd);
+	ASSERT_GE(burn, 1000, "samples");
+	ASSERT_GE(deep * 100, burn * 99, "all 1000 recursion frames");
+	h_free_folded(&f);
+}
+
 TEST_ROOT(native_threads_end_in_clone3)
 {
 	char *wargv[] = { (char *)h_workload("threads"), "10", NULL };

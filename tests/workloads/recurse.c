@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Recursion 300 deep: main -> recurse x 300 -> burn.  Usage: recurse SECONDS */
+/* Recursion DEPTH deep (default 300): main -> recurse x DEPTH -> burn.
+ * Usage: recurse SECONDS [DEPTH] */
 #include "common.h"
 
-#define DEPTH 300
 
 static volatile unsigned long sink;
 
@@ -25,6 +25,8 @@ NOINLINE static unsigned long recurse(int n, double end)
 
 int main(int argc, char **argv)
 {
-	sink = recurse(DEPTH - 1, wl_now() + wl_secs(argc, argv, 10));
+	int depth = argc > 2 ? atoi(argv[2]) : 300;
+
+	sink = recurse(depth - 1, wl_now() + wl_secs(argc, argv, 10));
 	return 0;
 }
