@@ -43,9 +43,13 @@ struct daemon {
 	struct ksyms_async *ks;
 	struct store *store;
 	struct interp_mgr *im;
+	/* sinks written every interval (OTLP, rotated files) from tp, which
+	 * is reset each time; the file of a whole run (-duration, or no
+	 * rotation) from tp_run, or from tp when there is no interval sink */
 	struct rep_sink *sinks[MAX_SINKS];
 	int n_sinks;
-	bool accumulate; /* write the whole run at the end (file, no rotate) */
+	struct rep_sink *run_sink;
+	struct tp *tp_run;
 	struct hm pids_seen;
 	uint64_t t_start;
 	uint64_t startup_ns;
@@ -69,6 +73,8 @@ static void on_trace(void *arg, const struct trace_hdr *h, const __u64 *words)
 
 	hm_put(&d->pids_seen, h->pid, 1);
 	tp_add_trace(d->tp, h, words);
+	if (d->tp_run)
+		tp_add_trace(d->tp_run, h, words);
 }
 
 static void on_event(void *arg, const struct pid_event *ev)
@@ -157,22 +163,22 @@ static int open_sinks(struct daemon *d)
 	int err;
 
 	if (d->cfg.output) {
-		bool rotate = continuous(d) && d->cfg.reporter_interval_ns > 0 &&
-			      getenv("EBPF_PROFILER_NO_ROTATE") == NULL;
+		/* continuous mode rotates the file every interval; a run with
+		 * -duration writes the whole run into one file */
+		bool rotate = continuous(d) && d->cfg.reporter_interval_ns > 0;
+		struct rep_sink *s = NULL;
 
-		/* a run with -duration, or continuous without rotation,
-		 * writes the whole run into one file */
-		rotate = rotate && d->cfg.duration_ns == 0;
-		err = rep_file_sink_open(d->cfg.output, rotate,
-					 &d->sinks[d->n_sinks]);
+		err = rep_file_sink_open(d->cfg.output, rotate, &s);
 		if (err) {
 			fprintf(stderr,
 				"ebpf-profiler: -output %s: unknown format (use .folded, .pb.gz, .pprof, .svg or .otlp)\n",
 				d->cfg.output);
 			return err;
 		}
-		d->n_sinks++;
-		d->accumulate = !rotate;
+		if (rotate)
+			d->sinks[d->n_sinks++] = s;
+		else
+			d->run_sink = s;
 	}
 	oo.endpoint = d->cfg.collection_agent;
 	if (d->cfg.collection_agent)
@@ -191,16 +197,30 @@ static int open_sinks(struct daemon *d)
 	return 0;
 }
 
+/* The interval's batch to the interval sinks; then a new interval. */
 static void write_sinks(struct daemon *d, bool final)
 {
 	struct rep_batch b;
 	int i;
 
+	if (!d->n_sinks)
+		return;
 	tp_batch(d->tp, &b);
 	for (i = 0; i < d->n_sinks; i++)
 		rep_sink_write(d->sinks[i], &b);
 	if (!final)
 		tp_reset(d->tp);
+}
+
+/* The whole run to its file. */
+static void write_run(struct daemon *d)
+{
+	struct rep_batch b;
+
+	if (!d->run_sink)
+		return;
+	tp_batch(d->tp_run ? d->tp_run : d->tp, &b);
+	rep_sink_write(d->run_sink, &b);
 }
 
 /* Folded stacks to stdout when no sink was asked for. */
@@ -218,14 +238,33 @@ static void write_stdout(struct daemon *d)
 	free(buf);
 }
 
+/* The counters of every sink, summed. */
+static void sink_totals(struct daemon *d, struct rep_stats *t)
+{
+	struct rep_stats rs;
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i <= d->n_sinks; i++) {
+		struct rep_sink *s = i < d->n_sinks ? d->sinks[i] : d->run_sink;
+
+		if (!s)
+			continue;
+		rep_sink_stats(s, &rs);
+		t->send_ok += rs.send_ok;
+		t->send_fail += rs.send_fail;
+		t->queue_drops += rs.queue_drops;
+		t->write_errors += rs.write_errors;
+	}
+}
+
 static void print_summary(struct daemon *d)
 {
 	uint64_t m[METRIC_COUNT] = { 0 };
 	struct tp_stats ts;
 	struct exe_stats es;
 	struct pm_stats ps;
-	struct rep_stats rs = { 0 };
-	uint64_t drops = 0, send_ok = 0, send_fail = 0;
+	struct rep_stats rs;
 	double secs = (exe_now_ns() - d->t_start) / 1e9;
 	int i;
 
@@ -233,12 +272,7 @@ static void print_summary(struct daemon *d)
 	tp_get_stats(d->tp, &ts);
 	exe_get_stats(d->em, &es);
 	pm_get_stats(d->pm, &ps);
-	for (i = 0; i < d->n_sinks; i++) {
-		rep_sink_stats(d->sinks[i], &rs);
-		drops += rs.queue_drops;
-		send_ok += rs.send_ok;
-		send_fail += rs.send_fail;
-	}
+	sink_totals(d, &rs);
 	fprintf(stderr,
 		"samples=%" PRIu64 " lost=%" PRIu64 " processes=%u unwind_errors=%" PRIu64
 		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
@@ -249,8 +283,8 @@ static void print_summary(struct daemon *d)
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
 		d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
-		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, send_ok,
-		send_fail, drops, secs);
+		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, rs.send_ok,
+		rs.send_fail, rs.queue_drops, secs);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
 	for (i = 0; i < METRIC_COUNT; i++) {
@@ -392,26 +426,17 @@ static void publish_metrics(struct daemon *d)
 		fprintf(f, "ebpf_profiler_process_events_total{type=\"%s\"} %" PRIu64 "\n",
 			ev_names[i], d->events[i]);
 	P("syncs_total", "counter", "Reads of /proc/PID/maps.", " %" PRIu64, ps.syncs);
-	{
-		uint64_t ok = 0, fail = 0, drops = 0, werr = 0;
-
-		for (i = 0; i < d->n_sinks; i++) {
-			rep_sink_stats(d->sinks[i], &rs);
-			ok += rs.send_ok;
-			fail += rs.send_fail;
-			drops += rs.queue_drops;
-			werr += rs.write_errors;
-		}
-		fprintf(f, "# HELP ebpf_profiler_exports_total OTLP exports by result.\n"
-			   "# TYPE ebpf_profiler_exports_total counter\n"
-			   "ebpf_profiler_exports_total{result=\"ok\"} %" PRIu64 "\n"
-			   "ebpf_profiler_exports_total{result=\"failed\"} %" PRIu64 "\n",
-			ok, fail);
-		P("queue_drops_total", "counter",
-		  "Batches dropped because the export queue was full.", " %" PRIu64, drops);
-		P("file_write_errors_total", "counter", "Output file writes that failed.",
-		  " %" PRIu64, werr);
-	}
+	sink_totals(d, &rs);
+	fprintf(f, "# HELP ebpf_profiler_exports_total OTLP exports by result.\n"
+		   "# TYPE ebpf_profiler_exports_total counter\n"
+		   "ebpf_profiler_exports_total{result=\"ok\"} %" PRIu64 "\n"
+		   "ebpf_profiler_exports_total{result=\"failed\"} %" PRIu64 "\n",
+		rs.send_ok, rs.send_fail);
+	P("queue_drops_total", "counter",
+	  "Batches dropped because the export queue was full.", " %" PRIu64,
+	  rs.queue_drops);
+	P("file_write_errors_total", "counter", "Output file writes that failed.",
+	  " %" PRIu64, rs.write_errors);
 	P("sampling_enabled", "gauge", "1 when sampling is on (probabilistic mode).",
 	  " %d", d->sampling_on ? 1 : 0);
 	P("sampling_toggles_total", "counter", "Probabilistic on/off switches.",
@@ -516,6 +541,9 @@ static int run(struct daemon *d)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)
 		err = open_sinks(d);
+	/* a whole-run file beside interval sinks aggregates on its own */
+	if (!err && d->run_sink && d->n_sinks)
+		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp_run);
 	if (err)
 		return err;
 
@@ -572,7 +600,7 @@ static int run(struct daemon *d)
 			break;
 		}
 		now = exe_now_ns();
-		if (!d->accumulate && d->n_sinks && now >= next_report) {
+		if (d->n_sinks && now >= next_report) {
 			write_sinks(d, false);
 			next_report = now + d->cfg.reporter_interval_ns;
 		}
@@ -596,9 +624,9 @@ static int run(struct daemon *d)
 	tracer_enable(d->tr, false);
 	while (tracer_poll(d->tr, 0) > 0)
 		;
-	if (d->n_sinks)
-		write_sinks(d, true);
-	else
+	write_sinks(d, true);
+	write_run(d);
+	if (!d->n_sinks && !d->run_sink)
 		write_stdout(d);
 	print_summary(d);
 	return 0;
@@ -611,7 +639,9 @@ static void cleanup(struct daemon *d)
 	metrics_server_stop(d->metrics);
 	for (i = 0; i < d->n_sinks; i++)
 		rep_sink_close(d->sinks[i], 5000);
+	rep_sink_close(d->run_sink, 5000);
 	tp_free(d->tp);
+	tp_free(d->tp_run);
 	pm_free(d->pm);
 	interp_mgr_free(d->im);
 	exe_mgr_free(d->em);

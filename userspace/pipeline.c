@@ -393,8 +393,14 @@ static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
 	return tp->n_stacks++;
 }
 
-static uint32_t intern_proc(struct tp *tp, uint32_t pid)
+/* The process of a trace.  Receivers want an executable path and name
+ * on every resource: a kernel thread has none ("[kernel]"), and a process
+ * that exited before it was read is "[unknown]"; both are named by their
+ * command. */
+static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
 {
+	uint32_t pid = h->pid;
+	char comm[17];
 	struct rep_process *p;
 	struct pm_proc *pp;
 	uint64_t v;
@@ -415,6 +421,12 @@ static uint32_t intern_proc(struct tp *tp, uint32_t pid)
 		}
 		if (pp->container_id[0])
 			p->container_id = arena_str(tp, pp->container_id);
+	}
+	if (!p->exe_path) {
+		memcpy(comm, h->comm, 16);
+		comm[16] = 0;
+		p->exe_path = (h->flags & TRACE_F_KERNEL_ONLY) ? "[kernel]" : "[unknown]";
+		p->exe_name = arena_str(tp, pp && pp->comm[0] ? pp->comm : comm);
 	}
 	if (hm_put(&tp->proc_by_pid, pid, tp->n_procs))
 		return REP_NONE;
@@ -444,7 +456,7 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 			s->cpu = -1;
 		goto stamp;
 	}
-	proc = intern_proc(tp, h->pid);
+	proc = intern_proc(tp, h);
 	if (proc == REP_NONE)
 		goto full;
 	if (!ARR_PUSH(tp->samples, tp->n_samples, tp->cap_samples,
