@@ -166,7 +166,8 @@ fuzz:
 # A quick look at the whole machine: 5 seconds, the hottest stacks.
 run: ebpf-profiler
 	./ebpf-profiler -duration 5s -samples-per-second 99 -output $(O)/profile.folded
-	@sort -t' ' -k2 -n -r $(O)/profile.folded | head -20
+	@echo "hottest stacks (count, then the stack from the root; all in $(O)/profile.folded):"
+	@awk '{ n = $$NF; $$NF = ""; print n "\t" $$0 }' $(O)/profile.folded | sort -nr | head -20 | cut -c1-300
 
 deps:
 	$(Q)ci/deps.sh
