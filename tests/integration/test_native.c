@@ -138,13 +138,16 @@ TEST_ROOT(native_signal_handler_crosses_trampoline)
 	h_free_folded(&f);
 }
 
-TEST_ROOT(native_recursion_300_deep)
+/* Recursion depth deep: every frame is kept, down to _start. */
+static void recursion_test(int depth)
 {
-	char *wargv[] = { (char *)h_workload("recurse"), "10", NULL };
+	char depth_s[16];
+	char *wargv[] = { (char *)h_workload("recurse"), "10", depth_s, NULL };
 	struct folded f;
 	uint64_t burn = 0, deep = 0;
 	int i, maxd = 0;
 
+	snprintf(depth_s, sizeof(depth_s), "%d", depth);
 	if (!profile(wargv, "3s", &f))
 		return;
 	for (i = 0; i < f.n; i++) {
@@ -156,44 +159,27 @@ TEST_ROOT(native_recursion_300_deep)
 		burn += f.lines[i].count;
 		if (d > maxd)
 			maxd = d;
-		if (d == 300 && strstr(s, "recurse;_start;") && strstr(s, ";main;recurse"))
+		if (d == depth && strstr(s, "recurse;_start;") &&
+		    strstr(s, ";main;recurse"))
 			deep += f.lines[i].count;
 	}
-	test_note("samples in burn: %llu, with all 300 frames and _start: %llu (max depth seen %d)",
-		  (unsigned long long)burn, (unsigned long long)deep, maxd);
+	test_note("samples in burn: %llu, with all %d frames and _start: %llu (max depth seen %d)",
+		  (unsigned long long)burn, depth, (unsigned long long)deep, maxd);
 	ASSERT_GE(burn, 1000, "samples");
-	ASSERT_GE(deep * 100, burn * 99, "all 300 recursion frames");
+	ASSERT_GE(deep * 100, burn * 99, "all recursion frames");
 	h_free_folded(&f);
+}
+
+TEST_ROOT(native_recursion_300_deep)
+{
+	recursion_test(300);
 }
 
 /* The frame limit: 1000 frames of recursion are all kept (the reference
  * agent stops near 145). */
 TEST_ROOT(native_recursion_1000_deep)
 {
-	char *wargv[] = { (char *)h_workload("recurse"), "10", "1000", NULL };
-	struct folded f;
-	uint64_t burn = 0, deep = 0;
-	int i, maxd = 0;
-
-	if (!profile(wargv, "3s", &f))
-		return;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		int d = h_count_frame(s, "recurse");
-
-		if (!h_count_frame(s, "burn"))
-			continue;
-		burn += f.lines[i].count;
-		if (d > maxd)
-			maxd = d;
-		if (d == 1000 && strstr(s, "recurse;_start;"))
-			deep += f.lines[i].count;
-	}
-	test_note("samples in burn: %llu, with all 1000 frames and _start: %llu (max depth %d)",
-		  (unsigned long long)burn, (unsigned long long)deep, maxd);
-	ASSERT_GE(burn, 1000, "samples");
-	ASSERT_GE(deep * 100, burn * 99, "all 1000 recursion frames");
-	h_free_folded(&f);
+	recursion_test(1000);
 }
 
 TEST_ROOT(native_threads_end_in_clone3)

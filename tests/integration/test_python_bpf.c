@@ -86,10 +86,41 @@ static bool py_seq(char **fr, int n, const char *const *names, int k)
 	return j == k;
 }
 
+/* Run script under interpreter p and profile it for duration; fills f
+ * and comm.  False (after reporting) when the profiler failed. */
+static bool profile_script(const struct pyi *p, const char *script_name,
+			   const char *duration, struct folded *f, char comm[16])
+{
+	char script[512], *err = NULL;
+	char *wargv[] = { (char *)p->bin, script, "12", NULL };
+	int rc;
+
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/%s",
+		 test_srcdir(), script_name);
+	comm_of(p->bin, comm);
+	rc = h_profile_workload(wargv, duration, HZ, NULL, f, &err);
+	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+		printf("%s\n", err ? err : "");
+	free(err);
+	return rc == 0;
+}
+
+/* The frames of line i when its comm is comm (a malloc'd copy in *copy,
+ * split in place), else -1. */
+static int line_frames(const struct folded *f, int i, const char *comm,
+		       char **copy, char **fr, int max)
+{
+	size_t n = strlen(comm);
+
+	if (strncmp(f->lines[i].stack, comm, n) || f->lines[i].stack[n] != ';')
+		return -1;
+	*copy = strdup(f->lines[i].stack);
+	return *copy ? frames_of(*copy, fr, max) : -1;
+}
+
 static void split_one(const struct pyi *p)
 {
-	char script[512], comm[16], *err = NULL;
-	char *wargv[] = { (char *)p->bin, script, "12", NULL };
+	char comm[16];
 	static const char *const chains[3][3] = {
 		{ "run", "chain_60", "heavy" },
 		{ "run", "chain_30", "medium" },
@@ -98,26 +129,16 @@ static void split_one(const struct pyi *p)
 	const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, full = 0, in[3] = { 0 };
 	struct folded f;
-	int i, c, rc;
+	int i, c;
 
-	snprintf(script, sizeof(script), "%s/tests/workloads/python/split.py",
-		 test_srcdir());
-	comm_of(p->bin, comm);
-	rc = h_profile_workload(wargv, "5s", HZ, NULL, &f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
-		free(err);
+	if (!profile_script(p, "split.py", "5s", &f, comm))
 		return;
-	}
 	for (i = 0; i < f.n; i++) {
-		char *copy, *fr[2048];
-		int n;
+		char *copy = NULL, *fr[2048];
+		int n = line_frames(&f, i, comm, &copy, fr, 2048);
 
-		if (strncmp(f.lines[i].stack, comm, strlen(comm)) ||
-		    f.lines[i].stack[strlen(comm)] != ';')
+		if (n < 0)
 			continue;
-		copy = strdup(f.lines[i].stack);
-		n = frames_of(copy, fr, 2048);
 		total += f.lines[i].count;
 		if (complete(fr, n))
 			full += f.lines[i].count;
@@ -139,7 +160,6 @@ static void split_one(const struct pyi *p)
 	for (c = 0; c < 3; c++)
 		ASSERT_NEAR(100.0 * in[c] / (total ? total : 1), want[c], 3,
 			    chains[c][2]);
-	free(err);
 	h_free_folded(&f);
 }
 
@@ -152,33 +172,23 @@ TEST_ROOT(python_split_60_30_10)
  * which sit above viac. */
 static void sorted_one(const struct pyi *p)
 {
-	char script[512], comm[16], *err = NULL;
-	char *wargv[] = { (char *)p->bin, script, "12", NULL };
+	char comm[16];
 	/* 3.8-3.10 name code objects without their class or scope */
 	static const char *const up[] = { "meth", "a", "b", "c", "burn" };
 	uint64_t burn = 0, ok = 0;
 	struct folded f;
-	int i, rc;
+	int i;
 
-	snprintf(script, sizeof(script), "%s/tests/workloads/python/deep.py",
-		 test_srcdir());
-	comm_of(p->bin, comm);
-	rc = h_profile_workload(wargv, "3s", HZ, NULL, &f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
-		free(err);
+	if (!profile_script(p, "deep.py", "3s", &f, comm))
 		return;
-	}
 	for (i = 0; i < f.n; i++) {
-		char *copy, *fr[2048];
-		int n, j, viac = -1, lambda = -1, natives = 0;
+		char *copy = NULL, *fr[2048];
+		int n = line_frames(&f, i, comm, &copy, fr, 2048), j;
+		int viac = -1, lambda = -1, natives = 0;
 		bool chain;
 
-		if (strncmp(f.lines[i].stack, comm, strlen(comm)) ||
-		    f.lines[i].stack[strlen(comm)] != ';')
+		if (n < 0)
 			continue;
-		copy = strdup(f.lines[i].stack);
-		n = frames_of(copy, fr, 2048);
 		for (j = 0; j < n; j++) {
 			if (starts(fr[j], "viac ("))
 				viac = j;
@@ -222,7 +232,6 @@ static void sorted_one(const struct pyi *p)
 	ASSERT_GE(burn, 1000, "samples in burn");
 	if (!ASSERT_GE(ok * 100, burn * 95, "the key function between the right frames"))
 		h_dump_top(&f, comm, 4);
-	free(err);
 	h_free_folded(&f);
 }
 
