@@ -115,15 +115,6 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 		return METRIC_STOP_ENTRY;
 	case RULE_IDX_FRAME_POINTER:
 		return fp_step(st);
-	case RULE_IDX_PLT:
-		/* GCC's PLT CFI: sp+8, plus 8 after the push in the stub */
-		cfa = st->sp + 8 + (((st->pc & 15) >= 11) ? 8 : 0);
-		if (read_user_u64(cfa - 8, &ra))
-			return METRIC_ERR_READ_FAULT;
-		st->sp = cfa;
-		st->pc = ra;
-		st->flags |= ST_RETURN_ADDR;
-		return 0;
 	case RULE_IDX_SIGNAL: {
 		__u64 mc = st->sp + SIGFRAME_MCONTEXT, fp = 0, sp = 0, pc = 0;
 
@@ -143,27 +134,25 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 	if (!r)
 		return METRIC_ERR_BAD_RULE;
 	if (r->cmd == RULE_CMD_PLT) {
-		/* a PLT expression with another threshold than the fixed one */
+		/* GCC's PLT CFI: sp + 8, plus 8 once the stub has pushed;
+		 * the threshold on the pc's low bits depends on the PLT kind
+		 * (the fixed rule has 11; IBT PLTs another) */
 		cfa = st->sp + (__s64)r->cfa_off +
 		      (((st->pc & 15) >= (__u64)r->cfa_post) ? 8 : 0);
-		if (read_user_u64(cfa - 8, &ra))
-			return METRIC_ERR_READ_FAULT;
-		st->sp = cfa;
-		st->pc = ra;
-		st->flags |= ST_RETURN_ADDR;
-		return 0;
-	}
-	if (r->cmd != RULE_CMD_NONE)
+	} else if (r->cmd == RULE_CMD_NONE) {
+		base = r->cfa_reg == RULE_REG_FP ? st->fp : st->sp;
+		cfa = base + (__s64)r->cfa_off;
+		if (r->flags & RULE_F_DEREF_CFA) {
+			if (read_user_u64(cfa, &v))
+				return METRIC_ERR_READ_FAULT;
+			cfa = v + (__s64)r->cfa_post;
+		}
+	} else {
 		return METRIC_ERR_BAD_RULE;
-	base = r->cfa_reg == RULE_REG_FP ? st->fp : st->sp;
-	cfa = base + (__s64)r->cfa_off;
-	if (r->flags & RULE_F_DEREF_CFA) {
-		if (read_user_u64(cfa, &v))
-			return METRIC_ERR_READ_FAULT;
-		cfa = v + (__s64)r->cfa_post;
 	}
 	if (read_user_u64(cfa - 8, &ra))
 		return METRIC_ERR_READ_FAULT;
+	/* a PLT stub leaves rbp alone: its rule is RULE_FP_SAME */
 	switch (r->fp_rule) {
 	case RULE_FP_CFA_OFF:
 		if (read_user_u64(cfa + (__s64)r->fp_off, &v))
