@@ -15,6 +15,7 @@
 #include "elfmap.h"
 #include "gopclntab.h"
 #include "log.h"
+#include "rustdemangle.h"
 
 /* libstdc++'s demangler (the Itanium C++ ABI one). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
@@ -288,11 +289,39 @@ static void strip_rust_hash(char *s)
 	s[n - 19] = 0;
 }
 
+/*
+ * Rust v0 names.  Most fit the stack buffer; a long generic one gets one
+ * retry in a buffer past which a name is no use in a profile anyway, and
+ * is shown cut short there.
+ */
+#define RUST_NAME_MAX (64 * 1024)
+
+static char *demangle_rust_v0(const char *name)
+{
+	char buf[1024], *big, *d;
+	int err;
+
+	err = rdm_demangle(name, buf, sizeof(buf));
+	if (err == 0)
+		return strdup(buf);
+	if (err != -ENAMETOOLONG)
+		return NULL;
+	big = malloc(RUST_NAME_MAX);
+	if (!big)
+		return NULL;
+	/* 0, or -ENAMETOOLONG with the name cut short */
+	rdm_demangle(name, big, RUST_NAME_MAX);
+	d = realloc(big, strlen(big) + 1);
+	return d ? d : big;
+}
+
 char *symb_demangle(const char *name)
 {
 	int status = 0;
 	char *d;
 
+	if (strncmp(name, "_R", 2) == 0)
+		return demangle_rust_v0(name);
 	if (strncmp(name, "_Z", 2) != 0)
 		return NULL;
 	d = __cxa_demangle(name, NULL, NULL, &status);

@@ -30,7 +30,9 @@ uint32_t symb_count(const struct symb_table *t);
 /* The GNU build id as lowercase hex, or NULL. */
 const char *symb_build_id(const struct symb_table *t);
 /* Demangle a C++ (_Z) or Rust (_ZN...h<hash>E, _R) name; returns a
- * malloc'd string, or NULL when name is not mangled. */
+ * malloc'd string the caller frees, or NULL when name is not mangled (or
+ * not validly).  A Rust v0 name is printed without crate hashes, and cut
+ * short past 64 KiB. */
 char *symb_demangle(const char *name);
 
 #endif
