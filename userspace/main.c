@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <mntent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,25 +109,71 @@ static int check_pids(const struct config *c)
 	return 0;
 }
 
-/* A cgroup v2 directory's inode number is its cgroup id. */
+/* Where cgroup v2 is mounted: /sys/fs/cgroup on a unified hierarchy,
+ * /sys/fs/cgroup/unified on a hybrid one (systemd's legacy layout).
+ * Returns false when there is no cgroup v2 mount. */
+static bool cgroup2_mount(char *out, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && (m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(out, len, "%s", m->mnt_dir);
+			found = true;
+		}
+	endmntent(f);
+	return found;
+}
+
+static bool is_cgroup2_dir(const char *path, struct stat *st)
+{
+	struct statfs fs;
+
+	return stat(path, st) == 0 && S_ISDIR(st->st_mode) &&
+	       statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/*
+ * -cgroup PATH to a cgroup id: a cgroup v2 directory's inode number is
+ * its id.  PATH is a directory of the cgroup v2 mount
+ * (/sys/fs/cgroup/system.slice/x.service), or a path inside the hierarchy
+ * as /proc/PID/cgroup shows it (/system.slice/x.service).  A cgroup v1
+ * directory is refused: its inode is no cgroup id, so the filter would
+ * silently drop every sample.
+ */
 static int cgroup_ids(const struct config *c, uint64_t *ids)
 {
+	char mnt[512] = "";
+	bool have_mnt = cgroup2_mount(mnt, sizeof(mnt));
 	int i;
 
 	for (i = 0; i < c->n_cgroups; i++) {
+		const char *arg = c->cgroups[i];
 		char path[4096];
 		struct stat st;
 
-		if (c->cgroups[i][0] == '/' &&
-		    strncmp(c->cgroups[i], "/sys/fs/cgroup", 14) != 0)
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s",
-				 c->cgroups[i]);
-		else
-			snprintf(path, sizeof(path), "%s", c->cgroups[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr,
-				"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (%s)\n",
-				c->cgroups[i], path);
+		path[0] = 0;
+		if (is_cgroup2_dir(arg, &st))
+			snprintf(path, sizeof(path), "%s", arg);
+		else if (have_mnt) {
+			snprintf(path, sizeof(path), "%s%s%s", mnt,
+				 arg[0] == '/' ? "" : "/", arg);
+			if (!is_cgroup2_dir(path, &st))
+				path[0] = 0;
+		}
+		if (!path[0]) {
+			if (have_mnt)
+				fprintf(stderr,
+					"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (cgroup v2 is mounted at %s)\n",
+					arg, mnt);
+			else
+				fprintf(stderr,
+					"ebpf-profiler: -cgroup %s: cgroup v2 is not mounted\n",
+					arg);
 			return -ENOENT;
 		}
 		ids[i] = st.st_ino;
