@@ -41,7 +41,7 @@ static const struct opt opts[] = {
 	O("pid", NULL, OPT_PIDS, pids, 0, 0,
 	  "profile only this process and its threads (repeatable)"),
 	O("cgroup", NULL, OPT_STRLIST, cgroups, 0, 0,
-	  "profile only this cgroup v2 path, e.g. /sys/fs/cgroup/system.slice/x.service (repeatable)"),
+	  "profile only this cgroup v2 and the cgroups below it: /sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as /proc/PID/cgroup shows it (repeatable)"),
 	O("output", "o", OPT_STRING, output, 0, 0,
 	  "write the profile to FILE; format from the extension: .folded, .pb.gz/.pprof, .svg, .otlp"),
 	O("reporter-interval", NULL, OPT_DURATION, reporter_interval_ns, 0, 0,
