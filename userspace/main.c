@@ -455,16 +455,19 @@ static void publish_metrics(struct daemon *d)
 
 /* Probabilistic profiling: every interval, sampling is on with
  * threshold% probability (the reference agent's meaning). */
-static void probabilistic_tick(struct daemon *d)
+static bool probabilistic_draw(const struct daemon *d)
 {
-	bool on = (uint32_t)(random() % 100) < (uint32_t)d->cfg.probabilistic_threshold;
+	return (uint32_t)(random() % 100) < (uint32_t)d->cfg.probabilistic_threshold;
+}
 
-	if (on != d->sampling_on) {
-		tracer_enable(d->tr, on);
-		d->sampling_on = on;
-		d->sampling_toggles++;
-		log_info("probabilistic: sampling %s", on ? "on" : "off");
-	}
+static void set_sampling(struct daemon *d, bool on)
+{
+	if (on == d->sampling_on)
+		return;
+	tracer_enable(d->tr, on);
+	d->sampling_on = on;
+	d->sampling_toggles++;
+	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
 static int run(struct daemon *d)
@@ -578,8 +581,10 @@ static int run(struct daemon *d)
 	next_flush = now + 10000000000ULL;
 	next_prob = now + d->cfg.probabilistic_interval_ns;
 	if (d->cfg.probabilistic_threshold < 100)
-		probabilistic_tick(d);
+		set_sampling(d, probabilistic_draw(d));
+	publish_metrics(d);
 	while (!stop) {
+		bool prob_due, on = d->sampling_on;
 		int timeout = 100;
 
 		now = exe_now_ns();
@@ -595,10 +600,25 @@ static int run(struct daemon *d)
 			break;
 		}
 		now = exe_now_ns();
+		/* with equal intervals the decision and the export are due
+		 * together: stop before the cut, start after it, so an
+		 * interval is wholly on or wholly off */
+		prob_due = d->cfg.probabilistic_threshold < 100 && now >= next_prob;
+		if (prob_due) {
+			on = probabilistic_draw(d);
+			if (!on)
+				set_sampling(d, false);
+			next_prob = now + d->cfg.probabilistic_interval_ns;
+		}
 		if (!d->accumulate && d->n_sinks && now >= next_report) {
+			/* records still in the ring belong to this interval */
+			while (tracer_poll(d->tr, 0) > 0)
+				;
 			write_sinks(d, false);
 			next_report = now + d->cfg.reporter_interval_ns;
 		}
+		if (prob_due && on)
+			set_sampling(d, true);
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
@@ -609,10 +629,6 @@ static int run(struct daemon *d)
 			/* batched access times, for the cache's LRU */
 			store_flush(d->store);
 			next_flush = now + 10000000000ULL;
-		}
-		if (d->cfg.probabilistic_threshold < 100 && now >= next_prob) {
-			probabilistic_tick(d);
-			next_prob = now + d->cfg.probabilistic_interval_ns;
 		}
 	}
 	/* drain what is left in the rings */
