@@ -447,6 +447,40 @@ static void publish_metrics(struct daemon *d)
 	  " %" PRIu64, d->sampling_toggles);
 	P("startup_seconds", "gauge", "Time from start until every process was loaded.",
 	  " %.3f", d->startup_ns / 1e9);
+	{
+		/* the agent's own cost, the figures its budget is about */
+		struct tracer_prog_stats pst[16];
+		int np = tracer_prog_stats(d->tr, pst, 16);
+		struct rusage ru;
+		long pages = 0, resident = 0;
+		FILE *sm = fopen("/proc/self/statm", "re");
+
+		if (sm) {
+			if (fscanf(sm, "%ld %ld", &pages, &resident) != 2)
+				resident = 0;
+			fclose(sm);
+		}
+		getrusage(RUSAGE_SELF, &ru);
+		P("agent_cpu_seconds_total", "counter",
+		  "CPU time of the agent's process, user and system.", " %.3f",
+		  ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+		P("agent_resident_memory_bytes", "gauge",
+		  "Resident memory of the agent's process (with the mmap'ed BPF maps).",
+		  " %ld", resident * sysconf(_SC_PAGESIZE));
+		fprintf(f, "# HELP ebpf_profiler_bpf_runs_total Runs of each BPF program (needs kernel.bpf_stats_enabled=1).\n"
+			   "# TYPE ebpf_profiler_bpf_runs_total counter\n");
+		for (i = 0; i < np; i++)
+			fprintf(f, "ebpf_profiler_bpf_runs_total{program=\"%s\"} %" PRIu64 "\n",
+				pst[i].name, pst[i].run_cnt);
+		fprintf(f, "# HELP ebpf_profiler_bpf_run_seconds_total Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).\n"
+			   "# TYPE ebpf_profiler_bpf_run_seconds_total counter\n");
+		for (i = 0; i < np; i++)
+			fprintf(f, "ebpf_profiler_bpf_run_seconds_total{program=\"%s\"} %.9f\n",
+				pst[i].name, pst[i].run_time_ns / 1e9);
+	}
+	P("build_info", "gauge", "Version of the agent.",
+	  "{version=\"%s\",revision=\"%s\"} 1", EP_VERSION, EP_GIT_REV);
 #undef P
 	fclose(f);
 	metrics_server_publish(d->metrics, buf, len);
