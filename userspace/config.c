@@ -333,7 +333,7 @@ static int parse_env(struct config *c)
 		const char *v;
 		int err;
 
-		if (set_by_cli[i] || !strcmp(opts[i].name, "config"))
+		if (set_by_cli[i])
 			continue;
 		for (j = 0; opts[i].name[j] && n < sizeof(name) - 1; j++)
 			name[n++] = opts[i].name[j] == '-' ?
@@ -413,6 +413,10 @@ int config_parse(struct config *c, int argc, char **argv)
 		err = parse_env(c);
 	if (!err && c->config_file)
 		err = parse_file(c, c->config_file);
+	if (!err && c->probabilistic_interval_ns == 0) {
+		fprintf(stderr, "ebpf-profiler: -probabilistic-interval must be longer than 0\n");
+		err = -EINVAL;
+	}
 	return err;
 }
 
