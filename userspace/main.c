@@ -31,6 +31,7 @@
 #include "pipeline.h"
 #include "procmgr.h"
 #include "reporter.h"
+#include "sigbus.h"
 #include "store.h"
 #include "tracer.h"
 
@@ -447,6 +448,9 @@ static void publish_metrics(struct daemon *d)
 	  " %" PRIu64, d->sampling_toggles);
 	P("startup_seconds", "gauge", "Time from start until every process was loaded.",
 	  " %.3f", d->startup_ns / 1e9);
+	P("file_read_faults_total", "counter",
+	  "Pages of files truncated while mapped, read as zeros.", " %" PRIu64,
+	  sigbus_guard_count());
 	{
 		/* the agent's own cost, the figures its budget is about */
 		struct tracer_prog_stats pst[16];
@@ -657,6 +661,9 @@ static int run(struct daemon *d)
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
 			publish_metrics(d);
+			if (sigbus_guard_count())
+				log_warn_once("a file was truncated while it was read "
+					      "(mapped): its pages read as zeros");
 			next_gc = now + 1000000000ULL;
 		}
 		if (d->store && now >= next_flush) {
@@ -738,6 +745,9 @@ int main(int argc, char **argv)
 	struct daemon d = { 0 };
 	int err;
 
+	/* before any file is mapped: a file truncated under us must not
+	 * kill the daemon */
+	sigbus_guard_install();
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "deltas"))
