@@ -5,6 +5,7 @@
  * configuration from a file and the environment, and the OTLP resource
  * attributes (container.id, host, OS) in a real export.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -732,4 +733,118 @@ out:
 	free(attrs);
 	free(err);
 	free(port_s);
+}
+
+/* The capabilities of ci/ebpf-profiler.service as a setpriv bounding set
+ * ("-all,+bpf,+perfmon,..."). */
+static bool unit_caps(char *out, size_t len)
+{
+	char path[512], *text, *p, *eol;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/ci/ebpf-profiler.service", test_srcdir());
+	text = h_slurp(path);
+	p = text ? strstr(text, "\nCapabilityBoundingSet=") : NULL;
+	if (!p) {
+		free(text);
+		return false;
+	}
+	p += strlen("\nCapabilityBoundingSet=");
+	eol = strchr(p, '\n');
+	n = (size_t)snprintf(out, len, "-all");
+	while (p < eol && n < len) {
+		char *end;
+
+		p += strspn(p, " ");
+		end = p + strcspn(p, " \n");
+		if (end > p && !strncmp(p, "CAP_", 4)) {
+			n += (size_t)snprintf(out + n, len - n, ",+");
+			for (p += 4; p < end && n + 1 < len; p++)
+				out[n++] = (char)tolower((unsigned char)*p);
+			out[n] = 0;
+		}
+		p = end;
+	}
+	free(text);
+	return n > 4 && n < len;
+}
+
+/* The daemon as the systemd unit runs it: root with only the unit's
+ * capabilities (no CAP_SYS_ADMIN), no new privileges, the file system
+ * read-only but for its cache and output directory, /sys read-only.  It
+ * must load, sample every CPU, read another user's process (maps,
+ * map_files, memory) and name kernel frames. */
+TEST_ROOT(ops_runs_with_the_unit_privileges)
+{
+	char caps[256], cmd[4096], pidarg[16], *err = NULL;
+	const char *dir = test_tmpdir(), *out = test_tmppath("unit.folded");
+	struct folded f = { 0 };
+	uint64_t total, named = 0, hex_kernel = 0;
+	pid_t w;
+	int rc, i;
+
+	if (!ASSERT_TRUE(unit_caps(caps, sizeof(caps)), "capabilities from the unit"))
+		return;
+	if (system("command -v unshare >/dev/null && command -v setpriv >/dev/null")) {
+		test_skip("needs unshare and setpriv (util-linux)");
+		return;
+	}
+	/* the workload belongs to another user */
+	w = fork();
+	if (w == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(126);
+		execl(h_workload("split-nofp-pie"), "split-nofp-pie", "20", (char *)NULL);
+		_exit(127);
+	}
+	usleep(300000);
+	if (waitpid(w, &rc, WNOHANG) == w) {
+		test_skip("the workload cannot run as nobody (exit %d)", WEXITSTATUS(rc));
+		return;
+	}
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)w);
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -m sh -c 'mount --make-rprivate / && "
+		 "mount --bind %s %s && mount -o remount,bind,ro / && "
+		 "mount -o remount,bind,ro /sys && "
+		 "exec setpriv --bounding-set=%s --inh-caps=-all --no-new-privs "
+		 "%s -duration 3s -samples-per-second 99 -output %s "
+		 "-cache-dir %s/cache' > %s/unit.err 2>&1",
+		 dir, dir, caps, test_bin(), out, dir, dir);
+	rc = system(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/unit.err", dir);
+	err = h_slurp(cmd);
+	test_note("bounding set %s", caps);
+	if (!ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "exit 0")) {
+		printf("%s", err ? err : "");
+		goto out;
+	}
+	h_read_folded(out, &f);
+	total = h_count_comm(&f, "split-nofp-pie");
+	for (i = 0; i < f.n; i++) {
+		const char *k = f.lines[i].stack;
+
+		if (!strncmp(k, "split-nofp-pie;", 15) && strstr(k, ";main;chain_"))
+			named += f.lines[i].count;
+		/* an unnamed kernel frame is ";0xffff..._[k]" */
+		while ((k = strstr(k, ";0xffff"))) {
+			size_t len = strcspn(k + 1, ";");
+
+			if (len > 4 && !strncmp(k + 1 + len - 4, "_[k]", 4))
+				hex_kernel += f.lines[i].count;
+			k += 1 + len;
+		}
+	}
+	test_note("samples of the other user's workload %llu, unwound and named %.1f%%, "
+		  "all samples %llu",
+		  (unsigned long long)total, 100.0 * named / (total ? total : 1),
+		  (unsigned long long)f.total);
+	ASSERT_GE(total, 100, "samples of another user's process");
+	ASSERT_GE(named * 100, total * 95, "its stacks unwound and named (maps, map_files)");
+	ASSERT_EQ(hex_kernel, 0, "kernel frames named (kallsyms)");
+	ASSERT_EQ(h_summary_value(err, "lost"), 0, "nothing lost");
+out:
+	stop_pid(w);
+	h_free_folded(&f);
+	free(err);
 }
