@@ -58,8 +58,8 @@ struct scratch {
 
 /* ---- knobs set before load --------------------------------------------- */
 
-/* Drop samples of processes not in pid_filter / tasks not in
- * cgroup_filter. */
+/* Drop samples of processes not in pid_filter / tasks neither in nor
+ * below a cgroup of cgroup_filter. */
 __weak const volatile __u32 filter_pids = 0;
 __weak const volatile __u32 filter_cgroups = 0;
 /* Minimum time between two reports of the same process (ns). */
@@ -168,6 +168,30 @@ static __always_inline void metric_inc(__u32 id)
 
 	if (v)
 		*v += 1;
+}
+
+/* Levels of the cgroup v2 tree checked against the filter; deeper
+ * cgroups match through their ancestors at these levels. */
+#define CGROUP_MAX_LEVELS 32
+
+/* Is the current task in a -cgroup cgroup or below one?  A slice, a pod
+ * or a unit that delegates its subtree selects every cgroup inside it, as
+ * systemd and the container runtimes nest them.  The filter is small, so a
+ * lookup per level is cheap; a task at level L costs at most L + 1. */
+static __always_inline bool cgroup_wanted(void)
+{
+	int level;
+
+	for (level = 0; level < CGROUP_MAX_LEVELS; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		/* 0: deeper than the task's own cgroup */
+		if (!id)
+			return false;
+		if (bpf_map_lookup_elem(&cgroup_filter, &id))
+			return true;
+	}
+	return false;
 }
 
 static __always_inline struct scratch *get_scratch(void)

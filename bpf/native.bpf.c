@@ -326,12 +326,8 @@ static __always_inline bool pid_wanted(__u32 pid)
 {
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return false;
-	if (filter_cgroups) {
-		__u64 cg = bpf_get_current_cgroup_id();
-
-		if (!bpf_map_lookup_elem(&cgroup_filter, &cg))
-			return false;
-	}
+	if (filter_cgroups && !cgroup_wanted())
+		return false;
 	return true;
 }
 

@@ -32,12 +32,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return 0;
-	if (filter_cgroups) {
-		__u64 cg = bpf_get_current_cgroup_id();
-
-		if (!bpf_map_lookup_elem(&cgroup_filter, &cg))
-			return 0;
-	}
+	if (filter_cgroups && !cgroup_wanted())
+		return 0;
 	/* a new image: whatever was known of the old one is stale */
 	bpf_map_delete_elem(&pid_info, &pid);
 	send_event(pid, PEV_EXEC);

@@ -41,7 +41,7 @@ static const struct opt opts[] = {
 	O("pid", NULL, OPT_PIDS, pids, 0, 0,
 	  "profile only this process and its threads (repeatable)"),
 	O("cgroup", NULL, OPT_STRLIST, cgroups, 0, 0,
-	  "profile only this cgroup v2 path, e.g. /sys/fs/cgroup/system.slice/x.service (repeatable)"),
+	  "profile only this cgroup v2 and the cgroups below it: /sys/fs/cgroup/system.slice/x.service, or /system.slice/x.service as /proc/PID/cgroup shows it (repeatable)"),
 	O("output", "o", OPT_STRING, output, 0, 0,
 	  "write the profile to FILE; format from the extension: .folded, .pb.gz/.pprof, .svg, .otlp"),
 	O("reporter-interval", NULL, OPT_DURATION, reporter_interval_ns, 0, 0,
@@ -335,7 +335,7 @@ static int parse_env(struct config *c)
 		const char *v;
 		int err;
 
-		if (set_by_cli[i] || !strcmp(opts[i].name, "config"))
+		if (set_by_cli[i])
 			continue;
 		for (j = 0; opts[i].name[j] && n < sizeof(name) - 1; j++)
 			name[n++] = opts[i].name[j] == '-' ?
@@ -415,6 +415,10 @@ int config_parse(struct config *c, int argc, char **argv)
 		err = parse_env(c);
 	if (!err && c->config_file)
 		err = parse_file(c, c->config_file);
+	if (!err && c->probabilistic_interval_ns == 0) {
+		fprintf(stderr, "ebpf-profiler: -probabilistic-interval must be longer than 0\n");
+		err = -EINVAL;
+	}
 	return err;
 }
 

@@ -9,8 +9,9 @@
  * arrays (a hostile e_phoff may be misaligned).  Returned byte pointers
  * point into the mapping and stay valid until elfm_free().
  *
- * A file that is truncated *while* mapped can still raise SIGBUS: that is
- * the price of zero-copy, and files we map are executables in use.
+ * A file that is truncated *while* mapped raises SIGBUS on the bytes past
+ * its new end; the daemon's handler (sigbus.h) maps zeros there, which the
+ * checks here then refuse as a bad file.
  */
 #ifndef EP_ELFMAP_H
 #define EP_ELFMAP_H

@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <mntent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@
 #include "pipeline.h"
 #include "procmgr.h"
 #include "reporter.h"
+#include "sigbus.h"
 #include "store.h"
 #include "tracer.h"
 
@@ -115,25 +119,71 @@ static int check_pids(const struct config *c)
 	return 0;
 }
 
-/* A cgroup v2 directory's inode number is its cgroup id. */
+/* Where cgroup v2 is mounted: /sys/fs/cgroup on a unified hierarchy,
+ * /sys/fs/cgroup/unified on a hybrid one (systemd's legacy layout).
+ * Returns false when there is no cgroup v2 mount. */
+static bool cgroup2_mount(char *out, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && (m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(out, len, "%s", m->mnt_dir);
+			found = true;
+		}
+	endmntent(f);
+	return found;
+}
+
+static bool is_cgroup2_dir(const char *path, struct stat *st)
+{
+	struct statfs fs;
+
+	return stat(path, st) == 0 && S_ISDIR(st->st_mode) &&
+	       statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/*
+ * -cgroup PATH to a cgroup id: a cgroup v2 directory's inode number is
+ * its id.  PATH is a directory of the cgroup v2 mount
+ * (/sys/fs/cgroup/system.slice/x.service), or a path inside the hierarchy
+ * as /proc/PID/cgroup shows it (/system.slice/x.service).  A cgroup v1
+ * directory is refused: its inode is no cgroup id, so the filter would
+ * silently drop every sample.
+ */
 static int cgroup_ids(const struct config *c, uint64_t *ids)
 {
+	char mnt[512] = "";
+	bool have_mnt = cgroup2_mount(mnt, sizeof(mnt));
 	int i;
 
 	for (i = 0; i < c->n_cgroups; i++) {
+		const char *arg = c->cgroups[i];
 		char path[4096];
 		struct stat st;
 
-		if (c->cgroups[i][0] == '/' &&
-		    strncmp(c->cgroups[i], "/sys/fs/cgroup", 14) != 0)
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s",
-				 c->cgroups[i]);
-		else
-			snprintf(path, sizeof(path), "%s", c->cgroups[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr,
-				"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (%s)\n",
-				c->cgroups[i], path);
+		path[0] = 0;
+		if (is_cgroup2_dir(arg, &st))
+			snprintf(path, sizeof(path), "%s", arg);
+		else if (have_mnt) {
+			snprintf(path, sizeof(path), "%s%s%s", mnt,
+				 arg[0] == '/' ? "" : "/", arg);
+			if (!is_cgroup2_dir(path, &st))
+				path[0] = 0;
+		}
+		if (!path[0]) {
+			if (have_mnt)
+				fprintf(stderr,
+					"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (cgroup v2 is mounted at %s)\n",
+					arg, mnt);
+			else
+				fprintf(stderr,
+					"ebpf-profiler: -cgroup %s: cgroup v2 is not mounted\n",
+					arg);
 			return -ENOENT;
 		}
 		ids[i] = st.st_ino;
@@ -445,6 +495,43 @@ static void publish_metrics(struct daemon *d)
 	  " %" PRIu64, d->sampling_toggles);
 	P("startup_seconds", "gauge", "Time from start until every process was loaded.",
 	  " %.3f", d->startup_ns / 1e9);
+	P("file_read_faults_total", "counter",
+	  "Pages of files truncated while mapped, read as zeros.", " %" PRIu64,
+	  sigbus_guard_count());
+	{
+		/* the agent's own cost, the figures its budget is about */
+		struct tracer_prog_stats pst[16];
+		int np = tracer_prog_stats(d->tr, pst, 16);
+		struct rusage ru;
+		long pages = 0, resident = 0;
+		FILE *sm = fopen("/proc/self/statm", "re");
+
+		if (sm) {
+			if (fscanf(sm, "%ld %ld", &pages, &resident) != 2)
+				resident = 0;
+			fclose(sm);
+		}
+		getrusage(RUSAGE_SELF, &ru);
+		P("agent_cpu_seconds_total", "counter",
+		  "CPU time of the agent's process, user and system.", " %.3f",
+		  ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+		P("agent_resident_memory_bytes", "gauge",
+		  "Resident memory of the agent's process (with the mmap'ed BPF maps).",
+		  " %ld", resident * sysconf(_SC_PAGESIZE));
+		fprintf(f, "# HELP ebpf_profiler_bpf_runs_total Runs of each BPF program (needs kernel.bpf_stats_enabled=1).\n"
+			   "# TYPE ebpf_profiler_bpf_runs_total counter\n");
+		for (i = 0; i < np; i++)
+			fprintf(f, "ebpf_profiler_bpf_runs_total{program=\"%s\"} %" PRIu64 "\n",
+				pst[i].name, pst[i].run_cnt);
+		fprintf(f, "# HELP ebpf_profiler_bpf_run_seconds_total Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).\n"
+			   "# TYPE ebpf_profiler_bpf_run_seconds_total counter\n");
+		for (i = 0; i < np; i++)
+			fprintf(f, "ebpf_profiler_bpf_run_seconds_total{program=\"%s\"} %.9f\n",
+				pst[i].name, pst[i].run_time_ns / 1e9);
+	}
+	P("build_info", "gauge", "Version of the agent.",
+	  "{version=\"%s\",revision=\"%s\"} 1", EP_VERSION, EP_GIT_REV);
 #undef P
 	fclose(f);
 	metrics_server_publish(d->metrics, buf, len);
@@ -453,16 +540,19 @@ static void publish_metrics(struct daemon *d)
 
 /* Probabilistic profiling: every interval, sampling is on with
  * threshold% probability (the reference agent's meaning). */
-static void probabilistic_tick(struct daemon *d)
+static bool probabilistic_draw(const struct daemon *d)
 {
-	bool on = (uint32_t)(random() % 100) < (uint32_t)d->cfg.probabilistic_threshold;
+	return (uint32_t)(random() % 100) < (uint32_t)d->cfg.probabilistic_threshold;
+}
 
-	if (on != d->sampling_on) {
-		tracer_enable(d->tr, on);
-		d->sampling_on = on;
-		d->sampling_toggles++;
-		log_info("probabilistic: sampling %s", on ? "on" : "off");
-	}
+static void set_sampling(struct daemon *d, bool on)
+{
+	if (on == d->sampling_on)
+		return;
+	tracer_enable(d->tr, on);
+	d->sampling_on = on;
+	d->sampling_toggles++;
+	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
 static int run(struct daemon *d)
@@ -590,8 +680,10 @@ static int run(struct daemon *d)
 	next_flush = now + 10000000000ULL;
 	next_prob = now + d->cfg.probabilistic_interval_ns;
 	if (d->cfg.probabilistic_threshold < 100)
-		probabilistic_tick(d);
+		set_sampling(d, probabilistic_draw(d));
+	publish_metrics(d);
 	while (!stop) {
+		bool prob_due, on = d->sampling_on;
 		int timeout = 100;
 
 		now = exe_now_ns();
@@ -607,24 +699,38 @@ static int run(struct daemon *d)
 			break;
 		}
 		now = exe_now_ns();
+		/* with equal intervals the decision and the export are due
+		 * together: stop before the cut, start after it, so an
+		 * interval is wholly on or wholly off */
+		prob_due = d->cfg.probabilistic_threshold < 100 && now >= next_prob;
+		if (prob_due) {
+			on = probabilistic_draw(d);
+			if (!on)
+				set_sampling(d, false);
+			next_prob = now + d->cfg.probabilistic_interval_ns;
+		}
 		if (d->n_sinks && now >= next_report) {
+			/* records still in the ring belong to this interval */
+			while (tracer_poll(d->tr, 0) > 0)
+				;
 			write_sinks(d, false);
 			next_report = now + d->cfg.reporter_interval_ns;
 		}
+		if (prob_due && on)
+			set_sampling(d, true);
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
 			publish_metrics(d);
+			if (sigbus_guard_count())
+				log_warn_once("a file was truncated while it was read "
+					      "(mapped): its pages read as zeros");
 			next_gc = now + 1000000000ULL;
 		}
 		if (d->store && now >= next_flush) {
 			/* batched access times, for the cache's LRU */
 			store_flush(d->store);
 			next_flush = now + 10000000000ULL;
-		}
-		if (d->cfg.probabilistic_threshold < 100 && now >= next_prob) {
-			probabilistic_tick(d);
-			next_prob = now + d->cfg.probabilistic_interval_ns;
 		}
 	}
 	/* drain what is left in the rings */
@@ -702,6 +808,9 @@ int main(int argc, char **argv)
 	struct daemon d = { 0 };
 	int err;
 
+	/* before any file is mapped: a file truncated under us must not
+	 * kill the daemon */
+	sigbus_guard_install();
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "deltas"))

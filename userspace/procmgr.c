@@ -28,7 +28,13 @@ struct pm {
 	pm_forget_fn forget_fn;
 	void *forget_arg;
 	struct pm_stats st;
+	uint64_t last_sweep_ns; /* last check of /proc for missed exits */
 };
+
+/* The exit tracepoint reports every loaded process; a stat of each
+ * /proc/PID only catches what it missed (a full event ring), so it runs
+ * this often, not on every pm_gc (a path lookup per process). */
+#define PM_SWEEP_NS (10ULL * 1000000000ULL)
 
 int pm_new(struct exe_mgr *em, struct bpfmaps *bm, struct pm **out)
 {
@@ -530,14 +536,19 @@ void pm_exit(struct pm *pm, pid_t pid)
 
 void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns)
 {
+	bool sweep = now_ns - pm->last_sweep_ns >= PM_SWEEP_NS;
 	uint32_t it = 0;
 	uint64_t k, v;
 
+	if (sweep)
+		pm->last_sweep_ns = now_ns;
 	while (hm_next(&pm->procs, &it, &k, &v)) {
 		struct pm_proc *p = (struct pm_proc *)(uintptr_t)v;
 		char path[32];
 
 		if (!p->exited) {
+			if (!sweep)
+				continue;
 			/* a missed exit event: the process is gone */
 			snprintf(path, sizeof(path), "/proc/%d", (int)p->pid);
 			if (access(path, F_OK) == 0)

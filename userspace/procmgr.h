@@ -70,6 +70,8 @@ int pm_sync(struct pm *pm, pid_t pid);
 int pm_exec(struct pm *pm, pid_t pid);
 /* The process exited: its state goes at the next pm_gc after linger. */
 void pm_exit(struct pm *pm, pid_t pid);
+/* Forget processes that exited linger_ns ago; every 10 s also look for
+ * exits the events missed (processes gone from /proc). */
 void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns);
 struct pm_proc *pm_find(struct pm *pm, pid_t pid);
 /* The mapping of p containing addr, or NULL. */

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "harness.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +103,7 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path)
 	return pid;
 }
 
-static char *slurp(const char *path)
+char *h_slurp(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -124,7 +131,7 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 		return -1;
 	status = h_wait(pid, timeout_s);
 	if (err)
-		*err = slurp(path);
+		*err = h_slurp(path);
 	if (status < 0 || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
@@ -331,4 +338,354 @@ double h_share(const struct folded *f, const char *comm, const char *needle)
 	uint64_t total = h_count_comm(f, comm);
 
 	return total ? (double)h_count_with(f, comm, needle) / total : 0;
+}
+
+/* ---- daemon operations ------------------------------------------------- */
+
+static int loopback_socket(int port, bool do_bind)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if ((do_bind ? bind(fd, (struct sockaddr *)&a, sizeof(a)) :
+		       connect(fd, (struct sockaddr *)&a, sizeof(a))) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int h_free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = loopback_socket(0, true), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+int h_http_get(int port, const char *path, char **body)
+{
+	char req[512], *resp = NULL, *p;
+	size_t len = 0, cap = 0;
+	int fd = loopback_socket(port, false), status = -1;
+	struct timeval tv = { .tv_sec = 5 };
+
+	if (body)
+		*body = NULL;
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+		 path, port);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto out;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 65536;
+			p = realloc(resp, cap);
+			if (!p)
+				goto out;
+			resp = p;
+		}
+		n = read(fd, resp + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!resp)
+		goto out;
+	resp[len] = 0;
+	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		status = -1;
+	p = strstr(resp, "\r\n\r\n");
+	if (body && p)
+		*body = strdup(p + 4);
+out:
+	free(resp);
+	close(fd);
+	return status;
+}
+
+double h_metric(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+	const char *p = text;
+
+	while (p && *p) {
+		if (!strncmp(p, series, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static bool prom_name(const char **p, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (!isalpha((unsigned char)**p) && **p != '_' && **p != ':')
+		return false;
+	while (isalnum((unsigned char)**p) || **p == '_' || **p == ':') {
+		if (n + 1 < len)
+			out[n++] = **p;
+		(*p)++;
+	}
+	out[n] = 0;
+	return true;
+}
+
+/* {name="value",...}: label values may hold \\, \" and \n escapes. */
+static bool prom_labels(const char **p)
+{
+	char name[128];
+
+	if (**p != '{')
+		return true;
+	(*p)++;
+	while (**p != '}') {
+		if (!prom_name(p, name, sizeof(name)) || *(*p)++ != '=' ||
+		    *(*p)++ != '"')
+			return false;
+		while (**p != '"') {
+			if (!**p || **p == '\n')
+				return false;
+			if (**p == '\\' && !strchr("\\\"n", (*p)[1]))
+				return false;
+			*p += **p == '\\' ? 2 : 1;
+		}
+		(*p)++;
+		if (**p == ',')
+			(*p)++;
+		else if (**p != '}')
+			return false;
+	}
+	(*p)++;
+	return true;
+}
+
+struct prom_family {
+	char name[128], type[16];
+	bool help, closed;
+};
+
+static void __attribute__((format(printf, 4, 5)))
+prom_bad(char *why, size_t len, int lineno, const char *fmt, ...)
+{
+	int n = snprintf(why, len, "line %d: ", lineno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < len)
+		vsnprintf(why + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+int h_prom_check(const char *text, const char *prefix, char *why, size_t len)
+{
+	struct prom_family fam[256];
+	char **series = NULL;
+	int nfam = 0, nseries = 0, cur = -1, i, lineno = 0, ret = -1;
+	const char *line = text;
+
+#define BAD(...)                                                               \
+	do {                                                                   \
+		prom_bad(why, len, lineno, __VA_ARGS__);                       \
+		goto out;                                                      \
+	} while (0)
+	while (line && *line) {
+		const char *eol = strchr(line, '\n'), *p = line, *start;
+		char name[128];
+		int f;
+
+		lineno++;
+		if (!eol)
+			BAD("no newline at the end");
+		if (!strncmp(p, "# HELP ", 7) || !strncmp(p, "# TYPE ", 7)) {
+			bool help = p[2] == 'H';
+
+			p += 7;
+			if (!prom_name(&p, name, sizeof(name)) || *p != ' ')
+				BAD("bad %s line", help ? "HELP" : "TYPE");
+			for (f = 0; f < nfam && strcmp(fam[f].name, name); f++)
+				;
+			if (f == nfam) {
+				if (nfam == 256)
+					BAD("too many families");
+				memset(&fam[nfam], 0, sizeof(fam[0]));
+				snprintf(fam[nfam++].name, sizeof(fam[0].name), "%s", name);
+			} else if (fam[f].closed || f != cur) {
+				BAD("%s of %s after its samples", help ? "HELP" : "TYPE", name);
+			}
+			if (help) {
+				if (fam[f].help)
+					BAD("second HELP for %s", name);
+				fam[f].help = true;
+			} else {
+				if (fam[f].type[0])
+					BAD("second TYPE for %s", name);
+				snprintf(fam[f].type, sizeof(fam[f].type), "%.*s",
+					 (int)(eol - p - 1), p + 1);
+				if (strcmp(fam[f].type, "counter") &&
+				    strcmp(fam[f].type, "gauge") &&
+				    strcmp(fam[f].type, "untyped"))
+					BAD("type %s of %s", fam[f].type, name);
+			}
+			if (cur >= 0 && cur != f)
+				fam[cur].closed = true;
+			cur = f;
+		} else if (*p == '#') {
+			/* a comment */
+		} else {
+			char *v_end, **ns;
+			double v;
+
+			start = p;
+			if (!prom_name(&p, name, sizeof(name)) || !prom_labels(&p) ||
+			    *p != ' ')
+				BAD("cannot parse \"%.*s\"", (int)(eol - line), line);
+			if (strncmp(name, prefix, strlen(prefix)))
+				BAD("%s lacks the prefix %s", name, prefix);
+			v = strtod(p + 1, &v_end);
+			(void)v;
+			if (v_end == p + 1 || (*v_end != '\n' && *v_end != ' '))
+				BAD("value of %s does not parse", name);
+			for (f = 0; f < nfam && strcmp(fam[f].name, name); f++)
+				;
+			if (f == nfam || !fam[f].help || !fam[f].type[0])
+				BAD("%s has no HELP and TYPE before it", name);
+			if (fam[f].closed || (cur != f))
+				BAD("samples of %s are not together", name);
+			if (!strcmp(fam[f].type, "counter") &&
+			    (strlen(name) < 6 || strcmp(name + strlen(name) - 6, "_total")))
+				BAD("counter %s does not end in _total", name);
+			for (i = 0; i < nseries; i++)
+				if (strlen(series[i]) == (size_t)(p - start) &&
+				    !strncmp(series[i], start, p - start))
+					BAD("%.*s twice", (int)(p - start), start);
+			ns = realloc(series, (nseries + 1) * sizeof(*series));
+			if (!ns)
+				BAD("out of memory");
+			series = ns;
+			series[nseries++] = strndup(start, p - start);
+		}
+		line = eol + 1;
+	}
+#undef BAD
+	for (i = 0; i < nfam; i++)
+		if (!fam[i].type[0]) {
+			snprintf(why, len, "family %s has no TYPE", fam[i].name);
+			goto out;
+		}
+	ret = nseries;
+out:
+	for (i = 0; i < nseries; i++)
+		free(series[i]);
+	free(series);
+	return ret;
+}
+
+static void add_id(uint32_t *arr, int *n, int max, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (arr[i] == id)
+			return;
+	if (*n < max)
+		arr[(*n)++] = id;
+}
+
+int h_bpf_ids_of(pid_t pid, struct h_bpf_ids *ids)
+{
+	char dir[64], path[320], line[256];
+	struct dirent *e;
+	DIR *d;
+
+	memset(ids, 0, sizeof(*ids));
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		FILE *f;
+		unsigned id;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "prog_id: %u", &id) == 1)
+				add_id(ids->progs, &ids->n_progs, 64, id);
+			else if (sscanf(line, "map_id: %u", &id) == 1)
+				add_id(ids->maps, &ids->n_maps, 128, id);
+			else if (sscanf(line, "link_id: %u", &id) == 1)
+				add_id(ids->links, &ids->n_links, 64, id);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int count_alive(const char *kind, const uint32_t *arr, int n)
+{
+	char cmd[128];
+	int i, alive = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), "bpftool %s show id %u >/dev/null 2>&1",
+			 kind, arr[i]);
+		if (system(cmd) == 0)
+			alive++;
+	}
+	return alive;
+}
+
+int h_bpf_ids_alive(const struct h_bpf_ids *ids)
+{
+	int tries, alive = 0;
+
+	for (tries = 0; tries < 30; tries++) {
+		alive = count_alive("prog", ids->progs, ids->n_progs) +
+			count_alive("map", ids->maps, ids->n_maps) +
+			count_alive("link", ids->links, ids->n_links);
+		if (!alive)
+			break;
+		usleep(100000);
+	}
+	return alive;
+}
+
+bool h_cgroup2_mount(char *out, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *m;
+	bool found = false;
+
+	while (f && !found && (m = getmntent(f)))
+		if (!strcmp(m->mnt_type, "cgroup2")) {
+			snprintf(out, len, "%s", m->mnt_dir);
+			found = true;
+		}
+	if (f)
+		endmntent(f);
+	return found;
 }

@@ -63,5 +63,37 @@ long long h_summary_value(const char *summary, const char *key);
 const char *h_workload(const char *name);
 /* Milliseconds since an arbitrary start. */
 double h_now_ms(void);
+/* The whole file, NUL-terminated (malloc'd), or NULL. */
+char *h_slurp(const char *path);
+
+/* ---- daemon operations ------------------------------------------------- */
+
+/* A TCP port free on 127.0.0.1 right now. */
+int h_free_port(void);
+/* GET path from 127.0.0.1:port.  Returns the HTTP status (or -1) and the
+ * body in *body (malloc'd, NUL-terminated; may be NULL). */
+int h_http_get(int port, const char *path, char **body);
+/* The value of one Prometheus sample, named with its labels exactly as
+ * written ("ebpf_profiler_exports_total{result=\"ok\"}"), or -1. */
+double h_metric(const char *text, const char *series);
+/* Check a Prometheus text exposition: every line a HELP, a TYPE or a
+ * sample that parses; HELP and TYPE before a family's samples; a family's
+ * samples together; counters end in _total; no series twice; every name
+ * starts with prefix.  Returns the number of samples, or -1 with the
+ * first problem in why. */
+int h_prom_check(const char *text, const char *prefix, char *why, size_t len);
+
+/* BPF objects a process holds (from /proc/PID/fdinfo). */
+struct h_bpf_ids {
+	uint32_t progs[64], maps[128], links[64];
+	int n_progs, n_maps, n_links;
+};
+int h_bpf_ids_of(pid_t pid, struct h_bpf_ids *ids);
+/* How many of ids still exist in the kernel (bpftool prog/map/link show
+ * id N), waiting up to 3 s for the RCU-deferred frees. */
+int h_bpf_ids_alive(const struct h_bpf_ids *ids);
+
+/* Where cgroup v2 is mounted (false: not mounted). */
+bool h_cgroup2_mount(char *out, size_t len);
 
 #endif
