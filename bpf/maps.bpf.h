@@ -20,15 +20,15 @@
 #define ST_RETURN_ADDR 0x1 /* state.pc is a return address */
 #define ST_UNSYNCED 0x2	   /* process not loaded: raw pcs, FP walk */
 #define ST_DONE 0x4	   /* the user stack is finished */
-#define ST_MAP_VALID 0x8   /* the cached mapping is valid */
+#define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
 
 struct ustate {
 	__u64 pc, sp, fp;
-	/* the mapping of the last pc, so frames in the same file skip the
-	 * trie lookup */
-	__u64 map_start, map_end, map_bias, map_file_id;
-	__u32 map_flags, map_interp;
+	/* the mappings of the last two pcs, so frames in the same files
+	 * skip the trie lookup (stacks go back and forth between a program
+	 * and libc); prev.end == 0 when empty */
+	struct mapping_info cur, prev;
 	__u32 n_words;	/* user words written after the kernel frames */
 	__u32 flags;	/* ST_* */
 	__u32 tail_calls;

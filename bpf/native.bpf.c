@@ -176,30 +176,37 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 	return 0;
 }
 
-/* Resolve st->pc's mapping into the state's cache.  Returns false when
- * the pc is in no known mapping. */
+/* Resolve pc's mapping into st->cur, from the two-entry cache or the
+ * trie.  Returns false when the pc is in no known mapping. */
 static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 {
 	struct mapping_key key;
-	struct mapping_info *mi;
+	struct mapping_info *mi, tmp;
 
-	if ((st->flags & ST_MAP_VALID) && pc >= st->map_start &&
-	    pc < st->map_end)
+	if ((st->flags & ST_MAP_VALID) && pc >= st->cur.start && pc < st->cur.end)
 		return true;
+	if (pc >= st->prev.start && pc < st->prev.end) {
+		tmp = st->cur;
+		st->cur = st->prev;
+		st->prev = tmp;
+		if (!(st->flags & ST_MAP_VALID))
+			st->prev.end = 0;
+		st->flags |= ST_MAP_VALID;
+		return true;
+	}
 	key.prefixlen = 32 + 64;
 	key.pid_be = bpf_htonl(st->pid);
 	key.addr_be = bpf_cpu_to_be64(pc);
 	mi = bpf_map_lookup_elem(&mappings, &key);
 	if (!mi) {
+		if (st->flags & ST_MAP_VALID)
+			st->prev = st->cur;
 		st->flags &= ~ST_MAP_VALID;
 		return false;
 	}
-	st->map_start = mi->start;
-	st->map_end = mi->end;
-	st->map_bias = mi->bias;
-	st->map_file_id = mi->file_id;
-	st->map_flags = mi->flags;
-	st->map_interp = mi->interp;
+	if (st->flags & ST_MAP_VALID)
+		st->prev = st->cur;
+	st->cur = *mi;
 	st->flags |= ST_MAP_VALID;
 	return true;
 }
@@ -221,7 +228,7 @@ static long native_step(__u32 i, void *arg)
 	if (pc < PC_MIN || pc > USER_MAX) {
 		/* the end of a frame-pointer chain, or garbage */
 		if (!(st->flags & ST_UNSYNCED) && (st->flags & ST_MAP_VALID) &&
-		    !(st->map_flags & MAP_F_FP_ONLY))
+		    !(st->cur.flags & MAP_F_FP_ONLY))
 			push_error(s, METRIC_ERR_PC_ZERO);
 		st->flags |= ST_DONE;
 		return 1;
@@ -244,27 +251,27 @@ static long native_step(__u32 i, void *arg)
 		goto next;
 	}
 
-	rel = lookup - st->map_bias;
+	rel = lookup - st->cur.bias;
 	/* an interpreter loop: its frames replace the native one */
-	if (enable_python && (st->map_flags & MAP_F_INTERP) &&
-	    st->map_interp == INTERP_PYTHON &&
+	if (enable_python && (st->cur.flags & MAP_F_INTERP) &&
+	    st->cur.interp == INTERP_PYTHON &&
 	    !(st->interp_done & (1u << INTERP_PYTHON))) {
 		struct py_proc *p = py_eval_frame(st->pid, lookup);
 
 		if (p && py_unwind(s, p) > 0)
 			goto unwind;
 	}
-	if (!push_frame(s, FRAME_WORD(FRAME_NATIVE, flags, pc - st->map_bias),
-			st->map_file_id, 2))
+	if (!push_frame(s, FRAME_WORD(FRAME_NATIVE, flags, pc - st->cur.bias),
+			st->cur.file_id, 2))
 		goto too_deep;
 unwind:
 
-	if (st->map_flags & MAP_F_FP_ONLY) {
+	if (st->cur.flags & MAP_F_FP_ONLY) {
 		err = fp_step(st);
 		metric_inc(METRIC_FRAMES_FP);
 		goto next;
 	}
-	rule = find_rule(st->map_file_id, rel, &err);
+	rule = find_rule(st->cur.file_id, rel, &err);
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
