@@ -128,6 +128,9 @@ int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %llu %n", &s, &e, perms,
 		   &off, &ino, &pos) < 5 || !pos || e <= s)
 		return -EINVAL;
+	/* callers read perms[0..3] */
+	if (strlen(perms) != 4)
+		return -EINVAL;
 	*start = s;
 	*end = e;
 	*offset = off;
@@ -251,7 +254,8 @@ bool pm_container_id(const char *text, char out[65])
 
 			if (m > 6 && !strncmp(e + m - 6, ".scope", 6))
 				m -= 6;
-			if (is_hex64(e + m - 64, 64) &&
+			/* "<58 characters>.scope" leaves fewer than 64 */
+			if (m >= 64 && is_hex64(e + m - 64, 64) &&
 			    (m == 64 || e[m - 65] == '-'))
 				id = e + m - 64;
 		}
