@@ -676,7 +676,8 @@ static int lnotab_line(const uint8_t *t, size_t len, int first, uint64_t addr)
 		a += t[i];
 		if (a > addr)
 			break;
-		line += (int8_t)t[i + 1];
+		if (__builtin_add_overflow(line, (int8_t)t[i + 1], &line))
+			return -1; /* no source has 2^31 lines */
 	}
 	return line;
 }
@@ -695,8 +696,8 @@ static int linetable310_line(const uint8_t *t, size_t len, int first,
 
 		start = end;
 		end += t[i];
-		if (d != -128)
-			line += d;
+		if (d != -128 && __builtin_add_overflow(line, d, &line))
+			return -1;
 		if (start <= addr && addr < end)
 			return d == -128 ? -1 : line;
 	}
@@ -780,7 +781,8 @@ static int locations_line(const uint8_t *t, size_t len, int first,
 			i += 1;
 			break;
 		}
-		line += delta;
+		if (__builtin_add_overflow(line, delta, &line))
+			return -1;
 		if (start <= instr && instr < end)
 			return none ? -1 : line;
 	}

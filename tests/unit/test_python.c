@@ -469,6 +469,21 @@ TEST(python_line_tables_garbage)
 	ASSERT_EQ(py_line_for_instr(12, t, 4, 5, 0), -1, "no entry byte");
 	ASSERT_EQ(py_line_for_instr(9, NULL, 0, 7, 3), -1, "no table");
 	ASSERT_EQ(py_line_for_instr(9, t, 0, 7, 0), 7, "empty lnotab");
+	/* lines past INT_MAX: -1, not signed overflow (found by fuzz_pyline) */
+	t[0] = 2;
+	t[1] = 100;
+	t[2] = 2;
+	t[3] = 100;
+	ASSERT_EQ(py_line_for_instr(10, t, 4, INT_MAX - 50, 1), -1,
+		  "3.10 table past INT_MAX");
+	ASSERT_EQ(py_line_for_instr(9, t, 4, INT_MAX - 50, 1), -1,
+		  "lnotab past INT_MAX");
+	t[0] = t[2] = 0x80 | 13 << 3; /* no columns, one unit */
+	t[1] = t[3] = 62;	      /* svarint +31 */
+	ASSERT_EQ(py_line_for_instr(12, t, 4, INT_MAX - 50, 0), INT_MAX - 19,
+		  "location table near INT_MAX");
+	ASSERT_EQ(py_line_for_instr(12, t, 4, INT_MAX - 50, 1), -1,
+		  "location table past INT_MAX");
 }
 
 /* ---- objects built in this process --------------------------------------- */
