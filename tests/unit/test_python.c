@@ -767,6 +767,7 @@ TEST(python_proc_table)
 	in.off.uni_compact_size = 72;
 	in.off.co_qualname = PY_OFF_NONE;
 	in.off.rt_tss_key = PY_OFF_NONE;
+	in.frame_model = PY_FRAMES_OBJECT;
 	if (!ASSERT_OK(py_ctx_new(&opts, &ctx), "ctx"))
 		return;
 	ASSERT_OK(py_ctx_add_proc(ctx, 30, &in, 0), "30");
@@ -785,6 +786,63 @@ TEST(python_proc_table)
 	ASSERT_EQ(st.procs_full, 1, "procs_full");
 	py_ctx_free(ctx);
 	py_ctx_free(NULL);
+}
+
+/* Layouts that would make userland read past its buffers: a 3.13 file
+ * describes its own offsets, and the cache holds them as bytes (found by
+ * fuzz_pycode). */
+TEST(python_info_check)
+{
+	struct py_info good = { .format = PY_INFO_FORMAT }, in;
+	struct py_ctx *ctx;
+
+	good.frame_model = PY_FRAMES_SHIM;
+	good.off.uni_length = 16;
+	good.off.uni_state = 32;
+	good.off.uni_ascii_size = 40;
+	good.off.uni_compact_size = 56;
+	good.off.co_firstlineno = 48;
+	good.off.co_filename = 56;
+	good.off.co_name = 64;
+	good.off.co_qualname = 72;
+	good.off.co_linetable = 80;
+	good.off.bytes_size = 16;
+	good.off.bytes_sval = 32;
+	good.off.f_back = 8;
+	good.off.f_code = 0;
+	good.off.f_lasti = 56;
+	good.off.f_is_entry = PY_OFF_NONE;
+	good.off.f_owner = 70;
+	good.off.rt_tss_key = PY_OFF_NONE;
+	good.off.cf_current_frame = PY_OFF_NONE;
+	if (!ASSERT_OK(py_ctx_new(NULL, &ctx), "ctx"))
+		return;
+	ASSERT_OK(py_info_check(&good), "a sane layout");
+	ASSERT_OK(py_ctx_add_proc(ctx, 1, &good, 0), "sane: added");
+	/* offset + width past 0xffff used to wrap to a small header size */
+	in = good;
+	in.off.co_filename = 0xfff8;
+	ASSERT_EQ(py_ctx_add_proc(ctx, 2, &in, 0), -EINVAL, "code field wraps");
+	in = good;
+	in.off.f_owner = 0xfffd;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "frame size wraps to 0");
+	in = good;
+	in.off.bytes_size = 0x100;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "bytes header too large");
+	in = good;
+	in.off.co_name = PY_OFF_NONE;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "code field missing");
+	in = good;
+	in.off.f_owner = PY_OFF_NONE;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "shim frames need owner");
+	in = good;
+	in.frame_model = PY_FRAMES_OBJECT;
+	in.lasti_shift = 40;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "shift past 31");
+	in.frame_model = 9;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "unknown frame model");
+	ASSERT_TRUE(py_ctx_proc(ctx, 2) == NULL, "refused: not registered");
+	py_ctx_free(ctx);
 }
 
 /* A reader that fails the nth call (counting from 1), for fault injection. */
