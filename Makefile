@@ -5,6 +5,7 @@
 #   make test       unit + BPF integration tests (integration needs root)
 #   make deps       install the Debian packages (idempotent)
 #   make test-qemu  the kernel matrix under qemu (KERNELS="6.1-generic host")
+#   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/fuzz/fuzz.mk)
 #   O=dir           build directory (default: build)
 #   V=1             show the commands
 #   SANITIZER=address,undefined   build with sanitizers
@@ -173,6 +174,6 @@ clean:
 	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,11p' Makefile
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
