@@ -574,6 +574,10 @@ static int run(struct daemon *d)
 		write_sinks(d, true);
 	else
 		write_stdout(d);
+	/* the sinks deliver what they can first: the summary then counts
+	 * what they had to drop */
+	for (n = 0; n < d->n_sinks; n++)
+		rep_sink_finish(d->sinks[n], 5000);
 	print_summary(d);
 	return 0;
 }
