@@ -239,14 +239,15 @@ static void print_summary(struct daemon *d)
 		send_fail += rs.send_fail;
 	}
 	fprintf(stderr,
-		"samples=%" PRIu64 " lost=%" PRIu64 " processes=%u unwind_errors=%" PRIu64
+		"samples=%" PRIu64 " lost=%" PRIu64 " events_lost=%" PRIu64
+		" processes=%u unwind_errors=%" PRIu64
 		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
 		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
 		" startup_ms=%.0f files=%" PRIu64 " rows=%" PRIu64 " syncs=%" PRIu64
 		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
 		" seconds=%.1f ",
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
-		d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
+		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
 		d->startup_ns / 1e6, es.files, es.rows_used, ps.syncs, send_ok,
 		send_fail, drops, secs);
