@@ -160,10 +160,11 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 		free(m);
 		return -ENOMEM;
 	}
+	/* into empty tables: only an allocation can fail */
 	for (i = 0; i < RULE_FIXED_COUNT; i++)
 		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
 			exe_mgr_free(m);
-			return -EIO;
+			return -ENOMEM;
 		}
 	if (bm->row_blocks && rows_free(m, 0, bm->row_blocks)) {
 		exe_mgr_free(m);
