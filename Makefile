@@ -120,9 +120,13 @@ TEST_SRCS := $(wildcard tests/unit/*.c tests/integration/*.c)
 TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 RUNNER := $(O)/tests/runner
 
+# Every allocation of the daemon's code goes through the tests' fault
+# injection (tests/unit/alloc_fault.h).
+WRAP_ALLOC := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
+
 $(RUNNER): $(TEST_OBJS) $(O)/libprofiler.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(WRAP_ALLOC) -o $@ $^ $(LIBS)
 
 # Workloads the integration tests profile, built with known flags.
 WORKLOADS_DIR := $(O)/workloads

@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloc_fault.h"
 #include "interp_python.h"
 #include "python_interps.h"
 
@@ -981,6 +982,57 @@ cleanup:
 TEST(python_malformed)
 {
 	each_layout(malformed_one);
+}
+
+/* ---- allocation failures --------------------------------------------------- */
+
+struct py_alloc {
+	const struct py_info *in;
+	struct fake *f;
+	uint64_t code;
+};
+
+/* A fresh context symbolizing one code object twice (read, then cached). */
+static int py_alloc_op(void *arg)
+{
+	const struct py_alloc *a = arg;
+	struct py_ctx *ctx = NULL;
+	struct py_frame_info fi;
+	int err;
+
+	err = py_ctx_new(NULL, &ctx);
+	if (!err)
+		err = py_ctx_add_proc(ctx, getpid(), a->in,
+				      a->f->type - a->in->code_type);
+	if (!err)
+		err = py_symbolize(ctx, getpid(), a->code, 1, &fi);
+	if (!err)
+		err = py_symbolize(ctx, getpid(), a->code, 1, &fi);
+	if (!err && strcmp(fi.name, "fn"))
+		err = -EINVAL;
+	py_ctx_free(ctx);
+	return err;
+}
+
+static void alloc_faults_one(const struct py_info *in)
+{
+	struct py_ctx *ctx = NULL;
+	struct fake f;
+	struct py_alloc a = { in, &f, 0 };
+
+	if (!ASSERT_OK(fk_setup(&f, in, NULL, &ctx), "setup"))
+		goto out;
+	a.code = fk_code(&f, "fn", "f.py", 3);
+	alloc_fail_each("py_symbolize", py_alloc_op, &a, false, NULL, 200);
+	alloc_fail_each("py_symbolize", py_alloc_op, &a, true, NULL, 200);
+	ASSERT_OK(py_alloc_op(&a), "after");
+out:
+	fk_teardown(&f, ctx);
+}
+
+TEST(python_alloc_faults)
+{
+	each_layout(alloc_faults_one);
 }
 
 /* ---- the walk over built structures -------------------------------------- */
