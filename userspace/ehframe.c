@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fsutil.h"
+
 /* Pointer encodings (LSB, DW_EH_PE_*). */
 #define PE_ABSPTR 0x00
 #define PE_ULEB128 0x01
@@ -1230,9 +1232,10 @@ static int try_debug_file(const struct elfm *e, const char *path,
 	struct elfm *d = NULL;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* next to a user's binary: maybe a FIFO, or a link to a device */
+	fd = fs_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = elfm_open_fd(fd, &d);
 	close(fd);
 	if (err)

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"
 
@@ -187,13 +188,15 @@ static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, start, end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	/* a process may map a device; the path in its root may be a FIFO
+	 * or a link by the time we open it */
+	fd = fs_open_regular(buf);
 	if (fd >= 0 || !path[0] || path[0] != '/')
 		return fd;
 	/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE): try the
 	 * path in the process' root */
 	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-	return open(buf, O_RDONLY | O_CLOEXEC);
+	return fs_open_regular(buf);
 }
 
 static void read_container_id(struct pm_proc *p);

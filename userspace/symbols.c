@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elfmap.h"
+#include "fsutil.h"
 #include "gopclntab.h"
 #include "log.h"
 
@@ -161,7 +162,7 @@ static int read_debug_file(struct symb_table *t)
 		return 0;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 		 t->build_id, t->build_id + 2);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_regular(path);
 	if (fd < 0)
 		return 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

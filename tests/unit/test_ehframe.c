@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "deltas.h"
@@ -1193,6 +1194,55 @@ TEST(ehframe_factored_overflow)
 	f = NULL;
 	ASSERT_OK(cfi_rows(big_reg, sizeof(big_reg), &f), "huge rbp offset");
 	dt_file_free(f);
+}
+
+/* A binary without CFI whose debuglink names a FIFO, or a link to one,
+ * next to it: any user can make these, and open() would block the
+ * daemon for good (or, for a link to a device, run its driver). */
+TEST(ehframe_debuglink_not_regular)
+{
+	static const char *const links[] = { "fifo.debug", "link.debug" };
+	uint8_t dl[16] = { 0 };
+	struct synth_sec secs[2] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x100 },
+		{ ".gnu_debuglink", SHT_PROGBITS, 0, 0, dl, sizeof(dl) },
+	};
+	size_t i, len;
+	uint8_t *img;
+
+	ASSERT_OK(mkfifo(tmp_path("fifo.debug"), 0600), "fifo");
+	ASSERT_OK(symlink(tmp_path("fifo.debug"), tmp_path("link.debug")),
+		  "symlink");
+	for (i = 0; i < 2; i++) {
+		char prog[64];
+		int status;
+		pid_t pid;
+
+		memset(dl, 0, sizeof(dl));
+		memcpy(dl, links[i], strlen(links[i])); /* then the CRC, 0 */
+		img = synth_elf(secs, 2, &len);
+		snprintf(prog, sizeof(prog), "prog%zu", i);
+		if (!ASSERT_NOT_NULL(img, "image") ||
+		    !ASSERT_TRUE(write_file(tmp_path(prog), img, len), "write")) {
+			free(img);
+			return;
+		}
+		free(img);
+		pid = fork();
+		if (pid == 0) {
+			struct dt_file *f = NULL;
+			int fd = open(tmp_path(prog), O_RDONLY | O_CLOEXEC);
+
+			alarm(5);
+			_exit(fd >= 0 && dt_extract_file(fd, tmp_path(prog),
+							 &f) == 0 ? 0 : 1);
+		}
+		ASSERT_GT(pid, 0, "fork");
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			    links[i]);
+	}
 }
 
 /* The vDSO (clock_gettime and friends are hot in profiles): from memory,
