@@ -203,8 +203,11 @@ static int cmp_sym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* prefer the symbol with a size, then the longer-lived name */
-	return (int)y->size - (int)x->size;
+	/* prefer the symbol with a size, the larger one.  Compared, not
+	 * subtracted: sizes come from the file, and an overflowing
+	 * difference makes the order inconsistent, which qsort must not
+	 * be given. */
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
 int symb_load_fd(int fd, struct symb_table **out)

@@ -54,6 +54,8 @@ uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len)
 		s->sh_flags = secs[i].flags;
 		s->sh_addr = secs[i].addr;
 		s->sh_size = secs[i].size;
+		s->sh_link = secs[i].link;
+		s->sh_entsize = secs[i].entsize;
 		s->sh_addralign = 1;
 		if (secs[i].type == SHT_NOBITS) {
 			s->sh_offset = off;

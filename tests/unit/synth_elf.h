@@ -18,6 +18,8 @@ struct synth_sec {
 	uint64_t addr;
 	const void *data;
 	size_t size;
+	uint32_t link;	  /* sh_link: a section index (secs[i] is i + 1) */
+	uint64_t entsize; /* sh_entsize */
 };
 
 /*
