@@ -350,7 +350,9 @@ static int read_segments(struct exe_file *f)
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {

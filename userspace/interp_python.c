@@ -556,7 +556,9 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	e.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	e.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e.elf || elf_kind(e.elf) != ELF_K_ELF ||
 	    gelf_getclass(e.elf) != ELFCLASS64 ||
 	    elf_getphdrnum(e.elf, &e.phnum) != 0) {

@@ -165,7 +165,7 @@ static int read_debug_file(struct symb_table *t)
 	fd = fs_open_regular(path);
 	if (fd < 0)
 		return 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = elf && elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : 0;
 	elf_end(elf);
 	close(fd);
@@ -193,6 +193,8 @@ static int read_gopclntab(struct symb_table *t, int fd)
 		}
 		gopc_free(g);
 	}
+	if (!err && elfm_damaged(e))
+		err = -EIO; /* names read from zeros */
 	elfm_free(e);
 	return err;
 }
@@ -219,7 +221,9 @@ int symb_load_fd(int fd, struct symb_table **out)
 
 	*out = NULL;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {

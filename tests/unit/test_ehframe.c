@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1243,6 +1245,61 @@ TEST(ehframe_debuglink_not_regular)
 		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 			    links[i]);
 	}
+}
+
+/* A file truncated by its owner while mapped: reads past the new end see
+ * zeros and the view says it is damaged, instead of SIGBUS ending the
+ * daemon; a SIGBUS elsewhere still ends the process. */
+TEST(elfmap_truncated_under_mapping)
+{
+	const Elf64_Shdr *sh;
+	const uint8_t *p;
+	struct elfm *e = NULL;
+	uint8_t *d = NULL, x = 0;
+	size_t len = 0, n, i;
+	int fd, status;
+	pid_t pid;
+
+	if (!copy_file("/lib64/ld-linux-x86-64.so.2", "t", &d, &len) ||
+	    !ASSERT_TRUE(write_file(tmp_path("t"), d, len), "copy")) {
+		free(d);
+		return;
+	}
+	free(d);
+	fd = open(tmp_path("t"), O_RDWR | O_CLOEXEC);
+	if (!ASSERT_GE(fd, 0, "open") || !ASSERT_OK(elfm_open_fd(fd, &e), "map"))
+		goto out;
+	sh = elfm_section(e, ".eh_frame");
+	if (!ASSERT_NOT_NULL(sh, ".eh_frame") ||
+	    !ASSERT_OK(elfm_section_bytes(e, sh, &p, &n), "bytes"))
+		goto out;
+	ASSERT_FALSE(elfm_damaged(e), "whole");
+	ASSERT_OK(ftruncate(fd, 4096), "truncate under the mapping");
+	for (i = 0; i < n; i++)
+		x |= p[i];
+	ASSERT_TRUE(elfm_damaged(e), "damaged");
+	ASSERT_EQ(x, 0, "zeros past the end");
+	/* not ours: the default disposition, as before */
+	pid = fork();
+	if (pid == 0) {
+		volatile const uint8_t *q;
+		void *m;
+
+		ftruncate(fd, 8192);
+		m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+		ftruncate(fd, 0);
+		q = m;
+		_exit(q[4096]);
+	}
+	waitpid(pid, &status, 0);
+	/* killed, or (make test-asan) reported by the sanitizer's handler */
+	ASSERT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+			    (WIFEXITED(status) && WEXITSTATUS(status) != 0),
+		    "another mapping's SIGBUS still ends the process");
+out:
+	elfm_free(e);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The vDSO (clock_gettime and friends are hot in profiles): from memory,
