@@ -3,8 +3,10 @@
 # The whole build: BPF objects, skeletons, userland, tests, deps.
 #   make            build ./ebpf-profiler
 #   make test       unit + BPF integration tests (integration needs root)
+#   make test-asan  unit tests under ASan, LSan and UBSan (O=build-asan)
 #   make deps       install the Debian packages (idempotent)
 #   make test-qemu  the kernel matrix under qemu (KERNELS="6.1-generic host")
+#   make fuzz       libFuzzer targets, FUZZ_SECONDS each (tests/fuzz/fuzz.mk)
 #   O=dir           build directory (default: build)
 #   V=1             show the commands
 #   SANITIZER=address,undefined   build with sanitizers
@@ -54,7 +56,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-qemu bench bench-extract bench-cache bench-bpf fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -118,9 +120,13 @@ TEST_SRCS := $(wildcard tests/unit/*.c tests/integration/*.c)
 TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 RUNNER := $(O)/tests/runner
 
+# Every allocation of the daemon's code goes through the tests' fault
+# injection (tests/unit/alloc_fault.h).
+WRAP_ALLOC := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
+
 $(RUNNER): $(TEST_OBJS) $(O)/libprofiler.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(WRAP_ALLOC) -o $@ $^ $(LIBS)
 
 # Workloads the integration tests profile, built with known flags.
 WORKLOADS_DIR := $(O)/workloads
@@ -134,6 +140,18 @@ test: ebpf-profiler $(RUNNER) workloads
 
 unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+
+# The unit tests under AddressSanitizer (and LeakSanitizer: the runner
+# checks each test for leaks) and UndefinedBehaviorSanitizer, built in
+# their own directory; the first error fails its test.  No root needed.
+ASAN_O ?= build-asan
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+test-asan:
+	$(Q)$(MAKE) --no-print-directory O=$(ASAN_O) SANITIZER=address,undefined \
+		$(ASAN_O)/tests/runner
+	$(Q)$(SAN_ENV) EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) \
+		$(ASAN_O)/tests/runner $(TEST)
 
 test-qemu: ebpf-profiler workloads
 	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie tests/qemu/run-matrix.sh $(KERNELS)
@@ -183,6 +201,6 @@ clean:
 	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,12p' Makefile
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -151,5 +151,13 @@ enum {
 	STORE_FAULT_PANIC = -3,
 };
 void store_test_fail_lmdb(long nth, int err);
+/* Write val as the stored value of a record, as is (no header added, no
+ * check), or read a stored value back: for tests and fuzzing of what a
+ * damaged or forged record does.  *val is malloc'd.  Return 0 or a
+ * negative errno. */
+int store_test_put_raw(struct store *s, const uint8_t id[16],
+		       enum store_kind kind, const void *val, size_t len);
+int store_test_get_raw(struct store *s, const uint8_t id[16],
+		       enum store_kind kind, void **val, size_t *len);
 
 #endif

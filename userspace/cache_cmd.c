@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fileid.h"
+#include "fsutil.h"
 #include "log.h"
 #include "store.h"
 
@@ -252,9 +253,10 @@ static void warm_file(struct warm *w, const char *path)
 	size_t len = 0;
 	int fd, err, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* the walk saw a regular file, but the tree may be anyone's */
+	fd = fs_open_regular(path);
 	if (fd < 0)
-		return; /* gone since the walk, or unreadable: not ELF to us */
+		return; /* gone or changed since the walk, or unreadable */
 	if (pread(fd, magic, sizeof(magic), 0) != sizeof(magic) ||
 	    memcmp(magic, elf_magic, sizeof(magic)) != 0 || fstat(fd, &st))
 		goto out;

@@ -353,6 +353,27 @@ static int parse_env(struct config *c)
 	return 0;
 }
 
+/* Values read from a -config file, which the config points at for the
+ * life of the process (kept reachable here). */
+static char **file_values;
+static size_t n_file_values;
+
+/* A copy of v that lives as long as the process, or NULL. */
+static const char *keep_value(const char *v)
+{
+	char **vals = reallocarray(file_values, n_file_values + 1,
+				   sizeof(*vals));
+	char *copy;
+
+	if (!vals)
+		return NULL;
+	file_values = vals;
+	copy = strdup(v);
+	if (copy)
+		file_values[n_file_values++] = copy;
+	return copy;
+}
+
 static int parse_file(struct config *c, const char *path)
 {
 	char line[4096];
@@ -367,6 +388,7 @@ static int parse_file(struct config *c, const char *path)
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line, *name, *val, *end, src[64];
 		const struct opt *o;
+		const char *kept;
 
 		lineno++;
 		while (isspace((unsigned char)*p))
@@ -397,7 +419,8 @@ static int parse_file(struct config *c, const char *path)
 		if (!*val && o->type == OPT_BOOL)
 			val = "true";
 		/* the value must outlive the buffer */
-		err = set_value(c, o, strdup(val), src);
+		kept = keep_value(val);
+		err = kept ? set_value(c, o, kept, src) : -ENOMEM;
 		if (err)
 			break;
 	}

@@ -132,8 +132,8 @@ const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len);
  * and not closed; path may be NULL (no debuglink search).  Returns 0 with
  * *out set (a file without CFI gives a dt_file with no rows and source
  * 0), or a negative errno: -ENOEXEC for a file that is not a 64-bit
- * little-endian x86-64 ELF.  Malformed tables give partial rows, never a
- * crash.
+ * little-endian x86-64 ELF, -EIO for one that shrank while it was read
+ * (elfm_damaged).  Malformed tables give partial rows, never a crash.
  */
 int dt_extract_file(int fd, const char *path, struct dt_file **out);
 

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fsutil.h"
+
 /* Pointer encodings (LSB, DW_EH_PE_*). */
 #define PE_ABSPTR 0x00
 #define PE_ULEB128 0x01
@@ -169,6 +171,20 @@ static int64_t rd_sleb(struct cur *c)
 	if (!c->bad && shift < 64 && (last & 0x40))
 		v |= ~0ULL << shift;
 	return (int64_t)v;
+}
+
+/* A factored offset, v * align; a product that does not fit (no real
+ * frame comes near) marks the cursor bad.  Never INT64_MIN, so that it
+ * can be negated. */
+static int64_t factored(struct cur *c, int64_t v, int64_t align)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(v, align, &r) || r == INT64_MIN) {
+		c->bad = true;
+		return 0;
+	}
+	return r;
 }
 
 static void skip(struct cur *c, uint64_t n)
@@ -543,9 +559,10 @@ static bool rd_reg_off(struct cur *c, const struct cie *cie, uint8_t op,
 		*reg = rd_uleb(c);
 		nr->how = reg_off_ops[i].how;
 		if (reg_off_ops[i].kind == OFF_S)
-			nr->val = rd_sleb(c) * cie->data_align;
+			nr->val = factored(c, rd_sleb(c), cie->data_align);
 		else
-			nr->val = (int64_t)rd_uleb(c) * cie->data_align;
+			nr->val = factored(c, (int64_t)rd_uleb(c),
+					   cie->data_align);
 		if (reg_off_ops[i].kind == OFF_NEG)
 			nr->val = -nr->val;
 		return true;
@@ -580,7 +597,8 @@ static bool run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 		case CFA_offset:
 			reg = op & 0x3f;
 			nr.how = RR_OFFSET;
-			nr.val = (int64_t)rd_uleb(&c) * cie->data_align;
+			nr.val = factored(&c, (int64_t)rd_uleb(&c),
+					  cie->data_align);
 			set_reg = true;
 			break;
 		case CFA_restore:
@@ -670,7 +688,7 @@ static bool run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 		case CFA_def_cfa_sf:
 			s->cfa_how = CFA_RULE_REG;
 			s->cfa_reg = rd_uleb(&c);
-			s->cfa_off = rd_sleb(&c) * cie->data_align;
+			s->cfa_off = factored(&c, rd_sleb(&c), cie->data_align);
 			break;
 		case CFA_def_cfa_register:
 			/* Only meaningful after a register rule; an
@@ -688,7 +706,7 @@ static bool run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 		case CFA_def_cfa_offset_sf:
 			if (s->cfa_how != CFA_RULE_REG)
 				return false;
-			s->cfa_off = rd_sleb(&c) * cie->data_align;
+			s->cfa_off = factored(&c, rd_sleb(&c), cie->data_align);
 			break;
 		case CFA_def_cfa_expression:
 			s->cfa_how = CFA_RULE_EXPR;
@@ -1214,9 +1232,10 @@ static int try_debug_file(const struct elfm *e, const char *path,
 	struct elfm *d = NULL;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* next to a user's binary: maybe a FIFO, or a link to a device */
+	fd = fs_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = elfm_open_fd(fd, &d);
 	close(fd);
 	if (err)

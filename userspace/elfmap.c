@@ -2,11 +2,15 @@
 #include "elfmap.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -22,6 +26,7 @@ struct elfm {
 	const uint8_t *data;
 	size_t size;
 	void *map; /* non-NULL when we mmap'd data */
+	int guard; /* its slot in guards[], -1 when none */
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph;
 	unsigned phnum;
@@ -30,6 +35,105 @@ struct elfm {
 	const char *shstr; /* section names, NULL when absent */
 	size_t shstr_len;
 };
+
+/* ---- files that shrink under the mapping --------------------------------
+ *
+ * A file's owner may truncate it while we parse its mapping, and a read
+ * past the new end raises SIGBUS, which would end the daemon.  Mappings
+ * are registered here; the handler puts a page of zeros over a faulting
+ * page of a registered mapping and marks it damaged, and the parser goes
+ * on over zeros (any bytes are safe input) while the caller throws its
+ * result away (elfm_damaged).  A SIGBUS anywhere else goes to the
+ * disposition there was before.
+ */
+#define GUARD_SLOTS 64 /* mappings open at once: extraction and cache warm */
+
+static struct {
+	uintptr_t start, end; /* end 0: free */
+	int damaged;
+} guards[GUARD_SLOTS];
+static pthread_mutex_t guards_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t guards_once = PTHREAD_ONCE_INIT;
+static struct sigaction prev_sigbus;
+static uintptr_t page_size;
+static uint64_t faults; /* pages replaced by zeros, for the metrics */
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, page = a & ~(page_size - 1);
+	int i;
+
+	for (i = 0; i < GUARD_SLOTS; i++) {
+		uintptr_t s = __atomic_load_n(&guards[i].start, __ATOMIC_ACQUIRE);
+		uintptr_t e = __atomic_load_n(&guards[i].end, __ATOMIC_ACQUIRE);
+
+		if (a < s || a >= e)
+			continue;
+		/* the raw system call: async-signal-safe, no interposer */
+		if (syscall(SYS_mmap, page, page_size, PROT_READ,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    (long)page) {
+			__atomic_store_n(&guards[i].damaged, 1,
+					 __ATOMIC_RELEASE);
+			__atomic_add_fetch(&faults, 1, __ATOMIC_RELAXED);
+			return; /* the read runs again, over zeros */
+		}
+		break;
+	}
+	/* not ours: the fault comes again, to what was there before */
+	sigaction(SIGBUS, &prev_sigbus, NULL);
+}
+
+static void guards_init(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus,
+				.sa_flags = SA_SIGINFO | SA_RESTART };
+
+	page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &prev_sigbus);
+}
+
+/* A slot for [p, p + len), or -1 when all are taken (then unguarded). */
+static int guard_add(const void *p, size_t len)
+{
+	int i;
+
+	pthread_once(&guards_once, guards_init);
+	pthread_mutex_lock(&guards_lock);
+	for (i = 0; i < GUARD_SLOTS; i++) {
+		if (guards[i].end)
+			continue;
+		guards[i].damaged = 0;
+		__atomic_store_n(&guards[i].start, (uintptr_t)p, __ATOMIC_RELEASE);
+		__atomic_store_n(&guards[i].end, (uintptr_t)p + len,
+				 __ATOMIC_RELEASE);
+		break;
+	}
+	pthread_mutex_unlock(&guards_lock);
+	return i < GUARD_SLOTS ? i : -1;
+}
+
+static void guard_del(int i)
+{
+	if (i < 0)
+		return;
+	pthread_mutex_lock(&guards_lock);
+	__atomic_store_n(&guards[i].end, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&guards[i].start, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&guards_lock);
+}
+
+uint64_t elfm_fault_count(void)
+{
+	return __atomic_load_n(&faults, __ATOMIC_RELAXED);
+}
+
+bool elfm_damaged(const struct elfm *e)
+{
+	return e->guard >= 0 &&
+	       __atomic_load_n(&guards[e->guard].damaged, __ATOMIC_ACQUIRE);
+}
 
 /* Does [off, off + len) lie inside a buffer of size bytes? */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
@@ -115,6 +219,7 @@ int elfm_open_mem(const void *data, size_t len, struct elfm **out)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	e->guard = -1;
 	e->data = data;
 	e->size = len;
 	err = open_common(e);
@@ -153,6 +258,7 @@ int elfm_open_fd(int fd, struct elfm **out)
 	e->map = map;
 	e->data = map;
 	e->size = st.st_size;
+	e->guard = guard_add(map, st.st_size);
 	err = open_common(e);
 	if (err) {
 		elfm_free(e);
@@ -166,6 +272,7 @@ void elfm_free(struct elfm *e)
 {
 	if (!e)
 		return;
+	guard_del(e->guard);
 	if (e->map)
 		munmap(e->map, e->size);
 	free(e->ph);

@@ -9,14 +9,16 @@
  * arrays (a hostile e_phoff may be misaligned).  Returned byte pointers
  * point into the mapping and stay valid until elfm_free().
  *
- * A file that is truncated *while* mapped raises SIGBUS on the bytes past
- * its new end; the daemon's handler (sigbus.h) maps zeros there, which the
- * checks here then refuse as a bad file.
+ * A file that is truncated *while* mapped would raise SIGBUS on a read
+ * past its new end (its owner can do that to a library it maps): the
+ * mappings of elfm_open_fd() are guarded, such reads see zeros, and
+ * elfm_damaged() says so.
  */
 #ifndef EP_ELFMAP_H
 #define EP_ELFMAP_H
 
 #include <elf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +30,14 @@ int elfm_open_fd(int fd, struct elfm **out);
 /* Same over memory owned by the caller, which must outlive the view. */
 int elfm_open_mem(const void *data, size_t len, struct elfm **out);
 void elfm_free(struct elfm *e);
+/* Whether the file shrank under the mapping while we read it (some bytes
+ * read as zeros): what was computed from it is not to be trusted or
+ * kept.  A SIGBUS handler is installed at the first elfm_open_fd(); a
+ * SIGBUS outside our mappings goes to the disposition before it. */
+bool elfm_damaged(const struct elfm *e);
+/* Pages of files truncated under their mapping that read as zeros so far
+ * (process-wide). */
+uint64_t elfm_fault_count(void);
 
 /* The whole file. */
 const uint8_t *elfm_data(const struct elfm *e, size_t *len);

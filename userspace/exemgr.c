@@ -166,10 +166,11 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 		free(m);
 		return -ENOMEM;
 	}
+	/* into empty tables: only an allocation can fail */
 	for (i = 0; i < RULE_FIXED_COUNT; i++)
 		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
 			exe_mgr_free(m);
-			return -EIO;
+			return -ENOMEM;
 		}
 	if (bm->row_blocks && rows_free(m, 0, bm->row_blocks)) {
 		exe_mgr_free(m);
@@ -355,7 +356,9 @@ static int read_segments(struct exe_file *f)
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
-	elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	elf = elf_begin(f->fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {

@@ -87,6 +87,12 @@ static int extract(const struct elfm *e, const char *path,
 		goto cleanup;
 	}
 	err = dt_builder_finish(b, out);
+	/* a file that shrank while we read it gave rows from zeros */
+	if (!err && (elfm_damaged(e) || (dbg && elfm_damaged(dbg)))) {
+		dt_file_free(*out);
+		*out = NULL;
+		err = -EIO;
+	}
 cleanup:
 	elfm_free(dbg);
 	gopc_free(go);

@@ -95,7 +95,7 @@ static int python_detect(struct interp_mgr *im, struct exe_file *f, int fd,
 		if (len == sizeof(*info)) {
 			memcpy(info, buf, sizeof(*info));
 			if (info->format == PY_INFO_FORMAT)
-				err = 0;
+				err = py_info_check(info);
 		} else if (len != 0) {
 			err = -EINVAL;
 		}
@@ -136,6 +136,7 @@ void interp_synced(void *arg, struct pm_proc *p)
 	const struct pm_mapping *m = NULL;
 	struct py_proc pp;
 	uint32_t i, key = (uint32_t)p->pid;
+	bool had;
 
 	if (!im->python)
 		return;
@@ -148,13 +149,24 @@ void interp_synced(void *arg, struct pm_proc *p)
 		interp_forget(im, p->pid);
 		return;
 	}
+	/* a resync replaces the process: count it once */
+	had = py_ctx_proc(im->py, p->pid) != NULL;
+	/* userland first: it refuses a layout it cannot read safely, and
+	 * then BPF does not get it either */
+	if (py_ctx_add_proc(im->py, p->pid, m->file->interp_data, m->bias)) {
+		interp_forget(im, p->pid);
+		return;
+	}
 	py_proc_fill(m->file->interp_data, m->bias, &pp);
 	if (bm_update(im->bm, BM_PY_PROCS, &key, &pp)) {
 		im->st.map_full++;
 		log_warn_once("py_procs map is full: Python frames of new processes are not unwound");
+		if (had)
+			im->st.procs_python--;
+		py_ctx_remove_proc(im->py, p->pid);
 		return;
 	}
-	if (py_ctx_add_proc(im->py, p->pid, m->file->interp_data, m->bias) == 0)
+	if (!had)
 		im->st.procs_python++;
 }
 

@@ -556,7 +556,9 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	e.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	e.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e.elf || elf_kind(e.elf) != ELF_K_ELF ||
 	    gelf_getclass(e.elf) != ELFCLASS64 ||
 	    elf_getphdrnum(e.elf, &e.phnum) != 0) {
@@ -579,6 +581,11 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 	if (err)
 		goto cleanup;
 	find_cold(&e, &info);
+	/* 3.13 took its offsets from the file: they must fit our buffers */
+	if (py_info_check(&info)) {
+		err = -EPROTO;
+		goto cleanup;
+	}
 	*out = info;
 cleanup:
 	if (e.elf)
@@ -605,20 +612,22 @@ struct span {
 	uint16_t off, width;
 };
 
-/* The end of the last present field, at least min. */
-static uint16_t spans_end(const struct span *s, size_t n, uint16_t min)
+/* The end of the last present field, at least min.  In 32 bits: an
+ * offset near 0xffff plus its width must not wrap to a small size. */
+static uint32_t spans_end(const struct span *s, size_t n, uint32_t min)
 {
-	uint16_t end = min;
+	uint32_t end = min;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (s[i].off != PY_OFF_NONE && s[i].off + s[i].width > end)
-			end = s[i].off + s[i].width;
+		if (s[i].off != PY_OFF_NONE &&
+		    (uint32_t)s[i].off + s[i].width > end)
+			end = (uint32_t)s[i].off + s[i].width;
 	return end;
 }
 
 /* Bytes of a frame the walk reads at once: up to the last field used. */
-static uint16_t frame_read_size(const struct py_offsets *o, bool object)
+static uint32_t frame_read_size(const struct py_offsets *o, bool object)
 {
 	const struct span s[] = {
 		{ o->f_back, 8 },     { o->f_code, 8 },
@@ -626,7 +635,7 @@ static uint16_t frame_read_size(const struct py_offsets *o, bool object)
 		{ o->f_owner, 1 },
 	};
 
-	return (spans_end(s, sizeof(s) / sizeof(s[0]), 0) + 7) & ~7;
+	return (spans_end(s, sizeof(s) / sizeof(s[0]), 0) + 7) & ~7u;
 }
 
 /* The offsets struct py_proc carries, named alike in struct py_offsets. */
@@ -639,6 +648,7 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 		  struct py_proc *out)
 {
 	const struct py_offsets *o = &info->off;
+	uint32_t fr;
 
 	memset(out, 0, sizeof(*out));
 	out->runtime = info->runtime + bias;
@@ -655,8 +665,9 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 	out->version = (uint16_t)(info->major << 8 | info->minor);
 	out->frame_model = info->frame_model;
 	out->lasti_shift = info->lasti_shift;
-	out->f_read_size =
-		frame_read_size(o, info->frame_model == PY_FRAMES_OBJECT);
+	fr = frame_read_size(o, info->frame_model == PY_FRAMES_OBJECT);
+	/* too large for the walk, which refuses it (py_info_check) */
+	out->f_read_size = fr > UINT16_MAX ? UINT16_MAX : (uint16_t)fr;
 #define COPY_(f) out->f = o->f;
 	PY_PROC_OFFSETS(COPY_)
 #undef COPY_
@@ -676,7 +687,8 @@ static int lnotab_line(const uint8_t *t, size_t len, int first, uint64_t addr)
 		a += t[i];
 		if (a > addr)
 			break;
-		line += (int8_t)t[i + 1];
+		if (__builtin_add_overflow(line, (int8_t)t[i + 1], &line))
+			return -1; /* no source has 2^31 lines */
 	}
 	return line;
 }
@@ -695,8 +707,8 @@ static int linetable310_line(const uint8_t *t, size_t len, int first,
 
 		start = end;
 		end += t[i];
-		if (d != -128)
-			line += d;
+		if (d != -128 && __builtin_add_overflow(line, d, &line))
+			return -1;
 		if (start <= addr && addr < end)
 			return d == -128 ? -1 : line;
 	}
@@ -780,7 +792,8 @@ static int locations_line(const uint8_t *t, size_t len, int first,
 			i += 1;
 			break;
 		}
-		line += delta;
+		if (__builtin_add_overflow(line, delta, &line))
+			return -1;
 		if (start <= instr && instr < end)
 			return none ? -1 : line;
 	}
@@ -826,6 +839,8 @@ static int read_vm(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
 #define CODE_HDR_MAX 160
 /* A str object's header: the largest PyASCIIObject. */
 #define UNI_HDR_MAX 64
+/* A bytes object's header up to its size field. */
+#define BYTES_HDR_MAX 64
 
 struct py_pent {
 	pid_t pid;
@@ -1004,7 +1019,7 @@ static struct py_pent *pent_find(const struct py_ctx *ctx, pid_t pid,
 }
 
 /* Bytes of a code object read at once: ob_type and the fields used. */
-static uint16_t code_hdr_size(const struct py_offsets *o)
+static uint32_t code_hdr_size(const struct py_offsets *o)
 {
 	const struct span s[] = {
 		{ o->co_firstlineno, 4 }, { o->co_filename, 8 },
@@ -1015,16 +1030,45 @@ static uint16_t code_hdr_size(const struct py_offsets *o)
 	return spans_end(s, sizeof(s) / sizeof(s[0]), 16);
 }
 
+int py_info_check(const struct py_info *info)
+{
+	const struct py_offsets *o = &info->off;
+	bool object = info->frame_model == PY_FRAMES_OBJECT;
+
+	/* every field read at a fixed offset of a fixed-size buffer */
+	if (code_hdr_size(o) > CODE_HDR_MAX || o->co_firstlineno == PY_OFF_NONE ||
+	    o->co_filename == PY_OFF_NONE || o->co_name == PY_OFF_NONE ||
+	    o->co_linetable == PY_OFF_NONE)
+		return -EINVAL;
+	if (o->uni_ascii_size > UNI_HDR_MAX ||
+	    o->uni_length + 8 > o->uni_ascii_size ||
+	    o->uni_state + 4 > o->uni_ascii_size ||
+	    o->bytes_size + 8 > BYTES_HDR_MAX)
+		return -EINVAL;
+	if (frame_read_size(o, object) > PY_FRAME_READ_MAX ||
+	    o->f_back == PY_OFF_NONE || o->f_code == PY_OFF_NONE ||
+	    o->f_lasti == PY_OFF_NONE)
+		return -EINVAL;
+	switch (info->frame_model) {
+	case PY_FRAMES_OBJECT:
+		/* f_lasti counts bytes (1) or code units (0) */
+		return info->lasti_shift <= 1 ? 0 : -EINVAL;
+	case PY_FRAMES_ENTRY:
+		return o->f_is_entry != PY_OFF_NONE ? 0 : -EINVAL;
+	case PY_FRAMES_SHIM:
+		return o->f_owner != PY_OFF_NONE ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
 int py_ctx_add_proc(struct py_ctx *ctx, pid_t pid, const struct py_info *info,
 		    uint64_t bias)
 {
 	struct py_pent *p;
 	size_t pos;
 
-	if (code_hdr_size(&info->off) > CODE_HDR_MAX ||
-	    info->off.uni_ascii_size > UNI_HDR_MAX ||
-	    info->off.uni_length + 8 > info->off.uni_ascii_size ||
-	    info->off.uni_state + 4 > info->off.uni_ascii_size)
+	if (py_info_check(info))
 		return -EINVAL;
 	p = pent_find(ctx, pid, &pos);
 	if (p) {
@@ -1042,7 +1086,7 @@ int py_ctx_add_proc(struct py_ctx *ctx, pid_t pid, const struct py_info *info,
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->info = *info;
-	p->code_hdr = code_hdr_size(&info->off);
+	p->code_hdr = (uint16_t)code_hdr_size(&info->off);
 	py_proc_fill(info, bias, &p->proc);
 	return 0;
 }
@@ -1218,7 +1262,7 @@ static int read_bytes(struct py_ctx *ctx, pid_t pid, const struct py_offsets *o,
 		      uint64_t addr, size_t max, uint8_t **out, size_t *len,
 		      bool *truncated)
 {
-	uint8_t hdr[64];
+	uint8_t hdr[BYTES_HDR_MAX];
 	int64_t size;
 	size_t n;
 	int err;

@@ -118,6 +118,13 @@ int py_detect_fd(int fd, const char *name, unsigned flags,
 /* The same for a path. */
 int py_detect(const char *path, unsigned flags, struct py_info *out);
 
+/* Whether info is usable: every offset that userland reads at falls
+ * inside the fixed buffers it reads into, the fields the frame model
+ * needs are present.  info comes from a file (3.13 describes itself) or
+ * from the cache; py_detect_fd and py_ctx_add_proc refuse what fails
+ * this.  Returns 0 or -EINVAL. */
+int py_info_check(const struct py_info *info);
+
 /* The BPF map value for a process whose file holding CPython (described
  * by info) is loaded with the given bias. */
 void py_proc_fill(const struct py_info *info, uint64_t bias,
@@ -170,7 +177,8 @@ void py_ctx_free(struct py_ctx *ctx);
 
 /* Register (or replace, after an exec) process pid whose CPython is
  * described by info and loaded at bias.  Drops the pid's cached code
- * objects.  Returns 0, or -ENOSPC when max_procs are registered. */
+ * objects.  Returns 0, -EINVAL when info fails py_info_check, or -ENOSPC
+ * when max_procs are registered. */
 int py_ctx_add_proc(struct py_ctx *ctx, pid_t pid, const struct py_info *info,
 		    uint64_t bias);
 /* Forget pid and its cached code objects (exit).  No-op if unknown. */

@@ -22,6 +22,7 @@
 
 #include "cache_cmd.h"
 #include "config.h"
+#include "elfmap.h"
 #include "deltas.h"
 #include "exemgr.h"
 #include "hashmap.h"
@@ -32,7 +33,6 @@
 #include "pipeline.h"
 #include "procmgr.h"
 #include "reporter.h"
-#include "sigbus.h"
 #include "store.h"
 #include "tracer.h"
 
@@ -326,14 +326,15 @@ static void print_summary(struct daemon *d)
 	pm_get_stats(d->pm, &ps);
 	sink_totals(d, &rs);
 	fprintf(stderr,
-		"samples=%" PRIu64 " lost=%" PRIu64 " processes=%u unwind_errors=%" PRIu64
+		"samples=%" PRIu64 " lost=%" PRIu64 " events_lost=%" PRIu64
+		" processes=%u unwind_errors=%" PRIu64
 		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
 		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
 		" startup_ms=%.0f load_ms=%.0f files=%" PRIu64 " rows=%" PRIu64 " syncs=%" PRIu64
 		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
 		" seconds=%.1f ",
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
-		d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
+		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
 		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used, ps.syncs, rs.send_ok,
 		rs.send_fail, rs.queue_drops, secs);
@@ -497,7 +498,7 @@ static void publish_metrics(struct daemon *d)
 	  " %.3f", d->startup_ns / 1e9);
 	P("file_read_faults_total", "counter",
 	  "Pages of files truncated while mapped, read as zeros.", " %" PRIu64,
-	  sigbus_guard_count());
+	  elfm_fault_count());
 	{
 		/* the agent's own cost, the figures its budget is about */
 		struct tracer_prog_stats pst[16];
@@ -722,9 +723,10 @@ static int run(struct daemon *d)
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
 			publish_metrics(d);
-			if (sigbus_guard_count())
+			if (elfm_fault_count())
 				log_warn_once("a file was truncated while it was read "
-					      "(mapped): its pages read as zeros");
+					      "(mapped): its pages read as zeros and "
+					      "its tables were discarded");
 			next_gc = now + 1000000000ULL;
 		}
 		if (d->store && now >= next_flush) {
@@ -741,6 +743,10 @@ static int run(struct daemon *d)
 	write_run(d);
 	if (!d->n_sinks && !d->run_sink)
 		write_stdout(d);
+	/* the sinks deliver what they can first: the summary then counts
+	 * what they had to drop */
+	for (n = 0; n < d->n_sinks; n++)
+		rep_sink_finish(d->sinks[n], 5000);
 	print_summary(d);
 	return 0;
 }
@@ -808,9 +814,6 @@ int main(int argc, char **argv)
 	struct daemon d = { 0 };
 	int err;
 
-	/* before any file is mapped: a file truncated under us must not
-	 * kill the daemon */
-	sigbus_guard_install();
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "deltas"))

@@ -27,6 +27,7 @@ const char *metric_help(unsigned id)
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -42,15 +43,36 @@ struct metrics_server {
 	int port;
 };
 
+/* A client has this long to send its request, and again to take the
+ * answer: one thread serves every client, so a slow one must not hold
+ * it (the bound is on the whole request, not on each read). */
+#define CLIENT_MS 2000
+
+static long ms_left(const struct timespec *end)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (end->tv_sec - now.tv_sec) * 1000 +
+	       (end->tv_nsec - now.tv_nsec) / 1000000;
+}
+
 static void serve_one(struct metrics_server *s, int c)
 {
 	char req[2048], hdr[256], *body = NULL;
 	size_t n = 0, len = 0;
 	struct pollfd p = { .fd = c, .events = POLLIN };
+	struct timeval tv = { CLIENT_MS / 1000, 0 };
+	struct timespec end;
+	long left;
 	bool ok;
 
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += CLIENT_MS / 1000;
 	/* read the request head, bounded in size and time */
-	while (n < sizeof(req) - 1 && poll(&p, 1, 2000) > 0) {
+	while (n < sizeof(req) - 1 && (left = ms_left(&end)) > 0 &&
+	       poll(&p, 1, (int)left) > 0) {
 		ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
 		if (r <= 0)
 			break;

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"
 
@@ -134,6 +135,9 @@ int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %llu %n", &s, &e, perms,
 		   &off, &ino, &pos) < 5 || !pos || e <= s)
 		return -EINVAL;
+	/* callers read perms[0..3] */
+	if (strlen(perms) != 4)
+		return -EINVAL;
 	*start = s;
 	*end = e;
 	*offset = off;
@@ -199,13 +203,15 @@ static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, start, end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	/* a process may map a device; the path in its root may be a FIFO
+	 * or a link by the time we open it */
+	fd = fs_open_regular(buf);
 	if (fd >= 0 || !path[0] || path[0] != '/')
 		return fd;
 	/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE): try the
 	 * path in the process' root */
 	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-	return open(buf, O_RDONLY | O_CLOEXEC);
+	return fs_open_regular(buf);
 }
 
 static void read_container_id(struct pm_proc *p);
@@ -266,7 +272,8 @@ bool pm_container_id(const char *text, char out[65])
 
 			if (m > 6 && !strncmp(e + m - 6, ".scope", 6))
 				m -= 6;
-			if (is_hex64(e + m - 64, 64) &&
+			/* "<58 characters>.scope" leaves fewer than 64 */
+			if (m >= 64 && is_hex64(e + m - 64, 64) &&
 			    (m == 64 || e[m - 65] == '-'))
 				id = e + m - 64;
 		}

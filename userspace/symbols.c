@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elfmap.h"
+#include "fsutil.h"
 #include "gopclntab.h"
 #include "log.h"
 #include "rustdemangle.h"
@@ -162,10 +163,10 @@ static int read_debug_file(struct symb_table *t)
 		return 0;
 	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
 		 t->build_id, t->build_id + 2);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = fs_open_regular(path);
 	if (fd < 0)
 		return 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	err = elf && elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : 0;
 	elf_end(elf);
 	close(fd);
@@ -193,6 +194,8 @@ static int read_gopclntab(struct symb_table *t, int fd)
 		}
 		gopc_free(g);
 	}
+	if (!err && elfm_damaged(e))
+		err = -EIO; /* names read from zeros */
 	elfm_free(e);
 	return err;
 }
@@ -203,8 +206,11 @@ static int cmp_sym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* prefer the symbol with a size, then the longer-lived name */
-	return (int)y->size - (int)x->size;
+	/* prefer the symbol with a size, the larger one.  Compared, not
+	 * subtracted: sizes come from the file, and an overflowing
+	 * difference makes the order inconsistent, which qsort must not
+	 * be given. */
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
 int symb_load_fd(int fd, struct symb_table **out)
@@ -216,7 +222,9 @@ int symb_load_fd(int fd, struct symb_table **out)
 
 	*out = NULL;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under us is an error, not
+	 * SIGBUS (see elfmap.h) */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {

@@ -3,22 +3,16 @@
  * libFuzzer target for the parsers of untrusted bytes in stack-delta
  * extraction: the input is an ELF image (dt_extract_mem: ELF headers,
  * .eh_frame, .eh_frame_hdr, .debug_frame, compressed sections, .gopclntab)
- * and, at once, a serialized table (dt_file_deserialize).
- *
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Ibpf -Iuserspace \
- *     tests/fuzz/fuzz_deltas.c userspace/{deltas,elfmap,ehframe,gopclntab,extract}.c \
- *     -lz -lzstd -o fuzz_deltas && ./fuzz_deltas -max_total_time=60 CORPUS
- *
- * A good corpus: small ELF files of the machine (the vDSO, ld.so) and
- * serialized tables.
+ * and, at once, a serialized table (dt_file_deserialize).  Built and run
+ * by tests/fuzz/fuzz.mk (make fuzz); seeds: small ELF files of the
+ * machine and the tables extracted from them.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "deltas.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -137,6 +137,47 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 	return WEXITSTATUS(status);
 }
 
+pid_t h_profile_started(const char *const *args, const char *stderr_path,
+			int timeout_s)
+{
+	pid_t pid = h_profile_bg(args, stderr_path);
+	double t0 = h_now_ms();
+
+	if (pid < 0)
+		return -1;
+	while (h_now_ms() - t0 < timeout_s * 1000.0) {
+		char *err = h_slurp(stderr_path);
+		bool started = err && strstr(err, "started in");
+
+		free(err);
+		if (started)
+			return pid;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1; /* it died */
+		usleep(50000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+long h_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 int h_read_folded(const char *path, struct folded *f)
 {
 	FILE *fp = fopen(path, "r");

@@ -33,6 +33,13 @@ int h_wait(pid_t pid, int timeout_s);
 int h_profile(const char *const *args, char **err, int timeout_s);
 /* Start the profiler in the background; returns its pid. */
 pid_t h_profile_bg(const char *const *args, const char *stderr_path);
+/* The same, then wait until it says it is sampling ("started in": args
+ * must have -v), at most timeout_s.  Returns its pid, or -1 when it died
+ * or did not start in time (then it is killed). */
+pid_t h_profile_started(const char *const *args, const char *stderr_path,
+			int timeout_s);
+/* VmRSS of pid in KiB, or -1. */
+long h_rss_kb(pid_t pid);
 
 int h_read_folded(const char *path, struct folded *f);
 void h_free_folded(struct folded *f);

@@ -339,7 +339,7 @@ TEST_ROOT(native_short_lived_processes)
 	char out[512], errp[512], *err = NULL;
 	const char *args[] = { "-duration", "30s", "-samples-per-second", HZ,
 			       "-output", out, "-v", NULL };
-	double cpu = 0, t0;
+	double cpu = 0;
 	struct folded f;
 	uint64_t got, full;
 	pid_t prof;
@@ -347,22 +347,9 @@ TEST_ROOT(native_short_lived_processes)
 
 	snprintf(out, sizeof(out), "%s/short.folded", test_tmpdir());
 	snprintf(errp, sizeof(errp), "%s/short.err", test_tmpdir());
-	prof = h_profile_bg(args, errp);
-	/* wait until sampling is live */
-	for (t0 = h_now_ms(); h_now_ms() - t0 < 60000;) {
-		FILE *e = fopen(errp, "r");
-		char line[512];
-		bool started = false;
-
-		while (e && fgets(line, sizeof(line), e))
-			if (strstr(line, "started in"))
-				started = true;
-		if (e)
-			fclose(e);
-		if (started)
-			break;
-		usleep(50000);
-	}
+	prof = h_profile_started(args, errp, 60);
+	if (!ASSERT_GT(prof, 0, "profiler started"))
+		return;
 	for (i = 0; i < 20; i++) {
 		char *wargv[] = { (char *)h_workload("short"), "0.2", NULL };
 		struct rusage ru;

@@ -155,21 +155,6 @@ TEST_ROOT(otlp_export_http_from_env)
 	export_test("http");
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &l) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
 /* A receiver that is down, then comes up: no crash, data flows again. */
 TEST_ROOT(otlp_receiver_down_then_up)
 {
@@ -177,7 +162,7 @@ TEST_ROOT(otlp_receiver_down_then_up)
 	const char *args[] = { "-collection-agent", endpoint, "-disable-tls",
 			       "-reporter-interval", "1s", "-duration", "9s",
 			       NULL };
-	int port = free_port(), bound = 0, n, bad, status;
+	int port = h_free_port(), bound = 0, n, bad, status;
 	pid_t prof, rcv;
 	FILE *e;
 	char line[4096] = "";

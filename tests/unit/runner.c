@@ -98,8 +98,13 @@ static void end_subtest(void)
 
 bool test_start_subtest(const char *name)
 {
+	static char buf[128];
+
 	end_subtest();
-	cur_subtest = name;
+	/* a copy: the name may be on the test's stack, and the subtest is
+	 * reported after the test returned */
+	snprintf(buf, sizeof(buf), "%s", name);
+	cur_subtest = buf;
 	cur_sub_failed = false;
 	return true;
 }
@@ -168,6 +173,9 @@ static bool matches(const char *name, int argc, char **argv)
 	return n == 0;
 }
 
+/* LeakSanitizer's check, present in sanitizer builds (make test-asan). */
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
 static int run_child(struct test_case *tc)
 {
 	cur_test = tc->name;
@@ -177,6 +185,12 @@ static int run_child(struct test_case *tc)
 	}
 	tc->fn();
 	end_subtest();
+	/* The child ends with _exit, which skips the check at exit: what
+	 * the test left allocated fails it here. */
+	if (__lsan_do_recoverable_leak_check &&
+	    __lsan_do_recoverable_leak_check())
+		test_fail(__FILE__, __LINE__,
+			  "memory leaked (LeakSanitizer's report above)");
 	if (tmpdir[0] && !getenv("EP_KEEP_TMP"))
 		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (cur_failed)

@@ -137,6 +137,7 @@ TEST(maps_line_parsing)
 	char l2[] = "7ffd5a3f1000-7ffd5a3f3000 r-xp 00000000 00:00 0                          [vdso]\n";
 	char l3[] = "55d2c3e0b000-55d2c3f6d000 r-xp 00000000 08:01 42 /tmp/a file (deleted)\n";
 	char l4[] = "garbage\n";
+	char l5[] = "1000-2000 r 0 0:0 0 /x\n";
 	uint64_t s, e, off, ino;
 	char perms[5], *path;
 
@@ -152,6 +153,8 @@ TEST(maps_line_parsing)
 	ASSERT_STREQ(path, "/tmp/a file (deleted)", "spaces kept");
 	ASSERT_EQ(pm_parse_maps_line(l4, &s, &e, perms, &off, &ino, &path),
 		  -EINVAL, "garbage");
+	ASSERT_EQ(pm_parse_maps_line(l5, &s, &e, perms, &off, &ino, &path),
+		  -EINVAL, "short permissions");
 }
 
 TEST(ksyms_lookup_from_file)
@@ -200,7 +203,7 @@ TEST(container_id_forms)
 		"0::/machine.slice/libpod-%s.scope/container\n",		 /* podman */
 		"12:pids:/docker/%s\n11:cpu:/docker/%s\n",			 /* cgroup v1 */
 	};
-	char text[1024], out[65];
+	char text[1024], out[65], *heap;
 	size_t i;
 
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -213,4 +216,10 @@ TEST(container_id_forms)
 	ASSERT_FALSE(pm_container_id("0::/user.slice/user-0.slice/session-3.scope\n", out),
 		     "not a container");
 	ASSERT_FALSE(pm_container_id("0::/\n", out), "root");
+	/* 64 to 69 characters ending in .scope: the id would start before
+	 * the element (found by fuzz_procfs) */
+	snprintf(text, sizeof(text), "%.58s.scope", id);
+	heap = strdup(text); /* nothing before it: AddressSanitizer sees */
+	ASSERT_FALSE(pm_container_id(heap, out), "short .scope element");
+	free(heap);
 }

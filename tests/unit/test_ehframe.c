@@ -14,13 +14,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "deltas.h"
 #include "ehframe.h"
 #include "elfmap.h"
+#include "synth_elf.h"
 
 /* ---- raw dump: expressions by (section, FDE, location) ------------------ */
 
@@ -1108,6 +1112,194 @@ TEST(ehframe_fuzz_damage)
 out:
 	elfm_free(e);
 	free(d);
+}
+
+/* One CIE (code align 1, data align -8, CFA rsp+8, RA at CFA-8) and one
+ * FDE over [0x1000, 0x1100) whose program is prog, in an .eh_frame at
+ * 0x2000; the rows of that image. */
+static int cfi_rows(const uint8_t *prog, size_t plen, struct dt_file **f)
+{
+	static const uint8_t cie[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, /* length 20, CIE id 0 */
+		1, 'z', 'R', 0,		   /* version, augmentation */
+		1, 0x78, 16, 1, 0x1b,	   /* code 1, data -8, RA 16; pcrel sdata4 */
+		0x0c, 7, 8, 0x90, 1,	   /* def_cfa rsp+8, RA at cfa-8 */
+		0, 0,
+	};
+	struct synth_sec secs[2] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x100 },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x2000, NULL, 0 },
+	};
+	uint8_t sec[256] = { 0 }, *img;
+	size_t off = sizeof(cie), flen, len;
+	uint32_t v;
+	int err;
+
+	if (plen > 128)
+		return -EINVAL;
+	memcpy(sec, cie, sizeof(cie));
+	/* FDE: length, CIE pointer, pc_begin (pcrel), range, no augmentation
+	 * data, the program, padding to 4 */
+	flen = (4 + 4 + 4 + 1 + plen + 3) & ~(size_t)3;
+	v = (uint32_t)flen;
+	memcpy(sec + off, &v, 4);
+	v = (uint32_t)(off + 4);
+	memcpy(sec + off + 4, &v, 4);
+	v = (uint32_t)(0x1000 - (0x2000 + off + 8));
+	memcpy(sec + off + 8, &v, 4);
+	v = 0x100;
+	memcpy(sec + off + 12, &v, 4);
+	memcpy(sec + off + 17, prog, plen);
+	secs[1].data = sec;
+	secs[1].size = off + 4 + flen + 4; /* and a zero terminator */
+	img = synth_elf(secs, 2, &len);
+	if (!img)
+		return -ENOMEM;
+	err = extract_mem(img, len, f);
+	free(img);
+	return err;
+}
+
+/* Factored offsets whose product does not fit 64 bits (found by
+ * fuzz_ehframe: signed overflow): the FDE is malformed from there on. */
+TEST(ehframe_factored_overflow)
+{
+	/* advance 1; def_cfa_sf rsp, 2^62 (times -8) */
+	static const uint8_t big_sf[] = { 0x41, 0x12, 7, 0x80, 0x80, 0x80,
+					  0x80, 0x80, 0x80, 0x80, 0x80, 0xc0,
+					  0 };
+	/* advance 1; offset_extended_sf rbp, 2^62 */
+	static const uint8_t big_reg[] = { 0x41, 0x11, 6, 0x80, 0x80, 0x80,
+					   0x80, 0x80, 0x80, 0x80, 0x80,
+					   0xc0, 0 };
+	/* advance 1; def_cfa_offset 16; advance 1 */
+	static const uint8_t sane[] = { 0x41, 0x0e, 16, 0x41 };
+	const struct unwind_rule *r;
+	struct dt_file *f = NULL;
+
+	if (ASSERT_OK(cfi_rows(sane, sizeof(sane), &f), "sane program")) {
+		r = dt_file_rule(f, dt_file_lookup(f, 0x1001));
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_NONE && r->cfa_off == 16,
+			    "rsp+16 after the advance");
+	}
+	dt_file_free(f);
+	f = NULL;
+	if (ASSERT_OK(cfi_rows(big_sf, sizeof(big_sf), &f), "huge CFA")) {
+		r = dt_file_rule(f, dt_file_lookup(f, 0x1000));
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_NONE && r->cfa_off == 8,
+			    "the row before stands");
+		r = dt_file_rule(f, dt_file_lookup(f, 0x1001));
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_INVALID, "then INVALID");
+	}
+	dt_file_free(f);
+	f = NULL;
+	ASSERT_OK(cfi_rows(big_reg, sizeof(big_reg), &f), "huge rbp offset");
+	dt_file_free(f);
+}
+
+/* A binary without CFI whose debuglink names a FIFO, or a link to one,
+ * next to it: any user can make these, and open() would block the
+ * daemon for good (or, for a link to a device, run its driver). */
+TEST(ehframe_debuglink_not_regular)
+{
+	static const char *const links[] = { "fifo.debug", "link.debug" };
+	uint8_t dl[16] = { 0 };
+	struct synth_sec secs[2] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x100 },
+		{ ".gnu_debuglink", SHT_PROGBITS, 0, 0, dl, sizeof(dl) },
+	};
+	size_t i, len;
+	uint8_t *img;
+
+	ASSERT_OK(mkfifo(tmp_path("fifo.debug"), 0600), "fifo");
+	ASSERT_OK(symlink(tmp_path("fifo.debug"), tmp_path("link.debug")),
+		  "symlink");
+	for (i = 0; i < 2; i++) {
+		char prog[64];
+		int status;
+		pid_t pid;
+
+		memset(dl, 0, sizeof(dl));
+		memcpy(dl, links[i], strlen(links[i])); /* then the CRC, 0 */
+		img = synth_elf(secs, 2, &len);
+		snprintf(prog, sizeof(prog), "prog%zu", i);
+		if (!ASSERT_NOT_NULL(img, "image") ||
+		    !ASSERT_TRUE(write_file(tmp_path(prog), img, len), "write")) {
+			free(img);
+			return;
+		}
+		free(img);
+		pid = fork();
+		if (pid == 0) {
+			struct dt_file *f = NULL;
+			int fd = open(tmp_path(prog), O_RDONLY | O_CLOEXEC);
+
+			alarm(5);
+			_exit(fd >= 0 && dt_extract_file(fd, tmp_path(prog),
+							 &f) == 0 ? 0 : 1);
+		}
+		ASSERT_GT(pid, 0, "fork");
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			    links[i]);
+	}
+}
+
+/* A file truncated by its owner while mapped: reads past the new end see
+ * zeros and the view says it is damaged, instead of SIGBUS ending the
+ * daemon; a SIGBUS elsewhere still ends the process. */
+TEST(elfmap_truncated_under_mapping)
+{
+	const Elf64_Shdr *sh;
+	const uint8_t *p;
+	struct elfm *e = NULL;
+	uint8_t *d = NULL, x = 0;
+	size_t len = 0, n, i;
+	int fd, status;
+	pid_t pid;
+
+	if (!copy_file("/lib64/ld-linux-x86-64.so.2", "t", &d, &len) ||
+	    !ASSERT_TRUE(write_file(tmp_path("t"), d, len), "copy")) {
+		free(d);
+		return;
+	}
+	free(d);
+	fd = open(tmp_path("t"), O_RDWR | O_CLOEXEC);
+	if (!ASSERT_GE(fd, 0, "open") || !ASSERT_OK(elfm_open_fd(fd, &e), "map"))
+		goto out;
+	sh = elfm_section(e, ".eh_frame");
+	if (!ASSERT_NOT_NULL(sh, ".eh_frame") ||
+	    !ASSERT_OK(elfm_section_bytes(e, sh, &p, &n), "bytes"))
+		goto out;
+	ASSERT_FALSE(elfm_damaged(e), "whole");
+	ASSERT_OK(ftruncate(fd, 4096), "truncate under the mapping");
+	for (i = 0; i < n; i++)
+		x |= p[i];
+	ASSERT_TRUE(elfm_damaged(e), "damaged");
+	ASSERT_EQ(x, 0, "zeros past the end");
+	/* not ours: the default disposition, as before */
+	pid = fork();
+	if (pid == 0) {
+		volatile const uint8_t *q;
+		void *m;
+
+		ftruncate(fd, 8192);
+		m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+		ftruncate(fd, 0);
+		q = m;
+		_exit(q[4096]);
+	}
+	waitpid(pid, &status, 0);
+	/* killed, or (make test-asan) reported by the sanitizer's handler */
+	ASSERT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+			    (WIFEXITED(status) && WEXITSTATUS(status) != 0),
+		    "another mapping's SIGBUS still ends the process");
+out:
+	elfm_free(e);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The vDSO (clock_gettime and friends are hot in profiles): from memory,

@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloc_fault.h"
 #include "interp_python.h"
 #include "python_interps.h"
 
@@ -469,6 +470,21 @@ TEST(python_line_tables_garbage)
 	ASSERT_EQ(py_line_for_instr(12, t, 4, 5, 0), -1, "no entry byte");
 	ASSERT_EQ(py_line_for_instr(9, NULL, 0, 7, 3), -1, "no table");
 	ASSERT_EQ(py_line_for_instr(9, t, 0, 7, 0), 7, "empty lnotab");
+	/* lines past INT_MAX: -1, not signed overflow (found by fuzz_pyline) */
+	t[0] = 2;
+	t[1] = 100;
+	t[2] = 2;
+	t[3] = 100;
+	ASSERT_EQ(py_line_for_instr(10, t, 4, INT_MAX - 50, 1), -1,
+		  "3.10 table past INT_MAX");
+	ASSERT_EQ(py_line_for_instr(9, t, 4, INT_MAX - 50, 1), -1,
+		  "lnotab past INT_MAX");
+	t[0] = t[2] = 0x80 | 13 << 3; /* no columns, one unit */
+	t[1] = t[3] = 62;	      /* svarint +31 */
+	ASSERT_EQ(py_line_for_instr(12, t, 4, INT_MAX - 50, 0), INT_MAX - 19,
+		  "location table near INT_MAX");
+	ASSERT_EQ(py_line_for_instr(12, t, 4, INT_MAX - 50, 1), -1,
+		  "location table past INT_MAX");
 }
 
 /* ---- objects built in this process --------------------------------------- */
@@ -752,6 +768,7 @@ TEST(python_proc_table)
 	in.off.uni_compact_size = 72;
 	in.off.co_qualname = PY_OFF_NONE;
 	in.off.rt_tss_key = PY_OFF_NONE;
+	in.frame_model = PY_FRAMES_OBJECT;
 	if (!ASSERT_OK(py_ctx_new(&opts, &ctx), "ctx"))
 		return;
 	ASSERT_OK(py_ctx_add_proc(ctx, 30, &in, 0), "30");
@@ -770,6 +787,63 @@ TEST(python_proc_table)
 	ASSERT_EQ(st.procs_full, 1, "procs_full");
 	py_ctx_free(ctx);
 	py_ctx_free(NULL);
+}
+
+/* Layouts that would make userland read past its buffers: a 3.13 file
+ * describes its own offsets, and the cache holds them as bytes (found by
+ * fuzz_pycode). */
+TEST(python_info_check)
+{
+	struct py_info good = { .format = PY_INFO_FORMAT }, in;
+	struct py_ctx *ctx;
+
+	good.frame_model = PY_FRAMES_SHIM;
+	good.off.uni_length = 16;
+	good.off.uni_state = 32;
+	good.off.uni_ascii_size = 40;
+	good.off.uni_compact_size = 56;
+	good.off.co_firstlineno = 48;
+	good.off.co_filename = 56;
+	good.off.co_name = 64;
+	good.off.co_qualname = 72;
+	good.off.co_linetable = 80;
+	good.off.bytes_size = 16;
+	good.off.bytes_sval = 32;
+	good.off.f_back = 8;
+	good.off.f_code = 0;
+	good.off.f_lasti = 56;
+	good.off.f_is_entry = PY_OFF_NONE;
+	good.off.f_owner = 70;
+	good.off.rt_tss_key = PY_OFF_NONE;
+	good.off.cf_current_frame = PY_OFF_NONE;
+	if (!ASSERT_OK(py_ctx_new(NULL, &ctx), "ctx"))
+		return;
+	ASSERT_OK(py_info_check(&good), "a sane layout");
+	ASSERT_OK(py_ctx_add_proc(ctx, 1, &good, 0), "sane: added");
+	/* offset + width past 0xffff used to wrap to a small header size */
+	in = good;
+	in.off.co_filename = 0xfff8;
+	ASSERT_EQ(py_ctx_add_proc(ctx, 2, &in, 0), -EINVAL, "code field wraps");
+	in = good;
+	in.off.f_owner = 0xfffd;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "frame size wraps to 0");
+	in = good;
+	in.off.bytes_size = 0x100;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "bytes header too large");
+	in = good;
+	in.off.co_name = PY_OFF_NONE;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "code field missing");
+	in = good;
+	in.off.f_owner = PY_OFF_NONE;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "shim frames need owner");
+	in = good;
+	in.frame_model = PY_FRAMES_OBJECT;
+	in.lasti_shift = 40;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "shift past 31");
+	in.frame_model = 9;
+	ASSERT_EQ(py_info_check(&in), -EINVAL, "unknown frame model");
+	ASSERT_TRUE(py_ctx_proc(ctx, 2) == NULL, "refused: not registered");
+	py_ctx_free(ctx);
 }
 
 /* A reader that fails the nth call (counting from 1), for fault injection. */
@@ -908,6 +982,57 @@ cleanup:
 TEST(python_malformed)
 {
 	each_layout(malformed_one);
+}
+
+/* ---- allocation failures --------------------------------------------------- */
+
+struct py_alloc {
+	const struct py_info *in;
+	struct fake *f;
+	uint64_t code;
+};
+
+/* A fresh context symbolizing one code object twice (read, then cached). */
+static int py_alloc_op(void *arg)
+{
+	const struct py_alloc *a = arg;
+	struct py_ctx *ctx = NULL;
+	struct py_frame_info fi;
+	int err;
+
+	err = py_ctx_new(NULL, &ctx);
+	if (!err)
+		err = py_ctx_add_proc(ctx, getpid(), a->in,
+				      a->f->type - a->in->code_type);
+	if (!err)
+		err = py_symbolize(ctx, getpid(), a->code, 1, &fi);
+	if (!err)
+		err = py_symbolize(ctx, getpid(), a->code, 1, &fi);
+	if (!err && strcmp(fi.name, "fn"))
+		err = -EINVAL;
+	py_ctx_free(ctx);
+	return err;
+}
+
+static void alloc_faults_one(const struct py_info *in)
+{
+	struct py_ctx *ctx = NULL;
+	struct fake f;
+	struct py_alloc a = { in, &f, 0 };
+
+	if (!ASSERT_OK(fk_setup(&f, in, NULL, &ctx), "setup"))
+		goto out;
+	a.code = fk_code(&f, "fn", "f.py", 3);
+	alloc_fail_each("py_symbolize", py_alloc_op, &a, false, NULL, 200);
+	alloc_fail_each("py_symbolize", py_alloc_op, &a, true, NULL, 200);
+	ASSERT_OK(py_alloc_op(&a), "after");
+out:
+	fk_teardown(&f, ctx);
+}
+
+TEST(python_alloc_faults)
+{
+	each_layout(alloc_faults_one);
 }
 
 /* ---- the walk over built structures -------------------------------------- */

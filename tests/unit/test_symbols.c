@@ -2,12 +2,15 @@
 /* The ELF symbol reader against binutils' nm (an independent oracle). */
 #include "test.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "symbols.h"
+#include "synth_elf.h"
 
 struct nm_sym {
 	unsigned long long addr, size;
@@ -186,5 +189,49 @@ TEST(symbols_not_elf)
 		return;
 	ASSERT_EQ(symb_load_fd(fd, &t), -ENOEXEC, "not ELF");
 	ASSERT_TRUE(t == NULL, "no table");
+	close(fd);
+}
+
+/* Two symbols at one address with sizes past INT_MAX apart: the sort
+ * compared them by an int subtraction that overflowed (found by
+ * fuzz_symbols under UBSan), an inconsistent order for qsort. */
+TEST(symbols_huge_sizes)
+{
+	static const char strs[] = "\0big\0small\0next";
+	Elf64_Sym syms[4] = {
+		{ 0 },
+		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x1000, .st_size = 0x80000386 },
+		{ .st_name = 5, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x1000, .st_size = 902 },
+		{ .st_name = 11, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x2000, .st_size = 16 },
+	};
+	struct synth_sec secs[3] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x2000 },
+		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
+		  sizeof(Elf64_Sym) },
+		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+	};
+	struct symb_table *t = NULL;
+	uint8_t *img;
+	size_t len;
+	uint64_t off;
+	int fd;
+
+	img = synth_elf(secs, 3, &len);
+	if (!ASSERT_NOT_NULL(img, "image"))
+		return;
+	fd = memfd_create("syms", MFD_CLOEXEC);
+	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
+	free(img);
+	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
+		ASSERT_EQ(symb_count(t), 2, "one symbol per address");
+		ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big",
+			     "the larger size wins");
+		ASSERT_STREQ(symb_lookup(t, 0x2004, &off), "next", "next");
+	}
+	symb_free(t);
 	close(fd);
 }

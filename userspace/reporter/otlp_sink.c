@@ -66,6 +66,7 @@ struct otlp_sink {
 	bool failing;		/* logged that the receiver is failing */
 	uint64_t rng;		/* xorshift state for the jitter */
 	pthread_t thread;
+	bool joined;		/* the sender has ended (finish) */
 	CURL *curl;
 };
 
@@ -551,7 +552,10 @@ static void *sender(void *arg)
 		enum send_result res;
 		struct item *it;
 
-		if (o->stop && (!o->head || now >= o->deadline_ms))
+		/* stopping: done when nothing is left, or when the next try
+		 * would come after the deadline anyway */
+		if (o->stop && (!o->head || now >= o->deadline_ms ||
+				o->next_try_ms >= o->deadline_ms))
 			break;
 		if (o->head && now >= o->next_try_ms) {
 			it = pop_head(o);
@@ -694,21 +698,30 @@ static void otlp_free(struct otlp_sink *o)
 	free(o);
 }
 
-static void otlp_close(struct rep_sink *s, unsigned timeout_ms)
+static void otlp_finish(struct rep_sink *s, unsigned timeout_ms)
 {
 	struct otlp_sink *o = (struct otlp_sink *)s;
 
+	if (o->joined)
+		return;
 	pthread_mutex_lock(&s->lock);
 	o->stop = true;
 	o->deadline_ms = now_ms() + timeout_ms;
 	pthread_cond_signal(&o->cond);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(o->thread, NULL);
-	otlp_free(o);
+	o->joined = true;
+}
+
+static void otlp_close(struct rep_sink *s, unsigned timeout_ms)
+{
+	otlp_finish(s, timeout_ms);
+	otlp_free((struct otlp_sink *)s);
 }
 
 static const struct rep_sink_ops otlp_ops = {
 	.write = otlp_write,
+	.finish = otlp_finish,
 	.close = otlp_close,
 };
 

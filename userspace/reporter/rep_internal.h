@@ -93,6 +93,9 @@ int rep_gzip(const void *in, size_t len, size_t headroom, void **out,
 
 struct rep_sink_ops {
 	int (*write)(struct rep_sink *s, const struct rep_batch *b);
+	/* flush and stop (may be NULL: nothing pending); called again by
+	 * close, which must then not wait */
+	void (*finish)(struct rep_sink *s, unsigned timeout_ms);
 	void (*close)(struct rep_sink *s, unsigned timeout_ms); /* and free */
 };
 

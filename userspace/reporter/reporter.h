@@ -180,8 +180,13 @@ int rep_otlp_sink_open(const struct rep_otlp_opts *opts, struct rep_sink **out);
  * sink; the batch is not used after the call returns. */
 int rep_sink_write(struct rep_sink *s, const struct rep_batch *b);
 void rep_sink_stats(struct rep_sink *s, struct rep_stats *out);
-/* Flush (OTLP: try to send what is queued for up to timeout_ms), stop,
- * free.  NULL is fine. */
+/* Flush and stop: OTLP tries to send what is queued for up to timeout_ms
+ * (less when its next retry would come later) and drops, counting them,
+ * the batches left.  rep_sink_stats() then gives the final counts; no
+ * write may follow.  NULL is fine. */
+void rep_sink_finish(struct rep_sink *s, unsigned timeout_ms);
+/* rep_sink_finish() (a no-op the second time), then free.  NULL is
+ * fine. */
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms);
 
 /* Format-level encoders, for tests and for the file sink.  Each returns a

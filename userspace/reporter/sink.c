@@ -49,6 +49,12 @@ void rep_sink_stats(struct rep_sink *s, struct rep_stats *out)
 	pthread_mutex_unlock(&s->lock);
 }
 
+void rep_sink_finish(struct rep_sink *s, unsigned timeout_ms)
+{
+	if (s && s->ops->finish)
+		s->ops->finish(s, timeout_ms);
+}
+
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms)
 {
 	if (s)

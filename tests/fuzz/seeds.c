@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Seed corpora for the fuzz targets, made at build time from real files
+ * of this machine (nothing binary is committed):
+ *
+ *   seeds OUTDIR FILE...
+ *
+ * writes OUTDIR/<target>/<name> for the targets that take ELF-derived
+ * input: whole small files and the vDSO (elf, deltas, symbols),
+ * serialized stack-delta tables (deltas), CFI sections with their header
+ * (ehframe), Go tables with code (gopclntab), stored records and database
+ * files (store_rec, store_db) and process images (pycode).  The Python
+ * builds for store_rec and pycode come from EP_FUZZ_PYTHONS as for
+ * fuzz_pycode.  tests/fuzz/run.sh adds the text seeds.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "deltas.h"
+#include "elfmap.h"
+#include "fuzz.h"
+#include "gopclntab.h"
+#include "interp_python.h"
+#include "store.h"
+
+#define WHOLE_MAX (256u << 10)	 /* whole files up to this size */
+#define HEAD_LEN (64u << 10)	 /* else their head */
+#define CFI_CHUNK (16u << 10)	 /* CFI prefixes */
+#define TABLE_MAX (1u << 20)	 /* serialized tables */
+#define GO_TEXT_MAX (64u << 10)
+
+static const char *out_dir;
+static int written;
+
+static void write_seed(const char *target, const char *name, const void *a,
+		       size_t alen, const void *b, size_t blen)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", out_dir, target);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/%s", out_dir, target, name);
+	f = fopen(path, "we");
+	if (!f) {
+		fprintf(stderr, "seeds: %s: %s\n", path, strerror(errno));
+		return;
+	}
+	if ((alen && fwrite(a, 1, alen, f) != alen) ||
+	    (blen && fwrite(b, 1, blen, f) != blen))
+		fprintf(stderr, "seeds: %s: short write\n", path);
+	fclose(f);
+	written++;
+}
+
+static void cfi_seeds(const struct elfm *e, const char *base)
+{
+	static const char *const secs[] = { ".eh_frame", ".debug_frame" };
+	struct fz_cfi_hdr h = { 0 };
+	const Elf64_Shdr *sh;
+	const uint8_t *p;
+	char name[512];
+	void *owned;
+	size_t len;
+	int i;
+
+	if (elfm_text_span(e, &h.text_lo, &h.text_hi) != 0)
+		return;
+	for (i = 0; i < 2; i++) {
+		sh = elfm_section(e, secs[i]);
+		if (!sh || elfm_section_load(e, sh, &p, &len, &owned) != 0)
+			continue;
+		h.sec_addr = sh->sh_addr;
+		h.debug_frame = (uint8_t)i;
+		snprintf(name, sizeof(name), "%s%s", base, secs[i]);
+		write_seed("ehframe", name, &h, sizeof(h), p,
+			   len < CFI_CHUNK ? len : CFI_CHUNK);
+		free(owned);
+	}
+}
+
+static void go_seeds(const struct elfm *e, const char *base)
+{
+	const Elf64_Shdr *text = elfm_section(e, ".text"), *sh;
+	struct fz_go_hdr h = { 0 };
+	struct gopc_table *t = NULL;
+	const uint8_t *code, *tab;
+	size_t clen, tlen;
+	unsigned n, i;
+	char name[512];
+
+	if (!text || gopc_open(e, &t) != 0)
+		return;
+	sh = elfm_shdrs(e, &n);
+	for (i = 1; i < n; i++)
+		if (sh[i].sh_addr == gopc_vaddr(t) &&
+		    elfm_section_bytes(e, &sh[i], &tab, &tlen) == 0)
+			break;
+	if (i < n && elfm_section_bytes(e, text, &code, &clen) == 0) {
+		h.text_addr = text->sh_addr;
+		h.text_end = text->sh_addr + text->sh_size;
+		h.tab_addr = gopc_vaddr(t);
+		h.text_len = clen < GO_TEXT_MAX ? (uint32_t)clen : GO_TEXT_MAX;
+		/* one buffer: header and code, then the table */
+		{
+			uint8_t *b = malloc(sizeof(h) + h.text_len);
+
+			if (b) {
+				memcpy(b, &h, sizeof(h));
+				memcpy(b + sizeof(h), code, h.text_len);
+				snprintf(name, sizeof(name), "%s.gopclntab",
+					 base);
+				write_seed("gopclntab", name, b,
+					   sizeof(h) + h.text_len, tab, tlen);
+				free(b);
+			}
+		}
+	}
+	gopc_free(t);
+}
+
+/* The serialized table of an ELF image, or NULL. */
+static void *table_of(const void *img, size_t len, size_t *out_len)
+{
+	struct dt_extract_opts o = { .no_debuglink = true };
+	struct dt_file *f = NULL;
+	void *buf = NULL;
+
+	if (dt_extract_mem(img, len, &o, &f) != 0 || !f->n_rows ||
+	    dt_file_serialize(f, &buf, out_len) != 0 || *out_len > TABLE_MAX) {
+		free(buf);
+		buf = NULL;
+	}
+	dt_file_free(f);
+	return buf;
+}
+
+static void elf_seeds(const void *img, size_t len, const char *base)
+{
+	struct elfm *e = NULL;
+	char name[512];
+	size_t tlen;
+	void *table;
+
+	if (len <= WHOLE_MAX) {
+		write_seed("elf", base, img, len, NULL, 0);
+		write_seed("deltas", base, img, len, NULL, 0);
+		write_seed("symbols", base, img, len, NULL, 0);
+	} else {
+		snprintf(name, sizeof(name), "%s.head", base);
+		write_seed("elf", name, img, HEAD_LEN, NULL, 0);
+	}
+	table = table_of(img, len, &tlen);
+	if (table) {
+		snprintf(name, sizeof(name), "%s.table", base);
+		write_seed("deltas", name, table, tlen, NULL, 0);
+		free(table);
+	}
+	if (elfm_open_mem(img, len, &e) != 0)
+		return;
+	cfi_seeds(e, base);
+	go_seeds(e, base);
+	elfm_free(e);
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		buf = malloc(st.st_size);
+		if (buf && read(fd, buf, st.st_size) != st.st_size) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = st.st_size;
+	}
+	close(fd);
+	return buf;
+}
+
+/* The vDSO of this process: a small, real, stripped ELF file. */
+static void vdso_seeds(void)
+{
+	const uint8_t *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const void *)base;
+	size_t len;
+
+	if (!base)
+		return;
+	/* the section headers come last in the vDSO image */
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (len > 64 * 1024)
+		return;
+	elf_seeds(base, len, "vdso");
+}
+
+static int python_infos(struct py_info *out, int max)
+{
+	const char *env = getenv("EP_FUZZ_PYTHONS");
+	char *list, *path, *save = NULL;
+	int n = 0;
+
+	if (!env)
+		return 0;
+	list = strdup(env);
+	for (path = strtok_r(list, ":", &save); path && n < max;
+	     path = strtok_r(NULL, ":", &save))
+		if (py_detect(path, 0, &out[n]) == 0)
+			n++;
+	free(list);
+	return n;
+}
+
+/* Records as stored, and database files holding them. */
+static void store_seeds(const void *table, size_t tlen,
+			const struct py_info *py, int npy)
+{
+	char dir[] = "/tmp/ep-seeds-XXXXXX", path[64], name[64];
+	struct store_opts o = { .max_bytes = 8 << 20, .no_sync = true };
+	struct store *s = NULL;
+	uint8_t id[16] = { 0 };
+	void *data, *raw;
+	size_t len;
+	int i;
+
+	if (!mkdtemp(dir) || store_open(dir, &o, &s) != 0)
+		return;
+	id[0] = 0;
+	if (table)
+		store_put(s, id, STORE_KIND_DELTAS, table, tlen);
+	id[0] = 1;
+	store_put(s, id, STORE_KIND_DELTAS, NULL, 0);
+	for (i = 0; i < npy && i < 2; i++) {
+		id[0] = (uint8_t)(2 + i);
+		store_put(s, id, STORE_KIND_PYTHON, &py[i], sizeof(py[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		static const unsigned kinds[] = { STORE_KIND_DELTAS,
+						  STORE_KIND_PYTHON };
+		unsigned k;
+
+		id[0] = (uint8_t)i;
+		for (k = 0; k < 2; k++) {
+			uint8_t kind = (uint8_t)(kinds[k] - 1);
+
+			if (store_test_get_raw(s, id, kinds[k], &raw, &len))
+				continue;
+			snprintf(name, sizeof(name), "rec-%d-%u", i, kinds[k]);
+			write_seed("store_rec", name, &kind, 1, raw, len);
+			free(raw);
+		}
+	}
+	store_free(s);
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	data = slurp(path, &len);
+	if (data)
+		write_seed("store_db", "records.mdb", data, len, NULL, 0);
+	free(data);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	if (system(path) != 0)
+		fprintf(stderr, "seeds: could not remove %s\n", dir);
+}
+
+static void pycode_seeds(int layouts)
+{
+	/* a patch: the first frame's code pointer moved into the table */
+	static const uint8_t patch[] = { 0x00, 0x30, 8, 0, 0x60, 0, 0,
+					 0x12, 0x7f, 0, 0 };
+	char name[32];
+	int i;
+
+	for (i = 0; i <= layouts; i++) {
+		struct fz_py_hdr h = { .layout = (uint8_t)i, .ops = 7,
+				       .instr = (uint32_t)i };
+
+		snprintf(name, sizeof(name), "layout-%d", i);
+		write_seed("pycode", name, &h, sizeof(h), NULL, 0);
+		snprintf(name, sizeof(name), "layout-%d-patched", i);
+		write_seed("pycode", name, &h, sizeof(h), patch,
+			   sizeof(patch));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct py_info py[8];
+	void *first_table = NULL;
+	size_t first_len = 0;
+	int i, npy;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: seeds OUTDIR FILE...\n");
+		return 2;
+	}
+	out_dir = argv[1];
+	mkdir(out_dir, 0755);
+	vdso_seeds();
+	for (i = 2; i < argc; i++) {
+		size_t len;
+		void *img = slurp(argv[i], &len);
+		char *copy, *base;
+
+		if (!img) {
+			fprintf(stderr, "seeds: %s: skipped\n", argv[i]);
+			continue;
+		}
+		copy = strdup(argv[i]);
+		base = basename(copy);
+		elf_seeds(img, len, base);
+		if (!first_table)
+			first_table = table_of(img, len, &first_len);
+		free(copy);
+		free(img);
+	}
+	npy = python_infos(py, 8);
+	store_seeds(first_table, first_len, py, npy);
+	free(first_table);
+	pycode_seeds(npy);
+	printf("  SEEDS    %d files in %s\n", written, out_dir);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Small ELF images built around given section contents, for tests and
+ * fuzz targets that want to put bytes in a section without writing ELF
+ * headers by hand.
+ */
+#ifndef EP_TEST_SYNTH_ELF_H
+#define EP_TEST_SYNTH_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One section.  A SHT_NOBITS section takes size and no data. */
+struct synth_sec {
+	const char *name;
+	uint32_t type;
+	uint64_t flags;
+	uint64_t addr;
+	const void *data;
+	size_t size;
+	uint32_t link;	  /* sh_link: a section index (secs[i] is i + 1) */
+	uint64_t entsize; /* sh_entsize */
+};
+
+/*
+ * An x86-64 ELF image (ET_EXEC, no program headers, so addresses come
+ * from the allocated sections) with these sections after the null one,
+ * and .shstrtab last.  Returns a malloc'd image and its length in *len,
+ * or NULL.
+ */
+uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len);
+
+#endif

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fs_open_regular(const char *path)
+{
+	char self[32];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &st) < 0) {
+		fd = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fd = -ENOEXEC;
+		goto out;
+	}
+	/* the inode pfd holds, not whatever the path names by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+out:
+	close(pfd);
+	return fd;
+}
