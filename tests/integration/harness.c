@@ -211,6 +211,50 @@ int h_read_folded(const char *path, struct folded *f)
 	return 0;
 }
 
+int h_read_folded_rotated(const char *path, struct folded *f)
+{
+	char dir[512], base[256], *slash, *dot;
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = 0;
+	snprintf(base, sizeof(base), "%s", slash + 1);
+	dot = strrchr(base, '.');
+	if (dot)
+		*dot = 0;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		size_t bl = strlen(base);
+		struct folded one;
+		char full[1024];
+		int i;
+
+		if (strcmp(e->d_name, slash + 1) &&
+		    (strncmp(e->d_name, base, bl) || e->d_name[bl] != '-' ||
+		     !strstr(e->d_name + bl, ".folded")))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (h_read_folded(full, &one))
+			continue;
+		f->lines = realloc(f->lines, (f->n + one.n + 1) * sizeof(*f->lines));
+		for (i = 0; i < one.n; i++)
+			f->lines[f->n++] = one.lines[i];
+		f->total += one.total;
+		free(one.lines);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 void h_free_folded(struct folded *f)
 {
 	int i;

@@ -43,6 +43,10 @@ long h_rss_kb(pid_t pid);
 
 int h_read_folded(const char *path, struct folded *f);
 void h_free_folded(struct folded *f);
+/* Read the files a continuous run rotated out of -output path
+ * ("dir/p.folded" gives "dir/p-<time>.folded"; path itself too when it
+ * exists) into one f.  Returns how many files, or a negative errno. */
+int h_read_folded_rotated(const char *path, struct folded *f);
 /* Sum of counts of lines whose comm (first element) is comm. */
 uint64_t h_count_comm(const struct folded *f, const char *comm);
 /* Sum of counts of lines with comm that contain every needle (as whole
