@@ -755,6 +755,12 @@ static bool pages_ok(const struct dt_file *t)
 
 int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
 {
+	return dt_file_deserialize_opts(buf, len, false, out);
+}
+
+int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
+			     struct dt_file **out)
+{
 	const uint8_t *p = buf;
 	struct dt_file *t = NULL;
 	struct dt_hdr h;
@@ -774,7 +780,9 @@ int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
 	need = sizeof(h) + (uint64_t)h.n_pages * sizeof(struct dt_page) +
 	       (uint64_t)h.n_rules * sizeof(struct unwind_rule) +
 	       (uint64_t)h.n_rows * sizeof(uint32_t);
-	if (need != len || (buf_crc(p, len) != h.crc && !FUZZING_CRC_ADVISORY))
+	if (need != len)
+		return -EINVAL;
+	if (!checksummed && buf_crc(p, len) != h.crc && !FUZZING_CRC_ADVISORY)
 		return -EINVAL;
 	if (h.text_lo > h.text_hi || (h.source & ~0x1fU) ||
 	    (h.text_hi && h.covered > h.text_hi - h.text_lo))

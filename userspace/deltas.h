@@ -115,6 +115,11 @@ int dt_file_serialize(const struct dt_file *f, void **buf, size_t *len);
  * point into buf. */
 #define DT_FORMAT_VERSION 1
 int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out);
+/* The same for bytes whose integrity the caller has already checked (the
+ * store's CRC covers the whole record): skips the table's own CRC, keeps
+ * every structural check. */
+int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
+			     struct dt_file **out);
 
 /* Print a table for humans: header, rules, and rows with absolute
  * addresses.  Returns 0 or -EIO. */

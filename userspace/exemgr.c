@@ -323,7 +323,8 @@ static int get_deltas(struct exe_mgr *m, struct exe_file *f, struct dt_file **ou
 			*out = calloc(1, sizeof(**out));
 			return *out ? 0 : -ENOMEM;
 		}
-		err = dt_file_deserialize(buf, len, out);
+		/* the store checked the record's CRC */
+		err = dt_file_deserialize_opts(buf, len, true, out);
 		free(buf);
 		if (!err) {
 			m->st.cache_hits++;
