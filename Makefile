@@ -2,7 +2,8 @@
 #
 # The whole build: BPF objects, skeletons, userland, tests, deps.
 #   make            build ./ebpf-profiler
-#   make test       unit + BPF integration tests (integration needs root)
+#   make test       unit tests under sanitizers, then unit + BPF integration
+#                   tests and the kernel matrix (as root)
 #   make test-asan  unit tests under ASan, LSan and UBSan (O=build-asan)
 #   make deps       install the Debian packages (idempotent)
 #   make test-qemu  the kernel matrix under qemu (KERNELS="6.1-generic host")
@@ -134,7 +135,11 @@ workloads: ebpf-profiler
 	$(Q)$(MAKE) --no-print-directory -f tests/workloads/workloads.mk O=$(abspath $(O)) Q=$(Q)
 
 # TEST: a name filter passed to the runner (make test TEST=folded).
+# make test: the unit tests under ASan, LSan and UBSan first (EP_SKIP_ASAN=1
+# leaves them out), then every test with the normal build: the runner's
+# last line is "N passed, N failed".
 test: ebpf-profiler $(RUNNER) workloads
+	$(Q)if [ -z "$$EP_SKIP_ASAN" ]; then $(MAKE) --no-print-directory test-asan; fi
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
 		EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
 
