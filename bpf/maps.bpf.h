@@ -38,6 +38,8 @@ struct ustate {
 	__u64 interp_sp;
 	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
 	__u32 interp_pushed; /* frames the last interpreter walk pushed */
+	/* frames unwound per kind, added to the counters once per sample */
+	__u16 n_native, n_fp, n_python, pad16;
 	__u32 pid;
 	__u32 pad;
 	/* interpreter cursors */
@@ -162,12 +164,17 @@ struct {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static __always_inline void metric_inc(__u32 id)
+static __always_inline void metric_add(__u32 id, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&metrics, &id);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void metric_inc(__u32 id)
+{
+	metric_add(id, 1);
 }
 
 /* Levels of the cgroup v2 tree checked against the filter; deeper
@@ -284,6 +291,13 @@ static __always_inline void send_trace(void *ctx, struct scratch *s)
 		metric_inc(METRIC_RINGBUF_FULL);
 	else
 		metric_inc(METRIC_SAMPLES_SENT);
+	/* per-frame counts, once per sample rather than once per frame */
+	if (s->st.n_native)
+		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
+	if (s->st.n_fp)
+		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
+	if (s->st.n_python)
+		metric_add(METRIC_FRAMES_PYTHON, s->st.n_python);
 }
 
 /* Tail-call the next unwinder, or send the trace when there is none or

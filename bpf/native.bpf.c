@@ -247,7 +247,7 @@ static long native_step(__u32 i, void *arg)
 		if (!push_frame(s, FRAME_WORD(FRAME_RAW, flags, pc), 0, 1))
 			goto too_deep;
 		err = fp_step(st);
-		metric_inc(METRIC_FRAMES_FP);
+		st->n_fp++;
 		goto next;
 	}
 
@@ -268,7 +268,7 @@ unwind:
 
 	if (st->cur.flags & MAP_F_FP_ONLY) {
 		err = fp_step(st);
-		metric_inc(METRIC_FRAMES_FP);
+		st->n_fp++;
 		goto next;
 	}
 	rule = find_rule(st->cur.file_id, rel, &err);
@@ -276,7 +276,7 @@ unwind:
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
 			metric_inc(err);
-			metric_inc(METRIC_FRAMES_FP);
+			st->n_fp++;
 			err = 0;
 		}
 		goto next;
@@ -284,11 +284,11 @@ unwind:
 	err = apply_rule(st, rule);
 	if (err == METRIC_ERR_ROW_INVALID && fp_step(st) == 0) {
 		metric_inc(err);
-		metric_inc(METRIC_FRAMES_FP);
+		st->n_fp++;
 		err = 0;
 	}
 	if (!err)
-		metric_inc(METRIC_FRAMES_NATIVE);
+		st->n_native++;
 
 next:
 	if (err == METRIC_STOP_ENTRY) {

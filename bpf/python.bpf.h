@@ -151,7 +151,7 @@ static long py_step(__u32 i, void *arg)
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
 	}
-	metric_inc(METRIC_FRAMES_PYTHON);
+	st->n_python++;
 	st->interp_pushed++;
 	st->py_frame = next;
 	if (p->frame_model == PY_FRAMES_OBJECT)

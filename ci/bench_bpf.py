@@ -45,7 +45,7 @@ def profile(cmd, extra=(), want_maps=False):
     time.sleep(0.5)
     set_stats(True)
     p = subprocess.Popen([EP, "-pid", str(w.pid), "-duration", "3s",
-                          "-samples-per-second", "999", "-no-cache", "-output",
+                          "-samples-per-second", os.environ.get("BENCH_HZ", "999"), "-no-cache", "-output",
                           os.path.join(TMP, "o.folded")] + list(extra),
                          stderr=subprocess.PIPE, text=True)
     maps = None
