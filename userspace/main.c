@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,8 +557,21 @@ static void set_sampling(struct daemon *d, bool on)
 	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
+/* Open the cache (a thread's start routine, or called directly). */
+static void *open_store(void *arg)
+{
+	struct daemon *d = arg;
+	struct store_opts so = { .max_bytes = d->cfg.cache_size };
+
+	if (store_open(d->cfg.cache_dir, &so, &d->store))
+		log_warn("running without the cache");
+	return NULL;
+}
+
 static int run(struct daemon *d)
 {
+	pthread_t store_thread;
+	bool store_started = false;
 	struct tracer_opts to = { 0 };
 	struct tp_opts po = { 0 };
 	uint64_t cg[CONFIG_MAX_LIST];
@@ -599,19 +613,25 @@ static int run(struct daemon *d)
 		to.python = interp_python_enabled(probe);
 		interp_mgr_free(probe);
 	}
-	/* kernel symbols load on a thread meanwhile */
+	/* kernel symbols load on a thread meanwhile, and the cache opens on
+	 * another (its integrity check runs in a child process): neither
+	 * needs the BPF maps */
 	ksyms_load_async("/proc/kallsyms", &d->ks);
+	if (!d->cfg.no_cache)
+		store_started = pthread_create(&store_thread, NULL, open_store,
+					       d) == 0;
 	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
-	if (err)
+	if (err) {
+		if (store_started)
+			pthread_join(store_thread, NULL);
 		return err;
+	}
 	log_debug("start-up: BPF loaded at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
 
-	if (!d->cfg.no_cache) {
-		struct store_opts so = { .max_bytes = d->cfg.cache_size };
-
-		if (store_open(d->cfg.cache_dir, &so, &d->store))
-			log_warn("running without the cache");
-	}
+	if (store_started)
+		pthread_join(store_thread, NULL);
+	else if (!d->cfg.no_cache)
+		open_store(d);
 	log_debug("start-up: cache open at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err && d->cfg.fp_only)
