@@ -451,7 +451,8 @@ void config_usage(FILE *f)
 
 	fprintf(f,
 		"usage: ebpf-profiler [flags]            profile the whole machine (or -pid)\n"
-		"       ebpf-profiler cache warm|stats|verify|clear [-cache-dir DIR] [PATH...]\n\n"
+		"       ebpf-profiler cache warm|stats|verify|clear [-cache-dir DIR] [PATH...]\n"
+		"       ebpf-profiler deltas FILE [ADDR...]   the unwind rules of a file (debugging)\n\n"
 		"Flags take one dash or two; values as \"-flag value\" or \"-flag=value\".\n"
 		"Every flag can also be set as EBPF_PROFILER_<FLAG> or in a -config file.\n\n");
 	for (i = 0; i < N_OPTS; i++) {
