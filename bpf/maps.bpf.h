@@ -33,9 +33,6 @@ struct ustate {
 	__u32 flags;	/* ST_* */
 	__u32 tail_calls;
 	__u32 next_prog; /* program to tail-call when the loop stops */
-	/* the sp of the native frame an interpreter unwinder handled, so
-	 * the native unwinder does not hand it over twice */
-	__u64 interp_sp;
 	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
 	__u32 interp_pushed; /* frames the last interpreter walk pushed */
 	/* frames unwound per kind, added to the counters once per sample */

@@ -32,10 +32,11 @@
 #define MAX_TAIL_CALLS 29
 
 /* ---- tail-call program indices (prog_array "progs") --------------------- */
+/* The CPython unwinder runs inside the native program (a nested bpf_loop,
+ * python.bpf.h); an unwinder too large for that gets its own slot here. */
 enum prog_index {
 	PROG_NATIVE = 0,
-	PROG_PYTHON = 1,
-	PROG_COUNT = 2,
+	PROG_COUNT = 1,
 };
 
 /* ---- interpreter kinds (mapping flags and frame kinds share them) ------- */
