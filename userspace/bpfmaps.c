@@ -1,17 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The in-memory bpfmaps implementation (tests) and shared names. */
+/* The in-memory bpfmaps implementation (tests). */
 #include "bpfmaps.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[BM_COUNT] = {
-	[BM_PID_INFO] = "pid_info",	   [BM_MAPPINGS] = "mappings",
-	[BM_PAGES] = "delta_pages",	   [BM_RULES] = "rules",
-	[BM_PY_PROCS] = "py_procs",	   [BM_PID_FILTER] = "pid_filter",
-	[BM_CGROUP_FILTER] = "cgroup_filter",
-};
 
 static const size_t key_size[BM_COUNT] = {
 	[BM_PID_INFO] = 4,
@@ -33,10 +27,6 @@ static const size_t val_size[BM_COUNT] = {
 	[BM_CGROUP_FILTER] = 1,
 };
 
-const char *bm_name(enum bm_map m)
-{
-	return m < BM_COUNT ? names[m] : "?";
-}
 
 /* Open addressing with tombstones; keys and values inline. */
 struct mem_table {
@@ -209,9 +199,4 @@ void bm_mem_free(struct bpfmaps *bm)
 	free(c);
 	free(bm->rows);
 	free(bm);
-}
-
-uint32_t bm_mem_count(struct bpfmaps *bm, enum bm_map m)
-{
-	return ((struct mem_ctx *)bm->ctx)->t[m].count;
 }

@@ -68,14 +68,10 @@ static inline int bm_lookup(struct bpfmaps *bm, enum bm_map m, const void *k,
 	return bm->ops->lookup(bm->ctx, m, k, v);
 }
 
-/* Map names, for messages and metrics. */
-const char *bm_name(enum bm_map m);
 
 /* The in-memory implementation: hash tables with the given capacities
  * (0 = a default), rows in malloc'd memory.  For tests. */
 int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out);
 void bm_mem_free(struct bpfmaps *bm);
-/* Entries in a map of the in-memory implementation. */
-uint32_t bm_mem_count(struct bpfmaps *bm, enum bm_map m);
 
 #endif

@@ -650,11 +650,6 @@ void tp_get_stats(struct tp *tp, struct tp_stats *out)
 	*out = tp->st;
 }
 
-uint32_t tp_nprocesses(struct tp *tp)
-{
-	return tp->n_procs;
-}
-
 void tp_free(struct tp *tp)
 {
 	if (!tp)

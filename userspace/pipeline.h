@@ -60,7 +60,5 @@ void tp_batch(struct tp *tp, struct rep_batch *b);
 /* Start a new interval (frees the aggregate). */
 void tp_reset(struct tp *tp);
 void tp_get_stats(struct tp *tp, struct tp_stats *out);
-/* Distinct processes seen in this interval. */
-uint32_t tp_nprocesses(struct tp *tp);
 
 #endif
