@@ -402,6 +402,7 @@ static void publish_metrics(struct daemon *d)
 	struct bpfmaps *bm = tracer_maps(d->tr);
 	struct tp_stats ts;
 	struct exe_stats es;
+	struct interp_stats is;
 	struct pm_stats ps;
 	struct rep_stats rs;
 	char *buf = NULL;
@@ -418,6 +419,7 @@ static void publish_metrics(struct daemon *d)
 	tp_get_stats(d->tp, &ts);
 	exe_get_stats(d->em, &es);
 	pm_get_stats(d->pm, &ps);
+	interp_get_stats(d->im, &is);
 #define P(name, type, help, fmt, ...)                                          \
 	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
 		   "# TYPE ebpf_profiler_" name " " type "\n"                   \
@@ -460,8 +462,18 @@ static void publish_metrics(struct daemon *d)
 		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_rows\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
-		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
+		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n"
+		   "ebpf_profiler_map_full_total{map=\"py_procs\"} %" PRIu64 "\n",
+		ps.trie_full, es.rows_full, es.pages_full, es.rules_full, is.map_full);
+	P("python_processes", "gauge", "Processes whose CPython frames are unwound.",
+	  " %" PRIu64, is.procs_python);
+	P("python_files_detected_total", "counter", "Files found to hold a CPython runtime.",
+	  " %" PRIu64, is.files_python);
+	fprintf(f, "# HELP ebpf_profiler_python_frames_symbolized_total Python frames named, or not (the process was gone or its memory unreadable).\n"
+		   "# TYPE ebpf_profiler_python_frames_symbolized_total counter\n"
+		   "ebpf_profiler_python_frames_symbolized_total{result=\"ok\"} %" PRIu64 "\n"
+		   "ebpf_profiler_python_frames_symbolized_total{result=\"failed\"} %" PRIu64 "\n",
+		is.symbolize_ok, is.symbolize_fail);
 	P("processes", "gauge", "Processes tracked.", " %" PRIu64, ps.procs);
 	P("files", "gauge", "Executable files tracked.", " %" PRIu64, es.files);
 	P("files_loaded", "gauge", "Files with stack deltas in the BPF maps.",
