@@ -33,3 +33,18 @@ out:
 	close(pfd);
 	return fd;
 }
+
+int fs_write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -17,4 +17,9 @@
  * device, directory: none is opened), or -errno. */
 int fs_open_regular(const char *path);
 
+#include <stddef.h>
+
+/* write() all of p, retrying on EINTR and short writes.  0 or -errno. */
+int fs_write_all(int fd, const void *p, size_t n);
+
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "log.h"
 
 void rep_sink_init(struct rep_sink *s, const struct rep_sink_ops *ops)
@@ -119,21 +120,6 @@ static char *target_path(const struct file_sink *f, const struct rep_batch *b)
 	return p;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Write to a temporary file beside path, then rename it over path. */
 static int replace_file(const char *path, const void *data, size_t len)
 {
@@ -149,7 +135,7 @@ static int replace_file(const char *path, const void *data, size_t len)
 		err = -errno;
 		goto cleanup;
 	}
-	err = write_all(fd, data, len);
+	err = fs_write_all(fd, data, len);
 	/* mkostemp makes 0600; a profile is for reading. */
 	if (!err && fchmod(fd, 0644))
 		err = -errno;
