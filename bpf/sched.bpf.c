@@ -2,9 +2,12 @@
 /*
  * Process lifecycle events for the process manager: exec (load the new
  * image's mappings at once, before the first sample asks) and exit (drop
- * the process' state).  BTF tracepoints need no tracefs and see typed
- * arguments, so the 6.16 change of sched_process_exit's record layout does
- * not affect them.
+ * the process' state).  Raw tracepoints need no tracefs, see the
+ * tracepoint's arguments rather than its record (so the 6.16 change of
+ * sched_process_exit's record layout does not affect them; the task stays
+ * the first argument), and, unlike BTF tracepoints, need no kernel BTF to
+ * attach: libbpf then never parses /sys/kernel/btf/vmlinux when the CO-RE
+ * relocations come from the cached minimal BTF (userspace/kbtf.c).
  */
 #include "maps.bpf.h"
 
@@ -24,11 +27,10 @@ static __always_inline void send_event(__u32 pid, __u32 type)
 	metric_inc(METRIC_EVENTS_SENT);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
-	     struct linux_binprm *bprm)
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p)
 {
-	__u32 pid = p->tgid;
+	__u32 pid = BPF_CORE_READ(p, tgid);
 
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return 0;
@@ -40,10 +42,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 pid = p->tgid;
+	__u32 pid = BPF_CORE_READ(p, tgid);
 
 	/* do_exit() decrements signal->live before this tracepoint: zero
 	 * means the whole thread group is gone */
