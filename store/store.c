@@ -969,9 +969,18 @@ static int write_locked(struct store *s, write_op *op, void *arg)
 
 /* ---- public: reads ------------------------------------------------------ */
 
+/* What a lookup does with the record it finds. */
+struct reader {
+	bool copy;	     /* into a malloc'd *val, *len */
+	store_read_fn *fn; /* or hand it to fn (both checksum it) */
+	void *arg;
+	int ret;
+};
+
 static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
-		  bool copy, void **val, size_t *len)
+		  struct reader *rd, void **val, size_t *len)
 {
+	bool copy = rd && rd->copy, full = rd != NULL;
 	uint8_t key[KEY_LEN];
 	MDB_val k = { KEY_LEN, key }, v;
 	const char *bad;
@@ -995,7 +1004,7 @@ static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
 			CNT_ADD(s->misses, 1);
 		return note_err(s, err);
 	}
-	bad = rec_check(key, &v, copy);
+	bad = rec_check(key, &v, full);
 	if (bad) {
 		char hex[33];
 
@@ -1026,6 +1035,10 @@ static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
 		}
 		*val = buf;
 		*len = n;
+	} else if (rd) {
+		rd->ret = rd->fn(rd->arg,
+				 (const uint8_t *)v.mv_data + sizeof(struct rec_hdr),
+				 v.mv_size - sizeof(struct rec_hdr));
 	}
 	rtxn_end(s, txn);
 	CNT_ADD(s->hits, 1);
@@ -1041,14 +1054,25 @@ static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
 int store_get(struct store *s, const uint8_t id[16], enum store_kind kind,
 	      void **val, size_t *len)
 {
+	struct reader rd = { .copy = true };
+
 	*val = NULL;
 	*len = 0;
-	return lookup(s, id, kind, true, val, len);
+	return lookup(s, id, kind, &rd, val, len);
+}
+
+int store_read(struct store *s, const uint8_t id[16], enum store_kind kind,
+	       store_read_fn *fn, void *arg)
+{
+	struct reader rd = { .fn = fn, .arg = arg };
+	int err = lookup(s, id, kind, &rd, NULL, NULL);
+
+	return err ? err : rd.ret;
 }
 
 int store_has(struct store *s, const uint8_t id[16], enum store_kind kind)
 {
-	return lookup(s, id, kind, false, NULL, NULL);
+	return lookup(s, id, kind, NULL, NULL, NULL);
 }
 
 /* ---- public: writes ----------------------------------------------------- */

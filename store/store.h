@@ -41,7 +41,8 @@
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
 	X(PYTHON, 2, "python")     /* interpreter offsets for CPython */       \
 	X(SYMBOLS, 3, "symbols")   /* on-host symbol table */                  \
-	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */
+	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */ \
+	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */
 
 enum store_kind {
 #define STORE_KIND_ENUM_(name, val, label) STORE_KIND_##name = val,
@@ -110,6 +111,15 @@ void store_free(struct store *s);
  * stale or corrupt; another negative errno when the store is unusable. */
 int store_get(struct store *s, const uint8_t id[16], enum store_kind kind,
 	      void **val, size_t *len);
+/* Look a record up and hand its checksummed payload to fn without a
+ * copy: val points into the store's map and is valid only during the call
+ * (a read transaction is open; fn must not use the store).  Alignment is
+ * LMDB's: 2 bytes for small records, 8 past the record header for large
+ * ones.  Returns what fn returned, -ENOENT when absent, stale or corrupt,
+ * or another negative errno. */
+typedef int store_read_fn(void *arg, const void *val, size_t len);
+int store_read(struct store *s, const uint8_t id[16], enum store_kind kind,
+	       store_read_fn *fn, void *arg);
 /* Whether a valid-looking record exists (header checked, payload not
  * checksummed: store_verify() does that).  Counts as a use for the LRU.
  * Returns 0 when present, -ENOENT, or another negative errno. */

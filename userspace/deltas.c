@@ -758,35 +758,64 @@ int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
 	return dt_file_deserialize_opts(buf, len, false, out);
 }
 
+/* Check a serialized file's header (and CRC unless checksummed); fills
+ * *h.  The arrays follow the header: pages, rules, rows. */
+static int check_hdr(const void *buf, size_t len, bool checksummed,
+		     struct dt_hdr *h)
+{
+	uint64_t need;
+
+	if (!buf || len < sizeof(*h))
+		return -EINVAL;
+	memcpy(h, buf, sizeof(*h));
+	if (memcmp(h->magic, DT_MAGIC, 4) != 0 ||
+	    h->version != DT_FORMAT_VERSION || h->hdr_size != sizeof(*h))
+		return -EINVAL;
+	if (h->n_rules < RULE_FIXED_COUNT || h->n_rules > MAX_RULES ||
+	    h->n_pages > DT_MAX_PAGES || h->n_rows > DT_MAX_ROWS + DT_MAX_PAGES)
+		return -EINVAL;
+	need = sizeof(*h) + (uint64_t)h->n_pages * sizeof(struct dt_page) +
+	       (uint64_t)h->n_rules * sizeof(struct unwind_rule) +
+	       (uint64_t)h->n_rows * sizeof(uint32_t);
+	if (need != len)
+		return -EINVAL;
+	if (!checksummed && buf_crc(buf, len) != h->crc && !FUZZING_CRC_ADVISORY)
+		return -EINVAL;
+	if (h->text_lo > h->text_hi || (h->source & ~0x1fU) ||
+	    (h->text_hi && h->covered > h->text_hi - h->text_lo))
+		return -EINVAL;
+	return 0;
+}
+
+/* The rules and pages of t (arrays already in place) make sense. */
+static int check_body(const struct dt_hdr *h, struct dt_file *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n_rules; i++)
+		if (!rule_ok(&t->rules[i], i))
+			return -EINVAL;
+	if (!pages_ok(t))
+		return -EINVAL;
+	t->source = h->source;
+	t->covered = h->covered;
+	t->text_lo = h->text_lo;
+	t->text_hi = h->text_hi;
+	return 0;
+}
+
 int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
 			     struct dt_file **out)
 {
 	const uint8_t *p = buf;
-	struct dt_file *t = NULL;
+	struct dt_file *t;
 	struct dt_hdr h;
-	uint64_t need;
-	uint32_t i;
+	int err;
 
 	*out = NULL;
-	if (!buf || len < sizeof(h))
-		return -EINVAL;
-	memcpy(&h, p, sizeof(h));
-	if (memcmp(h.magic, DT_MAGIC, 4) != 0 ||
-	    h.version != DT_FORMAT_VERSION || h.hdr_size != sizeof(h))
-		return -EINVAL;
-	if (h.n_rules < RULE_FIXED_COUNT || h.n_rules > MAX_RULES ||
-	    h.n_pages > DT_MAX_PAGES || h.n_rows > DT_MAX_ROWS + DT_MAX_PAGES)
-		return -EINVAL;
-	need = sizeof(h) + (uint64_t)h.n_pages * sizeof(struct dt_page) +
-	       (uint64_t)h.n_rules * sizeof(struct unwind_rule) +
-	       (uint64_t)h.n_rows * sizeof(uint32_t);
-	if (need != len)
-		return -EINVAL;
-	if (!checksummed && buf_crc(p, len) != h.crc && !FUZZING_CRC_ADVISORY)
-		return -EINVAL;
-	if (h.text_lo > h.text_hi || (h.source & ~0x1fU) ||
-	    (h.text_hi && h.covered > h.text_hi - h.text_lo))
-		return -EINVAL;
+	err = check_hdr(buf, len, checksummed, &h);
+	if (err)
+		return err;
 	t = file_alloc(h.n_rules, h.n_pages, h.n_rows);
 	if (!t)
 		return -ENOMEM;
@@ -796,22 +825,41 @@ int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
 	memcpy(t->rules, p, (size_t)h.n_rules * sizeof(struct unwind_rule));
 	p += (size_t)h.n_rules * sizeof(struct unwind_rule);
 	memcpy(t->rows, p, (size_t)h.n_rows * sizeof(uint32_t));
-	for (i = 0; i < t->n_rules; i++) {
-		if (!rule_ok(&t->rules[i], i)) {
-			free(t);
-			return -EINVAL;
-		}
-	}
-	if (!pages_ok(t)) {
+	err = check_body(&h, t);
+	if (err) {
 		free(t);
-		return -EINVAL;
+		return err;
 	}
-	t->source = h.source;
-	t->covered = h.covered;
-	t->text_lo = h.text_lo;
-	t->text_hi = h.text_hi;
 	*out = t;
 	return 0;
+}
+
+int dt_file_view(const void *buf, size_t len, bool checksummed,
+		 struct dt_file *out)
+{
+	const uint8_t *p = buf;
+	struct dt_hdr h;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if ((uintptr_t)buf % _Alignof(struct dt_page))
+		return -EFAULT;
+	err = check_hdr(buf, len, checksummed, &h);
+	if (err)
+		return err;
+	p += sizeof(h);
+	out->n_rules = h.n_rules;
+	out->n_pages = h.n_pages;
+	out->n_rows = h.n_rows;
+	out->pages = (struct dt_page *)p;
+	p += (size_t)h.n_pages * sizeof(struct dt_page);
+	out->rules = (struct unwind_rule *)p;
+	p += (size_t)h.n_rules * sizeof(struct unwind_rule);
+	out->rows = (uint32_t *)p;
+	err = check_body(&h, out);
+	if (err)
+		memset(out, 0, sizeof(*out));
+	return err;
 }
 
 /* ---- debugging ---------------------------------------------------------- */

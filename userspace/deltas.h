@@ -120,6 +120,11 @@ int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out);
  * every structural check. */
 int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
 			     struct dt_file **out);
+/* The same checks, without a copy: out's arrays point into buf, which
+ * must stay valid (and unchanged) while out is used, and be aligned for
+ * struct dt_page (-EFAULT otherwise).  out is not freed. */
+int dt_file_view(const void *buf, size_t len, bool checksummed,
+		 struct dt_file *out);
 
 /* Print a table for humans: header, rules, and rows with absolute
  * addresses.  Returns 0 or -EIO. */

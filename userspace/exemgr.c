@@ -305,49 +305,86 @@ fail:
 	return err;
 }
 
-/* The file's deltas: from the store, or extracted (and stored). */
-static int get_deltas(struct exe_mgr *m, struct exe_file *f, struct dt_file **out)
+/* Put a file's deltas into the maps (or count that it has none). */
+static void use_deltas(struct exe_mgr *m, struct exe_file *f,
+		       const struct dt_file *t)
 {
+	if (!t->n_rows)
+		m->st.no_cfi++;
+	else if (!m->fp_only)
+		load_deltas(m, f, t);
+}
+
+struct cached {
+	struct exe_mgr *m;
+	struct exe_file *f;
+};
+
+/* A cached record (checksummed by the store), used where it lies in the
+ * store's map: a hit costs one copy of the rows, into the BPF array. */
+static int use_cached(void *arg, const void *val, size_t len)
+{
+	struct cached *c = arg;
+	struct dt_file view, *copy = NULL;
+	int err;
+
+	if (len == 0) { /* an empty record: the file has no CFI */
+		c->m->st.no_cfi++;
+		return 0;
+	}
+	err = dt_file_view(val, len, true, &view);
+	if (!err) {
+		use_deltas(c->m, c->f, &view);
+		return 0;
+	}
+	if (err != -EFAULT)
+		return err;
+	/* a small record, not aligned for a view */
+	err = dt_file_deserialize_opts(val, len, true, &copy);
+	if (!err)
+		use_deltas(c->m, c->f, copy);
+	dt_file_free(copy);
+	return err;
+}
+
+/* The file's deltas: from the store, or extracted (and stored); loaded. */
+static int get_deltas(struct exe_mgr *m, struct exe_file *f)
+{
+	struct cached c = { m, f };
+	struct dt_file *t = NULL;
 	void *buf = NULL;
 	size_t len = 0;
 	uint64_t t0;
 	int err;
 
-	*out = NULL;
-	if (m->store &&
-	    store_get(m->store, f->id.b, STORE_KIND_DELTAS, &buf, &len) == 0) {
-		/* an empty record: the file has no CFI (a negative result) */
-		if (len == 0) {
-			free(buf);
-			m->st.cache_hits++;
-			*out = calloc(1, sizeof(**out));
-			return *out ? 0 : -ENOMEM;
-		}
-		/* the store checked the record's CRC */
-		err = dt_file_deserialize_opts(buf, len, true, out);
-		free(buf);
+	if (m->store) {
+		err = store_read(m->store, f->id.b, STORE_KIND_DELTAS, use_cached, &c);
 		if (!err) {
 			m->st.cache_hits++;
 			return 0;
 		}
 		/* a bad record: recompute and overwrite it */
-		log_warn_once("cache: file %s: bad stack-delta record, recomputing",
-			      f->path);
+		if (err == -EINVAL)
+			log_warn_once("cache: file %s: bad stack-delta record, "
+				      "recomputing",
+				      f->path);
 	}
 	t0 = exe_now_ns();
-	err = dt_extract_file(f->fd, f->path, out);
+	err = dt_extract_file(f->fd, f->path, &t);
 	m->st.extract_ns += exe_now_ns() - t0;
 	if (err)
 		return err;
 	m->st.extracted++;
-	if (!m->store)
-		return 0;
-	if (!(*out)->n_rows) {
-		store_put(m->store, f->id.b, STORE_KIND_DELTAS, NULL, 0);
-	} else if (dt_file_serialize(*out, &buf, &len) == 0) {
-		store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
-		free(buf);
+	if (m->store) {
+		if (!t->n_rows) {
+			store_put(m->store, f->id.b, STORE_KIND_DELTAS, NULL, 0);
+		} else if (dt_file_serialize(t, &buf, &len) == 0) {
+			store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
+			free(buf);
+		}
 	}
+	use_deltas(m, f, t);
+	dt_file_free(t);
 	return 0;
 }
 
@@ -406,7 +443,6 @@ static uint64_t inode_key(const struct stat *st)
 
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 {
-	struct dt_file *t = NULL;
 	struct exe_file *f;
 	struct stat st;
 	uint64_t v, ik, t0;
@@ -452,16 +488,11 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 		goto fail;
 	if (m->detect)
 		m->detect(m->detect_arg, f, f->fd);
-	err = get_deltas(m, f, &t);
+	err = get_deltas(m, f);
 	if (err) {
 		m->st.errors++;
 		log_debug("file %s: no stack deltas: %s", f->path, strerror(-err));
-	} else if (!t->n_rows) {
-		m->st.no_cfi++;
-	} else if (!m->fp_only) {
-		load_deltas(m, f, t);
 	}
-	dt_file_free(t);
 	if (hm_put(&m->by_id, f->id64, (uintptr_t)f) ||
 	    hm_put(&m->by_inode, ik, (uintptr_t)f)) {
 		unload_deltas(m, f);
