@@ -261,7 +261,7 @@ static void *load_thread(void *arg)
 	return NULL;
 }
 
-int ksyms_load_async(const char *path, struct ksyms_async **out)
+int ksyms_async_new(const char *path, struct ksyms_async **out)
 {
 	struct ksyms_async *a = calloc(1, sizeof(*a));
 
@@ -273,18 +273,28 @@ int ksyms_load_async(const char *path, struct ksyms_async **out)
 		free(a);
 		return -ENOMEM;
 	}
-	if (pthread_create(&a->thread, NULL, load_thread, a) == 0)
-		a->started = true;
-	else
-		load_thread(a); /* no thread: load now */
 	*out = a;
 	return 0;
+}
+
+void ksyms_async_start(struct ksyms_async *a)
+{
+	if (!a || a->started)
+		return;
+	if (pthread_create(&a->thread, NULL, load_thread, a) == 0) {
+		a->started = true;
+		return;
+	}
+	load_thread(a); /* no thread: load now */
+	a->started = a->joined = true;
 }
 
 struct ksyms *ksyms_async_get(struct ksyms_async *a)
 {
 	if (!a)
 		return NULL;
+	if (!a->started)
+		ksyms_async_start(a);
 	if (a->started && !a->joined) {
 		pthread_join(a->thread, NULL);
 		a->joined = true;

@@ -19,16 +19,19 @@ const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *off,
 uint32_t ksyms_count(const struct ksyms *k);
 
 /*
- * Loading /proc/kallsyms takes a good part of start-up (hundreds of
- * thousands of lines): load it on a thread, and wait only when the first
- * kernel frame needs a name.
+ * Loading /proc/kallsyms takes tens of milliseconds of CPU (hundreds of
+ * thousands of lines, each formatted by the kernel): load it on a thread,
+ * started once sampling is live so that it does not compete with
+ * start-up, and wait only when the first kernel frame needs a name.
  */
 struct ksyms_async;
 
-/* Start loading path.  Returns 0 or -ENOMEM (then *out is NULL). */
-int ksyms_load_async(const char *path, struct ksyms_async **out);
-/* Wait for the load (once); the table, or NULL when it failed (logged
- * once).  Owned by a. */
+/* A loader of path, not started.  Returns 0 or -ENOMEM (*out NULL). */
+int ksyms_async_new(const char *path, struct ksyms_async **out);
+/* Start loading on a thread (or now, when no thread can start). */
+void ksyms_async_start(struct ksyms_async *a);
+/* Wait for the load (once; loads now if never started); the table, or
+ * NULL when it failed (logged once).  Owned by a. */
 struct ksyms *ksyms_async_get(struct ksyms_async *a);
 void ksyms_async_free(struct ksyms_async *a);
 

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+
 #include "cache_cmd.h"
 #include "config.h"
 #include "elfmap.h"
@@ -28,6 +30,7 @@
 #include "exemgr.h"
 #include "hashmap.h"
 #include "interp.h"
+#include "kbtf.h"
 #include "ksyms.h"
 #include "log.h"
 #include "metrics.h"
@@ -59,7 +62,13 @@ struct daemon {
 	uint64_t t_start;
 	uint64_t startup_ns;
 	uint64_t load_ns; /* of startup_ns: loading the processes (the part
-			   * the cache speeds up; the rest is mostly BPF load) */
+			   * the cache speeds up; it overlaps the BPF load) */
+	/* the kernel types CO-RE relocates against (kbtf.h) */
+	void *ktypes;
+	size_t ktypes_len;
+	struct file_id ktypes_key;
+	bool ktypes_keyed, ktypes_fresh;
+	const char *ktypes_from; /* "cache", "built", "kernel" (whole BTF) */
 	uint64_t events[8];
 	uint64_t samples_total;
 	bool sampling_on;
@@ -569,25 +578,95 @@ static void set_sampling(struct daemon *d, bool on)
 	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
-/* Open the cache (a thread's start routine, or called directly). */
-static void *open_store(void *arg)
+/* The kernel types for CO-RE: from the cache, else cut from the kernel's
+ * BTF (stored once the programs load with them), else NULL: libbpf then
+ * reads the whole BTF. */
+static void find_kernel_types(struct daemon *d)
+{
+	size_t olen;
+	const void *obj = tracer_object(&olen);
+	uint64_t t0 = exe_now_ns();
+	struct btf *kernel;
+	int err;
+
+	d->ktypes_from = "kernel";
+	d->ktypes_keyed = kbtf_key(obj, olen, &d->ktypes_key) == 0;
+	if (d->store && d->ktypes_keyed &&
+	    store_get(d->store, d->ktypes_key.b, STORE_KIND_KTYPES, &d->ktypes,
+		      &d->ktypes_len) == 0 && d->ktypes_len) {
+		d->ktypes_from = "cache";
+		return;
+	}
+	free(d->ktypes);
+	d->ktypes = NULL;
+	kernel = btf__load_vmlinux_btf();
+	if (!kernel)
+		return; /* libbpf says why when it tries */
+	err = kbtf_minimize(obj, olen, kernel, &d->ktypes, &d->ktypes_len);
+	btf__free(kernel);
+	if (err) {
+		log_info("kernel types: cannot cut them down (%s): CO-RE reads "
+			 "the whole BTF", strerror(-err));
+		return;
+	}
+	d->ktypes_fresh = true;
+	d->ktypes_from = "built";
+	log_debug("kernel types: %zu bytes built in %.1f ms", d->ktypes_len,
+		  (exe_now_ns() - t0) / 1e6);
+}
+
+/* Open the cache and find the kernel types (a thread's start routine). */
+static void *prepare(void *arg)
 {
 	struct daemon *d = arg;
 	struct store_opts so = { .max_bytes = d->cfg.cache_size };
 
-	if (store_open(d->cfg.cache_dir, &so, &d->store))
+	if (!d->cfg.no_cache && store_open(d->cfg.cache_dir, &so, &d->store))
 		log_warn("running without the cache");
+	find_kernel_types(d);
+	return NULL;
+}
+
+/* After the load: keep types that worked, drop those that did not. */
+static void settle_kernel_types(struct daemon *d)
+{
+	if (tracer_types_rejected(d->tr)) {
+		d->ktypes_from = "kernel";
+		if (d->store && d->ktypes_keyed)
+			store_del(d->store, d->ktypes_key.b, STORE_KIND_KTYPES);
+	} else if (d->ktypes_fresh && d->store && d->ktypes_keyed) {
+		store_put(d->store, d->ktypes_key.b, STORE_KIND_KTYPES,
+			  d->ktypes, d->ktypes_len);
+	}
+	free(d->ktypes);
+	d->ktypes = NULL;
+}
+
+/* Load the processes (a thread's start routine): -pid's few, or all that
+ * run now.  It fills the maps while the verifier checks the programs. */
+static void *load_processes(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t t0 = exe_now_ns();
+	int n;
+
+	if (d->cfg.n_pids)
+		for (n = 0; n < d->cfg.n_pids; n++)
+			pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
+	else
+		pm_scan_all(d->pm);
+	d->load_ns = exe_now_ns() - t0;
 	return NULL;
 }
 
 static int run(struct daemon *d)
 {
-	pthread_t store_thread;
-	bool store_started = false;
+	pthread_t prep_thread, load_thread;
+	bool prep_started, load_started;
 	struct tracer_opts to = { 0 };
 	struct tp_opts po = { 0 };
 	uint64_t cg[CONFIG_MAX_LIST];
-	uint64_t now, next_report, next_gc, next_prob, next_flush, deadline, t_load;
+	uint64_t now, next_report, next_gc, next_prob, next_flush, deadline;
 	int err, n;
 
 	/* handlers first: a signal during start-up (loading takes a while on
@@ -625,26 +704,24 @@ static int run(struct daemon *d)
 		to.python = interp_python_enabled(probe);
 		interp_mgr_free(probe);
 	}
-	/* kernel symbols load on a thread meanwhile, and the cache opens on
-	 * another (its integrity check runs in a child process): neither
-	 * needs the BPF maps */
-	ksyms_load_async("/proc/kallsyms", &d->ks);
-	if (!d->cfg.no_cache)
-		store_started = pthread_create(&store_thread, NULL, open_store,
-					       d) == 0;
-	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
-	if (err) {
-		if (store_started)
-			pthread_join(store_thread, NULL);
+	/* Start-up runs on two threads.  The cache opens on one (its
+	 * integrity check runs in a child process) and finds the kernel
+	 * types, while this one creates the BPF maps.  Then the processes
+	 * load into the maps on a thread while the verifier checks the
+	 * programs here.  Kernel symbols load once sampling is live. */
+	err = ksyms_async_new("/proc/kallsyms", &d->ks);
+	if (err)
 		return err;
-	}
-	log_debug("start-up: BPF loaded at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
-
-	if (store_started)
-		pthread_join(store_thread, NULL);
-	else if (!d->cfg.no_cache)
-		open_store(d);
-	log_debug("start-up: cache open at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
+	prep_started = pthread_create(&prep_thread, NULL, prepare, d) == 0;
+	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
+	if (prep_started)
+		pthread_join(prep_thread, NULL);
+	else if (!err)
+		prepare(d);
+	if (err)
+		return err;
+	log_debug("start-up: maps created, cache open, kernel types (%s) at %.0f ms",
+		  d->ktypes_from, (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err && d->cfg.fp_only)
 		exe_mgr_set_fp_only(d->em, true);
@@ -678,30 +755,32 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	/* -pid: load the few processes before sampling starts, so no sample
-	 * of theirs is unsynced */
-	t_load = exe_now_ns();
-	for (n = 0; n < d->cfg.n_pids; n++)
-		pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
-	d->load_ns = exe_now_ns() - t_load;
-	log_debug("start-up: processes loaded at %.0f ms",
+	/* Load what runs now (or -pid's processes) while the programs load,
+	 * so none of their samples is unsynced.  A process that execs after
+	 * its maps were read and before the exec tracepoint attaches keeps
+	 * its old mappings until its first sample with an unknown pc makes
+	 * us read them again. */
+	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
+	err = tracer_load(d->tr, d->ktypes, d->ktypes_len);
+	if (load_started)
+		pthread_join(load_thread, NULL);
+	else if (!err)
+		load_processes(d);
+	if (err)
+		return err;
+	settle_kernel_types(d);
+	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
 	err = tracer_attach(d->tr);
 	if (err)
 		return err;
 	d->sampling_on = true;
-	log_debug("start-up: attached at %.0f ms", (exe_now_ns() - d->t_start) / 1e6);
-	/* the whole system: load what runs now with sampling already on;
-	 * samples taken meanwhile are kept (kernel stack and a frame-pointer
-	 * walk) and resolved when they arrive */
-	if (!d->cfg.n_pids) {
-		t_load = exe_now_ns();
-		pm_scan_all(d->pm);
-		d->load_ns = exe_now_ns() - t_load;
-	}
 	d->startup_ns = exe_now_ns() - d->t_start;
-	log_info("started in %.0f ms: %d programs, %d perf events",
-		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr));
+	ksyms_async_start(d->ks);
+	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
+		 "from %s",
+		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
+		 d->ktypes_from);
 
 	/* -duration counts from when sampling is live */
 	now = exe_now_ns();
@@ -798,6 +877,7 @@ static void cleanup(struct daemon *d)
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);
+	free(d->ktypes);
 	ksyms_async_free(d->ks);
 	hm_free(&d->pids_seen);
 }

@@ -2,6 +2,7 @@
 #include "tracer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -16,10 +17,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fsutil.h"
 #include "log.h"
 #include "profiler.skel.h"
 
 #define MAX_CPUS 1024
+#define MAX_MAPS 32
 
 struct tracer {
 	struct profiler *skel;
@@ -30,6 +33,11 @@ struct tracer {
 	int ncpus_possible;
 	struct bpfmaps bm;
 	int map_fds[BM_COUNT];
+	int own_fds[MAX_MAPS]; /* the maps we created, by skeleton order */
+	int n_own;
+	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
+	bool btf_rejected;
+	struct tracer_opts o;
 	size_t rows_len;
 	tracer_trace_fn on_trace;
 	tracer_event_fn on_event;
@@ -216,50 +224,20 @@ static int on_event_rec(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* ---- open / attach ------------------------------------------------------- */
+/* ---- open / load / attach ------------------------------------------------ */
 
-int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
-		tracer_event_fn on_event, void *arg, struct tracer **out)
+const void *tracer_object(size_t *len)
 {
-	struct profiler *skel = NULL;
-	struct tracer *t;
+	return profiler__elf_bytes(len);
+}
+
+/* Knobs and sizes, before the maps exist. */
+static void configure(struct tracer *t, struct profiler *skel)
+{
+	const struct tracer_opts *o = &t->o;
+	int scale = o->map_scale_factor;
 	uint64_t rb;
-	int err, i, ncpus, scale = o->map_scale_factor;
-	__u32 key, fd;
-	void *rows;
 
-	*out = NULL;
-	err = check_privileges();
-	if (!err)
-		err = check_btf();
-	if (err)
-		return err;
-	libbpf_set_print(libbpf_print);
-
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (i = 0; i < BM_COUNT; i++)
-		t->map_fds[i] = -1;
-	t->on_trace = on_trace;
-	t->on_event = on_event;
-	t->arg = arg;
-	t->freq = o->samples_per_second > 0 ? o->samples_per_second : 20;
-
-	skel = profiler__open();
-	if (!skel) {
-		err = -errno;
-		fprintf(stderr, "ebpf-profiler: opening the BPF object: %s\n",
-			strerror(-err));
-		goto fail;
-	}
-	t->skel = skel;
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		ncpus = 1;
-	t->ncpus_possible = ncpus;
-
-	/* knobs */
 	skel->rodata->filter_pids = o->n_pids > 0;
 	skel->rodata->filter_cgroups = o->n_cgroups > 0;
 	skel->rodata->enable_python = o->python;
@@ -270,7 +248,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	 * from every CPU, at least 256 KiB */
 	rb = o->ringbuf_bytes;
 	if (!rb)
-		rb = (uint64_t)o->samples_per_second * ncpus * 1024 * 2;
+		rb = (uint64_t)t->freq * t->ncpus_possible * 1024 * 2;
 	if (rb < 256 * 1024)
 		rb = 256 * 1024;
 	rb = next_pow2(rb);
@@ -286,27 +264,127 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		bpf_object__for_each_program(p, skel->obj)
 			bpf_program__set_log_level(p, o->log_level);
 	}
+}
 
-	err = profiler__load(skel);
-	if (err) {
-		dump_libbpf_log();
-		fprintf(stderr,
-			"ebpf-profiler: loading the BPF programs failed: %s "
-			"(see the verifier log above; -bpf-log-level 2 shows more)\n",
+/* A skeleton whose CO-RE relocations read the kernel types from our
+ * memfd (filled in tracer_load()), so libbpf never parses the kernel's
+ * BTF itself when we have the types it needs. */
+static int open_skel(struct tracer *t, struct profiler **out)
+{
+	char path[64];
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
+	struct profiler *skel;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", t->btf_fd);
+	skel = profiler__open_opts(&oo);
+	if (!skel) {
+		int err = -errno;
+
+		fprintf(stderr, "ebpf-profiler: opening the BPF object: %s\n",
 			strerror(-err));
-		goto fail;
+		return err;
 	}
-	libbpf_log_len = 0;
+	configure(t, skel);
+	*out = skel;
+	return 0;
+}
 
-	key = PROG_NATIVE;
-	fd = bpf_program__fd(skel->progs.unwind_native);
-	err = bpf_map_update_elem(bpf_map__fd(skel->maps.progs), &key, &fd, 0);
-	if (err) {
+/* Create the maps ourselves (libbpf then takes them as they are): the
+ * process manager can fill them while the verifier checks the programs,
+ * and they outlive a second skeleton when the first fails to load. */
+static int create_maps(struct tracer *t)
+{
+	struct bpf_map *m;
+	int fd, err;
+
+	bpf_object__for_each_map(m, t->skel->obj) {
+		LIBBPF_OPTS(bpf_map_create_opts, mo,
+			    .map_flags = bpf_map__map_flags(m));
+
+		if (bpf_map__is_internal(m))
+			continue;
+		if (t->n_own == MAX_MAPS)
+			return -E2BIG;
+		fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
+				    bpf_map__key_size(m), bpf_map__value_size(m),
+				    bpf_map__max_entries(m), &mo);
+		if (fd < 0) {
+			err = -errno;
+			fprintf(stderr,
+				"ebpf-profiler: creating the BPF map %s (%u entries): %s%s\n",
+				bpf_map__name(m), bpf_map__max_entries(m),
+				strerror(-err),
+				err == -ENOMEM || err == -EPERM ?
+					" (lower -map-scale-factor, or raise RLIMIT_MEMLOCK on kernels before 5.11)" :
+					"");
+			return err;
+		}
+		t->own_fds[t->n_own++] = fd;
+		err = bpf_map__reuse_fd(m, fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int reuse_maps(struct tracer *t, struct profiler *skel)
+{
+	struct bpf_map *m;
+	int i = 0, err;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		if (bpf_map__is_internal(m))
+			continue;
+		if (i == t->n_own)
+			return -EINVAL;
+		err = bpf_map__reuse_fd(m, t->own_fds[i++]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
+		tracer_event_fn on_event, void *arg, struct tracer **out)
+{
+	struct profiler *skel = NULL;
+	struct tracer *t;
+	int err, i, ncpus;
+	void *rows;
+
+	*out = NULL;
+	err = check_privileges();
+	if (!err)
+		err = check_btf();
+	if (err)
+		return err;
+	libbpf_set_print(libbpf_print);
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < BM_COUNT; i++)
+		t->map_fds[i] = -1;
+	t->o = *o;
+	t->on_trace = on_trace;
+	t->on_event = on_event;
+	t->arg = arg;
+	t->freq = o->samples_per_second > 0 ? o->samples_per_second : 20;
+	ncpus = libbpf_num_possible_cpus();
+	t->ncpus_possible = ncpus > 0 ? ncpus : 1;
+	t->btf_fd = memfd_create("ep-kernel-types", MFD_CLOEXEC);
+	if (t->btf_fd < 0) {
 		err = -errno;
-		fprintf(stderr, "ebpf-profiler: tail-call table: %s\n",
-			strerror(-err));
+		fprintf(stderr, "ebpf-profiler: memfd_create: %s\n", strerror(-err));
 		goto fail;
 	}
+	err = open_skel(t, &skel);
+	if (err)
+		goto fail;
+	t->skel = skel;
+	err = create_maps(t);
+	if (err)
+		goto fail;
 
 	/* the rows array is mmap'ed: loading a file's rows is a memcpy */
 	t->bm.row_blocks = bpf_map__max_entries(skel->maps.delta_rows);
@@ -343,20 +421,109 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		bpf_map_update_elem(t->map_fds[BM_CGROUP_FILTER],
 				    &o->cgroup_ids[i], &one, 0);
 	}
-
-	t->rb = ring_buffer__new(bpf_map__fd(skel->maps.traces), on_trace_rec, t,
-				 NULL);
-	if (!t->rb || ring_buffer__add(t->rb, bpf_map__fd(skel->maps.events),
-				       on_event_rec, t)) {
-		err = -errno ? -errno : -ENOMEM;
-		fprintf(stderr, "ebpf-profiler: ring buffer: %s\n", strerror(-err));
-		goto fail;
-	}
+	t->o.pids = NULL; /* not kept past the call */
+	t->o.cgroup_ids = NULL;
 	*out = t;
 	return 0;
 fail:
 	tracer_free(t);
 	return err;
+}
+
+/* Put data (or, when NULL, the kernel's whole BTF) into the memfd that
+ * libbpf reads the kernel types from. */
+static int fill_types(struct tracer *t, const void *data, size_t len)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (ftruncate(t->btf_fd, 0) || lseek(t->btf_fd, 0, SEEK_SET))
+		return -errno;
+	if (data)
+		return fs_write_all(t->btf_fd, data, len);
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if ((err = fs_write_all(t->btf_fd, buf, (size_t)n)))
+			break;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int load_skel(struct tracer *t, const void *types, size_t len)
+{
+	int err = fill_types(t, types, len);
+
+	if (err) {
+		fprintf(stderr, "ebpf-profiler: the kernel's types: %s\n",
+			strerror(-err));
+		return err;
+	}
+	return profiler__load(t->skel);
+}
+
+int tracer_load(struct tracer *t, const void *types, size_t len)
+{
+	struct profiler *skel;
+	__u32 key, fd;
+	int err;
+
+	err = load_skel(t, types, len);
+	if (err && types) {
+		/* the cut-down types did not do: a second skeleton, on the
+		 * same maps, with the kernel's whole BTF */
+		t->btf_rejected = true;
+		libbpf_log_len = 0;
+		log_warn("loading with the cached kernel types failed (%s); "
+			 "using /sys/kernel/btf/vmlinux",
+			 strerror(-err));
+		profiler__destroy(t->skel);
+		t->skel = NULL;
+		err = open_skel(t, &skel);
+		if (err)
+			return err;
+		t->skel = skel;
+		err = reuse_maps(t, skel);
+		if (!err)
+			err = load_skel(t, NULL, 0);
+	}
+	if (err) {
+		dump_libbpf_log();
+		fprintf(stderr,
+			"ebpf-profiler: loading the BPF programs failed: %s "
+			"(see the verifier log above; -bpf-log-level 2 shows more)\n",
+			strerror(-err));
+		return err;
+	}
+	libbpf_log_len = 0;
+
+	key = PROG_NATIVE;
+	fd = bpf_program__fd(t->skel->progs.unwind_native);
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.progs), &key, &fd, 0);
+	if (err) {
+		err = -errno;
+		fprintf(stderr, "ebpf-profiler: tail-call table: %s\n",
+			strerror(-err));
+		return err;
+	}
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.traces), on_trace_rec,
+				 t, NULL);
+	if (!t->rb || ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.events),
+				       on_event_rec, t)) {
+		err = -errno ? -errno : -ENOMEM;
+		fprintf(stderr, "ebpf-profiler: ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+bool tracer_types_rejected(struct tracer *t)
+{
+	return t->btf_rejected;
 }
 
 static int perf_open_cpu(int cpu, int freq)
@@ -531,5 +698,9 @@ void tracer_free(struct tracer *t)
 	if (t->bm.rows)
 		munmap(t->bm.rows, t->rows_len);
 	profiler__destroy(t->skel);
+	for (i = 0; i < t->n_own; i++)
+		close(t->own_fds[i]);
+	if (t->btf_fd >= 0)
+		close(t->btf_fd);
 	free(t);
 }

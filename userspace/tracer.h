@@ -10,6 +10,7 @@
 #define EP_TRACER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 
@@ -38,12 +39,24 @@ typedef void (*tracer_trace_fn)(void *arg, const struct trace_hdr *hdr,
 typedef void (*tracer_event_fn)(void *arg, const struct pid_event *ev);
 
 /*
- * Check privileges and kernel features, load the programs and create the
- * maps.  Nothing is attached yet.  On failure prints one clear line about
- * what the user can do and returns a negative errno.
+ * Check privileges and kernel features, open the BPF object and create
+ * its maps: tracer_maps() can be filled from here on, while tracer_load()
+ * runs on another thread.  On failure prints one clear line about what
+ * the user can do and returns a negative errno.
  */
 int tracer_open(const struct tracer_opts *opts, tracer_trace_fn on_trace,
 		tracer_event_fn on_event, void *arg, struct tracer **out);
+/* The BPF object tracer_load() loads (an ELF image; static data). */
+const void *tracer_object(size_t *len);
+/*
+ * Load the programs, their CO-RE relocations resolved against types (raw
+ * BTF from kbtf_minimize(), len bytes), or against the kernel's whole BTF
+ * when types is NULL or does not do (tracer_types_rejected() then says
+ * so).  Nothing is attached yet.  On failure prints the verifier's log
+ * and one line, and returns a negative errno.
+ */
+int tracer_load(struct tracer *t, const void *types, size_t len);
+bool tracer_types_rejected(struct tracer *t);
 /* Attach the tracepoints and the perf events (sampling starts). */
 int tracer_attach(struct tracer *t);
 /* Turn sampling on or off (probabilistic mode) without detaching. */

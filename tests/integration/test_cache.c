@@ -12,8 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
+
 #include "../unit/test.h"
 #include "harness.h"
+#include "kbtf.h"
+#include "store.h"
+#include "tracer.h"
 
 static int copy_file(const char *from, const char *to)
 {
@@ -155,4 +160,60 @@ TEST_ROOT(cache_unusable_dir_runs_without)
 	ASSERT_GE(h_summary_value(err, "samples"), 50, "samples");
 	free(err);
 	h_free_folded(&f);
+}
+
+/* The kernel types CO-RE relocates against: cut from the kernel's BTF on
+ * the first start, from the cache on the next.  A cached copy that does
+ * not fit (here: types without task_struct) costs a second load with the
+ * kernel's whole BTF, a warning and the record, never the profile. */
+TEST_ROOT(cache_kernel_types_cached_and_checked)
+{
+	char cache[512], *err = NULL;
+	char *wargv[] = { (char *)h_workload("split-nofp-pie"), "10", NULL };
+	const char *extra[] = { "-cache-dir", cache, "-v", NULL };
+	struct store *s = NULL;
+	struct file_id key;
+	struct folded f;
+	struct btf *bogus;
+	const void *raw, *obj;
+	size_t olen;
+	uint32_t rlen;
+
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0, "cold");
+	ASSERT_TRUE(strstr(err, "kernel types from built"), "built on the first start");
+	h_free_folded(&f);
+	free(err);
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0, "warm");
+	ASSERT_TRUE(strstr(err, "kernel types from cache"), "cached on the second");
+	ASSERT_GE(h_share(&f, "split-nofp-pie", "split-nofp-pie;_start") * 100, 99,
+		  "stacks complete with the cached types");
+	h_free_folded(&f);
+	free(err);
+
+	/* replace the record by types that lack what the programs read */
+	obj = tracer_object(&olen);
+	ASSERT_OK(kbtf_key(obj, olen, &key), "key");
+	ASSERT_OK(store_open(cache, NULL, &s), "open the cache");
+	bogus = btf__new_empty();
+	ASSERT_TRUE(bogus, "btf");
+	ASSERT_GT(btf__add_int(bogus, "int", 4, BTF_INT_SIGNED), 0, "int");
+	raw = btf__raw_data(bogus, &rlen);
+	ASSERT_OK(store_put(s, key.b, STORE_KIND_KTYPES, raw, rlen), "put");
+	btf__free(bogus);
+	store_free(s);
+
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0,
+		  "a bad record is no failure");
+	test_note("%s", err);
+	ASSERT_TRUE(strstr(err, "cached kernel types failed"), "one warning");
+	ASSERT_TRUE(strstr(err, "kernel types from kernel"), "the whole BTF");
+	ASSERT_GE(h_share(&f, "split-nofp-pie", "split-nofp-pie;_start") * 100, 99,
+		  "stacks complete all the same");
+	h_free_folded(&f);
+	free(err);
+	ASSERT_EQ(h_profile_workload(wargv, "1s", "99", extra, &f, &err), 0, "again");
+	ASSERT_TRUE(strstr(err, "kernel types from built"), "the bad record is gone");
+	h_free_folded(&f);
+	free(err);
 }
