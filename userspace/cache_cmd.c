@@ -440,7 +440,7 @@ static int cmd_warm(const struct cache_args *a, const struct cache_extractor *ex
 	if (ex->warm_extra) {
 		err = ex->warm_extra(w.store);
 		if (err)
-			fprintf(stderr, "ebpf-profiler: cache warm: vDSO: %s\n",
+			fprintf(stderr, "ebpf-profiler: cache warm: the vDSO or the kernel types: %s\n",
 				strerror(-err));
 	}
 	for (started = 0; started < jobs; started++) {

@@ -33,8 +33,9 @@ struct cache_extractor {
 	 * the file has no unwind information.  Must be thread-safe.
 	 * Returns 0 or a negative errno (-ENOEXEC: not a usable ELF). */
 	int (*extract)(int fd, const char *path, void **buf, size_t *len);
-	/* Optional: store what is not a file on disk (the vDSO), once per
-	 * warm run.  Returns 0 or a negative errno (reported, not fatal). */
+	/* Optional: store what is not a file on disk (the vDSO, the kernel
+	 * types for CO-RE), once per warm run.  Returns 0 or a negative
+	 * errno (reported, not fatal). */
 	int (*warm_extra)(struct store *s);
 };
 

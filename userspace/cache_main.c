@@ -12,8 +12,10 @@
 
 #include "deltas.h"
 #include "fileid.h"
+#include "kbtf.h"
 #include "procmgr.h"
 #include "store.h"
+#include "tracer.h"
 
 static int extract_deltas(int fd, const char *path, void **buf, size_t *len)
 {
@@ -58,9 +60,38 @@ static int warm_vdso(struct store *s)
 	return err;
 }
 
+/* The running kernel's types for CO-RE (kbtf.h), as the daemon keeps
+ * them: a golden image booted on this kernel never parses its BTF. */
+static int warm_kernel_types(struct store *s)
+{
+	size_t olen, len = 0;
+	const void *obj = tracer_object(&olen);
+	struct file_id key;
+	void *types = NULL;
+	int err;
+
+	err = kbtf_key(obj, olen, &key);
+	if (err)
+		return err;
+	if (store_has(s, key.b, STORE_KIND_KTYPES) == 0)
+		return 0;
+	err = kbtf_build(obj, olen, &types, &len);
+	if (!err)
+		err = store_put(s, key.b, STORE_KIND_KTYPES, types, len);
+	free(types);
+	return err;
+}
+
+static int warm_extra(struct store *s)
+{
+	int err = warm_vdso(s), err2 = warm_kernel_types(s);
+
+	return err ? err : err2;
+}
+
 int cache_cmd_main(int argc, char **argv)
 {
-	static const struct cache_extractor deltas = { extract_deltas, warm_vdso };
+	static const struct cache_extractor deltas = { extract_deltas, warm_extra };
 
 	/* libelf wants its version set before any thread uses it. */
 	elf_version(EV_CURRENT);

@@ -650,6 +650,20 @@ cleanup:
 	return err;
 }
 
+int kbtf_build(const void *obj, size_t obj_len, void **out, size_t *out_len)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	int err;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!kernel)
+		return -errno ? -errno : -ENOENT;
+	err = kbtf_minimize(obj, obj_len, kernel, out, out_len);
+	btf__free(kernel);
+	return err;
+}
+
 /* ---- the key ----------------------------------------------------------- */
 
 /* The kernel's GNU build id from /sys/kernel/notes, or 0 bytes. */

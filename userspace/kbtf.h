@@ -32,6 +32,9 @@ struct btf;
 int kbtf_minimize(const void *obj, size_t obj_len, const struct btf *kernel,
 		  void **out, size_t *out_len);
 
+/* The same against the running kernel's BTF (/sys/kernel/btf/vmlinux). */
+int kbtf_build(const void *obj, size_t obj_len, void **out, size_t *out_len);
+
 /* The store key of that result on this machine: the kernel (its build id,
  * release, version and BTF size) and the object (its file id).  Returns 0
  * or a negative errno. */

@@ -21,8 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/btf.h>
-
 #include "cache_cmd.h"
 #include "config.h"
 #include "elfmap.h"
@@ -586,7 +584,6 @@ static void find_kernel_types(struct daemon *d)
 	size_t olen;
 	const void *obj = tracer_object(&olen);
 	uint64_t t0 = exe_now_ns();
-	struct btf *kernel;
 	int err;
 
 	d->ktypes_from = "kernel";
@@ -599,11 +596,7 @@ static void find_kernel_types(struct daemon *d)
 	}
 	free(d->ktypes);
 	d->ktypes = NULL;
-	kernel = btf__load_vmlinux_btf();
-	if (!kernel)
-		return; /* libbpf says why when it tries */
-	err = kbtf_minimize(obj, olen, kernel, &d->ktypes, &d->ktypes_len);
-	btf__free(kernel);
+	err = kbtf_build(obj, olen, &d->ktypes, &d->ktypes_len);
 	if (err) {
 		log_info("kernel types: cannot cut them down (%s): CO-RE reads "
 			 "the whole BTF", strerror(-err));

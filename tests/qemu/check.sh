@@ -82,6 +82,10 @@ programs=$(sed -n 's/.*started in [0-9]* ms: \([0-9]*\) programs, \([0-9]*\) per
 	"$work/stderr" | tail -n 1)
 events=$(sed -n 's/.*started in [0-9]* ms: [0-9]* programs, \([0-9]*\) perf events.*/\1/p' \
 	"$work/stderr" | tail -n 1)
+# "kernel types from built": the cut-down types for CO-RE (kbtf.c) loaded
+# on this kernel; "from kernel" would mean they were rejected
+ktypes=$(sed -n 's/.*kernel types from \([a-z]*\).*/\1/p' "$work/stderr" |
+	tail -n 1)
 # the summary line: samples=N lost=N ... startup_ms=N ...
 summary=$(grep '^samples=' "$work/stderr" | tail -n 1)
 field() {
@@ -126,6 +130,8 @@ elif [ "$programs" -eq 0 ]; then
 	reason="no-programs"
 elif [ "$expect" -gt 0 ] && [ "$programs" -ne "$expect" ]; then
 	reason="programs-$programs-of-$expect"
+elif [ "$ktypes" = kernel ]; then
+	reason="kernel-types-rejected"
 elif [ "$samples" -eq 0 ] || [ "$wsamples" -eq 0 ]; then
 	reason="no-samples"
 # nine in ten of the workload's stacks must reach main
@@ -139,7 +145,7 @@ status=PASS
 [ -n "$reason" ] && status=FAIL
 line="RESULT $status kernel=$kernel programs=$programs samples=$samples"
 line="$line events=$events startup_ms=$startup_ms workload=$wsamples"
-line="$line main=$wmain chain_a=$wchain_a"
+line="$line main=$wmain chain_a=$wchain_a ktypes=${ktypes:-?}"
 [ -n "$reason" ] && line="$line reason=$reason"
 echo "$line"
 if [ "$status" = FAIL ]; then
