@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,8 @@ struct tracer {
 
 static char *libbpf_log;
 static size_t libbpf_log_len, libbpf_log_cap;
+/* libbpf also runs on the start-up thread that builds the kernel types */
+static pthread_mutex_t libbpf_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
@@ -72,11 +75,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 		memmove(buf, buf + n - (256 << 10), (256 << 10) + 1);
 		n = 256 << 10;
 	}
+	pthread_mutex_lock(&libbpf_log_lock);
 	if (libbpf_log_len + n + 1 > libbpf_log_cap) {
 		size_t cap = libbpf_log_len + n + 1 + 65536;
 		char *p = realloc(libbpf_log, cap);
 
 		if (!p) {
+			pthread_mutex_unlock(&libbpf_log_lock);
 			free(buf);
 			return 0;
 		}
@@ -85,15 +90,25 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	}
 	memcpy(libbpf_log + libbpf_log_len, buf, n + 1);
 	libbpf_log_len += n;
+	pthread_mutex_unlock(&libbpf_log_lock);
 	free(buf);
 	return 0;
 }
 
 static void dump_libbpf_log(void)
 {
+	pthread_mutex_lock(&libbpf_log_lock);
 	if (libbpf_log_len)
 		fputs(libbpf_log, stderr);
 	libbpf_log_len = 0;
+	pthread_mutex_unlock(&libbpf_log_lock);
+}
+
+static void clear_libbpf_log(void)
+{
+	pthread_mutex_lock(&libbpf_log_lock);
+	libbpf_log_len = 0;
+	pthread_mutex_unlock(&libbpf_log_lock);
 }
 
 /* ---- preflight ---------------------------------------------------------- */
@@ -477,7 +492,7 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 		/* the cut-down types did not do: a second skeleton, on the
 		 * same maps, with the kernel's whole BTF */
 		t->btf_rejected = true;
-		libbpf_log_len = 0;
+		clear_libbpf_log();
 		log_warn("loading with the cached kernel types failed (%s); "
 			 "using /sys/kernel/btf/vmlinux",
 			 strerror(-err));
@@ -499,7 +514,7 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 			strerror(-err));
 		return err;
 	}
-	libbpf_log_len = 0;
+	clear_libbpf_log();
 
 	key = PROG_NATIVE;
 	fd = bpf_program__fd(t->skel->progs.unwind_native);
