@@ -561,10 +561,9 @@ int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi)
 	return for_each_region(e, contains, &s);
 }
 
-/* Walk the notes in [p, p + len) for one of that owner and type.  The
- * owner matches with its NUL; padding after it is allowed (Go writes
+/* The owner matches with its NUL; padding after it is allowed (Go writes
  * "Go\0\0"). */
-static int find_note(const uint8_t *p, size_t len, const char *owner,
+int elfm_find_note(const uint8_t *p, size_t len, const char *owner,
 		     uint32_t type, const uint8_t **desc, size_t *desc_len)
 {
 	size_t off = 0, olen = strlen(owner) + 1;
@@ -602,14 +601,14 @@ int elfm_note(const struct elfm *e, const char *owner, uint32_t type,
 
 		if (ph->p_type == PT_NOTE &&
 		    in_bounds(ph->p_offset, ph->p_filesz, e->size) &&
-		    find_note(e->data + ph->p_offset, ph->p_filesz, owner, type,
+		    elfm_find_note(e->data + ph->p_offset, ph->p_filesz, owner, type,
 			      desc, len) == 0)
 			return 0;
 	}
 	for (i = 1; i < e->shnum; i++)
 		if (e->sh[i].sh_type == SHT_NOTE &&
 		    elfm_section_bytes(e, &e->sh[i], &d, &n) == 0 &&
-		    find_note(d, n, owner, type, desc, len) == 0)
+		    elfm_find_note(d, n, owner, type, desc, len) == 0)
 			return 0;
 	return -ENOENT;
 }

@@ -79,6 +79,11 @@ int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
 /* Is [lo, hi) inside one executable segment (or section)? */
 int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
 
+/* Walk the notes in [p, p + len) (an ELF note section, or the kernel's
+ * /sys/kernel/notes) for the first of that owner and type; *desc points
+ * into p.  Returns 0 or -ENOENT. */
+int elfm_find_note(const uint8_t *p, size_t len, const char *owner,
+		   uint32_t type, const uint8_t **desc, size_t *desc_len);
 /* The first note of that owner ("GNU", "Go") and type, from the PT_NOTE
  * segments, else the SHT_NOTE sections; *desc points into the mapping.
  * Returns 0 or -ENOENT. */

@@ -30,18 +30,14 @@
 
 #include <bpf/btf.h>
 
+#include "elfmap.h"
+
 
 /* enum bpf_core_relo_kind, include/uapi/linux/bpf.h */
 #define RELO_FIELD_LAST 5    /* BYTE_OFFSET .. RSHIFT_U64: a field */
 #define RELO_TYPE_ID_LOCAL 6 /* needs nothing of the kernel */
 
 #define MAX_ACCESS 64
-
-struct relo_sec {
-	const uint8_t *p;   /* records */
-	uint32_t rec_size;
-	uint32_t n;
-};
 
 struct mini {
 	const struct btf *kern;
@@ -670,7 +666,8 @@ int kbtf_build(const void *obj, size_t obj_len, void **out, size_t *out_len)
 static size_t kernel_build_id(uint8_t *id, size_t cap)
 {
 	uint8_t buf[4096];
-	size_t off = 0, len;
+	const uint8_t *desc;
+	size_t len;
 	ssize_t n;
 	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
 
@@ -678,25 +675,13 @@ static size_t kernel_build_id(uint8_t *id, size_t cap)
 		return 0;
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	if (n <= 0)
+	if (n <= 0 ||
+	    elfm_find_note(buf, (size_t)n, "GNU", NT_GNU_BUILD_ID, &desc, &len))
 		return 0;
-	len = (size_t)n;
-	while (len - off >= 12) {
-		uint32_t namesz = rd32(buf + off), descsz = rd32(buf + off + 4),
-			 type = rd32(buf + off + 8);
-		size_t name = off + 12, desc = name + ((namesz + 3) & ~3u);
-
-		if (namesz > len || descsz > len || desc + descsz > len)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + name, "GNU", 4)) {
-			if (descsz > cap)
-				descsz = cap;
-			memcpy(id, buf + desc, descsz);
-			return descsz;
-		}
-		off = desc + ((descsz + 3) & ~3u);
-	}
-	return 0;
+	if (len > cap)
+		len = cap;
+	memcpy(id, desc, len);
+	return len;
 }
 
 int kbtf_key(const void *obj, size_t obj_len, struct file_id *out)
