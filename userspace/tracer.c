@@ -304,9 +304,27 @@ static int open_skel(struct tracer *t, struct profiler **out)
 	return 0;
 }
 
-/* Create the maps ourselves (libbpf then takes them as they are): the
- * process manager can fill them while the verifier checks the programs,
- * and they outlive a second skeleton when the first fails to load. */
+/* Hand our maps to a skeleton (libbpf then takes them as they are). */
+static int reuse_maps(struct tracer *t, struct profiler *skel)
+{
+	struct bpf_map *m;
+	int i = 0, err;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		if (bpf_map__is_internal(m))
+			continue;
+		if (i == t->n_own)
+			return -EINVAL;
+		err = bpf_map__reuse_fd(m, t->own_fds[i++]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Create the maps ourselves: the process manager can fill them while the
+ * verifier checks the programs, and they outlive a second skeleton when
+ * the first fails to load. */
 static int create_maps(struct tracer *t)
 {
 	struct bpf_map *m;
@@ -335,28 +353,8 @@ static int create_maps(struct tracer *t)
 			return err;
 		}
 		t->own_fds[t->n_own++] = fd;
-		err = bpf_map__reuse_fd(m, fd);
-		if (err)
-			return err;
 	}
-	return 0;
-}
-
-static int reuse_maps(struct tracer *t, struct profiler *skel)
-{
-	struct bpf_map *m;
-	int i = 0, err;
-
-	bpf_object__for_each_map(m, skel->obj) {
-		if (bpf_map__is_internal(m))
-			continue;
-		if (i == t->n_own)
-			return -EINVAL;
-		err = bpf_map__reuse_fd(m, t->own_fds[i++]);
-		if (err)
-			return err;
-	}
-	return 0;
+	return reuse_maps(t, t->skel);
 }
 
 int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
