@@ -54,7 +54,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <xxhash.h>
 
 #include "fuzzing.h"
 #include "log.h"
@@ -89,7 +89,8 @@ struct rec_hdr {
 	uint8_t kind;	  /* equals the key's kind */
 	uint8_t flags;	  /* 0 */
 	uint32_t len;	  /* payload bytes that follow */
-	uint32_t crc;	  /* crc32 of key, this header with crc 0, payload */
+	uint32_t sum;	  /* XXH3 of key, this header with sum 0, payload
+			   * (its low 32 bits) */
 };
 _Static_assert(sizeof(struct rec_hdr) == 16, "rec_hdr layout");
 
@@ -303,19 +304,21 @@ static uint64_t get_be64(const uint8_t *p)
 	return v;
 }
 
-static uint32_t rec_crc(const uint8_t key[KEY_LEN], const struct rec_hdr *h,
+/* XXH3 rather than a CRC: every cache hit checks its whole record at
+ * start-up, and XXH3 reads megabytes about four times faster than zlib's
+ * crc32 on this class of machine. */
+static uint32_t rec_sum(const uint8_t key[KEY_LEN], const struct rec_hdr *h,
 			const void *payload)
 {
+	uint8_t head[KEY_LEN + sizeof(*h)];
 	struct rec_hdr z = *h;
-	uLong c = crc32(0, NULL, 0);
 
-	z.crc = 0;
-	c = crc32(c, key, KEY_LEN);
-	c = crc32(c, (const Bytef *)&z, sizeof(z));
-	/* Not with a NULL payload: zlib then returns its initial value. */
-	if (h->len)
-		c = crc32_z(c, payload, h->len);
-	return (uint32_t)c;
+	z.sum = 0;
+	memcpy(head, key, KEY_LEN);
+	memcpy(head + KEY_LEN, &z, sizeof(z));
+	/* the head's hash seeds the payload's: one pass, no state */
+	return (uint32_t)XXH3_64bits_withSeed(payload, h->len,
+					      XXH3_64bits(head, sizeof(head)));
 }
 
 /* Why a stored value is not a valid record of key, or NULL.  With
@@ -337,7 +340,7 @@ static const char *rec_check(const uint8_t key[KEY_LEN], const MDB_val *v,
 	if (h.len != v->mv_size - sizeof(h))
 		return "bad length";
 	if (full &&
-	    h.crc != rec_crc(key, &h, (const uint8_t *)v->mv_data + sizeof(h)) &&
+	    h.sum != rec_sum(key, &h, (const uint8_t *)v->mv_data + sizeof(h)) &&
 	    !FUZZING_CRC_ADVISORY)
 		return "checksum mismatch";
 	return NULL;
@@ -1111,7 +1114,7 @@ static int op_put(struct wctx *w, void *arg)
 		if (a->len)
 			memcpy(v.mv_data, a->val, a->len);
 	} else {
-		h.crc = rec_crc(a->key, &h, a->val);
+		h.sum = rec_sum(a->key, &h, a->val);
 		memcpy(v.mv_data, &h, sizeof(h));
 		if (a->len)
 			memcpy((uint8_t *)v.mv_data + sizeof(h), a->val,

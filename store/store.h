@@ -34,7 +34,7 @@
 #define STORE_DEFAULT_MAX_BYTES (1ULL << 30)
 /* Records written with another version read as absent.  Bump it when the
  * record header changes; payload formats carry their own versions. */
-#define STORE_FORMAT_VERSION 1
+#define STORE_FORMAT_VERSION 2 /* 2: XXH3 in place of CRC-32 */
 
 /* X(name, value, label): the record kinds, and their names for output. */
 #define STORE_KINDS(X)                                                         \
