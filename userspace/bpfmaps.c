@@ -7,7 +7,7 @@
 #include <string.h>
 
 
-static const size_t key_size[BM_COUNT] = {
+const size_t bm_key_size[BM_COUNT] = {
 	[BM_PID_INFO] = 4,
 	[BM_MAPPINGS] = sizeof(struct mapping_key),
 	[BM_PAGES] = sizeof(struct page_key),
@@ -17,7 +17,7 @@ static const size_t key_size[BM_COUNT] = {
 	[BM_CGROUP_FILTER] = 8,
 };
 
-static const size_t val_size[BM_COUNT] = {
+const size_t bm_val_size[BM_COUNT] = {
 	[BM_PID_INFO] = sizeof(struct pid_info),
 	[BM_MAPPINGS] = sizeof(struct mapping_info),
 	[BM_PAGES] = sizeof(struct page_info),
@@ -27,6 +27,26 @@ static const size_t val_size[BM_COUNT] = {
 	[BM_CGROUP_FILTER] = 1,
 };
 
+
+int bm_update_each(const struct bpfmaps_ops *ops, void *ctx, enum bm_map m,
+		   const void *keys, const void *vals, uint32_t n,
+		   uint32_t *done)
+{
+	const uint8_t *k = keys, *v = vals;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = ops->update(ctx, m, k + i * bm_key_size[m],
+				  v + i * bm_val_size[m]);
+		if (err) {
+			*done = i;
+			return err;
+		}
+	}
+	*done = n;
+	return 0;
+}
 
 /* Open addressing with tombstones; keys and values inline. */
 struct mem_table {
@@ -167,13 +187,14 @@ int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out)
 	if (!bm || !c)
 		goto nomem;
 	for (i = 0; i < BM_COUNT; i++) {
-		c->t[i].ks = key_size[i];
-		c->t[i].vs = val_size[i];
+		c->t[i].ks = bm_key_size[i];
+		c->t[i].vs = bm_val_size[i];
 		bm->max_entries[i] = 1 << 20;
 	}
 	bm->max_entries[BM_RULES] = MAX_RULES;
 	bm->rows = calloc(row_blocks ? row_blocks : 1, sizeof(*bm->rows));
-	if (!bm->rows)
+	bm->rules = calloc(MAX_RULES, sizeof(*bm->rules));
+	if (!bm->rows || !bm->rules)
 		goto nomem;
 	bm->row_blocks = row_blocks;
 	bm->ops = &mem_ops;
@@ -181,6 +202,10 @@ int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out)
 	*out = bm;
 	return 0;
 nomem:
+	if (bm) {
+		free(bm->rows);
+		free(bm->rules);
+	}
 	free(bm);
 	free(c);
 	return -ENOMEM;
@@ -198,5 +223,6 @@ void bm_mem_free(struct bpfmaps *bm)
 		free(c->t[i].slots);
 	free(c);
 	free(bm->rows);
+	free(bm->rules);
 	free(bm);
 }

@@ -4,9 +4,10 @@
  * ops table with a libbpf implementation (owned by the tracer) and an
  * in-memory one for tests, so those modules never touch libbpf.
  *
- * The stack-delta rows live in an mmap-able array: bm->rows points at
- * them (kernel memory for the libbpf implementation), so loading a file's
- * rows is a memcpy.
+ * The stack-delta rows and the unwind rules live in mmap-able arrays:
+ * bm->rows and bm->rules point at them (kernel memory for the libbpf
+ * implementation), so loading a file's rows is a memcpy and adding a rule
+ * a store, without a system call.
  */
 #ifndef EP_BPFMAPS_H
 #define EP_BPFMAPS_H
@@ -21,7 +22,7 @@ enum bm_map {
 	BM_PID_INFO,	/* u32 pid -> struct pid_info */
 	BM_MAPPINGS,	/* struct mapping_key -> struct mapping_info */
 	BM_PAGES,	/* struct page_key -> struct page_info */
-	BM_RULES,	/* u32 index -> struct unwind_rule */
+	BM_RULES,	/* u32 index -> struct unwind_rule (through bm->rules) */
 	BM_PY_PROCS,	/* u32 pid -> struct py_proc */
 	BM_PID_FILTER,	/* u32 pid -> u8 */
 	BM_CGROUP_FILTER, /* u64 cgroup id -> u8 */
@@ -34,13 +35,22 @@ struct bpfmaps_ops {
 	int (*remove)(void *ctx, enum bm_map m, const void *key);
 	/* -ENOENT when absent */
 	int (*lookup)(void *ctx, enum bm_map m, const void *key, void *val);
+	/* n entries, keys and values packed (bm_key_size, bm_val_size);
+	 * *done: how many went in before the first failure.  Optional:
+	 * without it, bm_update_batch() updates them one by one. */
+	int (*update_batch)(void *ctx, enum bm_map m, const void *keys,
+			    const void *vals, uint32_t n, uint32_t *done);
 };
+
+/* The key and value sizes of each map. */
+extern const size_t bm_key_size[BM_COUNT], bm_val_size[BM_COUNT];
 
 struct bpfmaps {
 	const struct bpfmaps_ops *ops;
 	void *ctx;
 	struct row_block *rows; /* the delta_rows array */
 	uint32_t row_blocks;	/* its capacity in blocks of 16 rows */
+	struct unwind_rule *rules; /* the rules array, MAX_RULES entries */
 	uint32_t max_entries[BM_COUNT];
 	/* failures per map (full maps mostly), for the metrics */
 	uint64_t update_errors[BM_COUNT];
@@ -51,6 +61,26 @@ static inline int bm_update(struct bpfmaps *bm, enum bm_map m, const void *k,
 			    const void *v)
 {
 	int err = bm->ops->update(bm->ctx, m, k, v);
+
+	if (err)
+		bm->update_errors[m]++;
+	return err;
+}
+
+/* One update per entry: the fallback of update_batch. */
+int bm_update_each(const struct bpfmaps_ops *ops, void *ctx, enum bm_map m,
+		   const void *keys, const void *vals, uint32_t n,
+		   uint32_t *done);
+
+/* Many updates in one call (one system call for the libbpf
+ * implementation); *done as for update_batch. */
+static inline int bm_update_batch(struct bpfmaps *bm, enum bm_map m,
+				  const void *keys, const void *vals,
+				  uint32_t n, uint32_t *done)
+{
+	int err = bm->ops->update_batch ?
+			  bm->ops->update_batch(bm->ctx, m, keys, vals, n, done) :
+			  bm_update_each(bm->ops, bm->ctx, m, keys, vals, n, done);
 
 	if (err)
 		bm->update_errors[m]++;

@@ -29,7 +29,6 @@ struct exe_mgr {
 	struct hm by_id;    /* id64 -> struct exe_file * */
 	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */
 	struct hm rules;    /* hash(rule) -> index */
-	struct unwind_rule *rule_tab;
 	uint32_t n_rules;
 	struct extent *free_ext;
 	uint32_t n_ext, cap_ext;
@@ -133,7 +132,7 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r)
 	for (;; h++) {
 		if (!hm_get(&m->rules, h, &v))
 			break;
-		if (!memcmp(&m->rule_tab[v], r, sizeof(*r)))
+		if (!memcmp(&m->bm->rules[v], r, sizeof(*r)))
 			return (uint32_t)v;
 	}
 	if (m->n_rules >= MAX_RULES) {
@@ -141,11 +140,13 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r)
 		return RULE_IDX_INVALID;
 	}
 	idx = m->n_rules;
-	if (bm_update(m->bm, BM_RULES, &idx, r) || hm_put(&m->rules, h, idx)) {
+	if (hm_put(&m->rules, h, idx)) {
 		m->st.rules_full++;
 		return RULE_IDX_INVALID;
 	}
-	m->rule_tab[idx] = *r;
+	/* shared with the kernel: reachable once a page entry (a system
+	 * call, so after this store) leads to a row that names it */
+	m->bm->rules[idx] = *r;
 	m->n_rules++;
 	m->st.rules_used = m->n_rules;
 	return idx;
@@ -161,11 +162,6 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 		return -ENOMEM;
 	m->bm = bm;
 	m->store = store;
-	m->rule_tab = calloc(MAX_RULES, sizeof(*m->rule_tab));
-	if (!m->rule_tab) {
-		free(m);
-		return -ENOMEM;
-	}
 	/* into empty tables: only an allocation can fail */
 	for (i = 0; i < RULE_FIXED_COUNT; i++)
 		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
@@ -206,7 +202,6 @@ void exe_mgr_free(struct exe_mgr *m)
 	hm_free(&m->by_id);
 	hm_free(&m->by_inode);
 	hm_free(&m->rules);
-	free(m->rule_tab);
 	free(m->free_ext);
 	free(m);
 }
@@ -237,8 +232,10 @@ static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
 static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		       const struct dt_file *t)
 {
-	uint32_t *map = NULL, i, base;
+	uint32_t *map = NULL, i, base, done;
 	uint32_t nblocks = (t->n_rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
+	struct page_key *keys = NULL;
+	struct page_info *vals = NULL;
 	uint32_t *rows;
 	int err;
 
@@ -256,7 +253,9 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	f->n_blocks = nblocks;
 	map = malloc(t->n_rules * sizeof(*map));
 	f->pages = malloc(t->n_pages * sizeof(*f->pages));
-	if (!map || !f->pages) {
+	keys = malloc(t->n_pages * sizeof(*keys));
+	vals = malloc(t->n_pages * sizeof(*vals));
+	if (!map || !f->pages || !keys || !vals) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -272,33 +271,33 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 			      r < t->n_rules ? map[r] : RULE_IDX_INVALID);
 	}
 	for (i = 0; i < t->n_pages; i++) {
-		struct page_key k = { .file_id = f->id64, .page = t->pages[i].page };
-		struct page_info v = { .first = base + t->pages[i].first,
-				       .count = t->pages[i].count };
-
-		err = bm_update(m->bm, BM_PAGES, &k, &v);
-		if (err) {
-			m->st.pages_full++;
-			log_warn_once("delta_pages map is full: raise -map-scale-factor");
-			f->n_pages = i;
-			f->deltas = EXE_DELTAS_LOADED;
-			m->st.loaded++;
-			m->st.rows_used += (uint64_t)nblocks * ROWS_PER_BLOCK;
-			unload_deltas(m, f);
-			goto fail;
-		}
+		keys[i] = (struct page_key){ .file_id = f->id64,
+					     .page = t->pages[i].page };
+		vals[i] = (struct page_info){ .first = base + t->pages[i].first,
+					      .count = t->pages[i].count };
 		f->pages[i] = t->pages[i].page;
 	}
-	f->n_pages = t->n_pages;
+	/* the whole file's pages in one call */
+	err = bm_update_batch(m->bm, BM_PAGES, keys, vals, t->n_pages, &done);
+	f->n_pages = err ? done : t->n_pages;
 	f->deltas = EXE_DELTAS_LOADED;
 	m->st.loaded++;
 	m->st.rows_used += (uint64_t)nblocks * ROWS_PER_BLOCK;
+	if (err) {
+		m->st.pages_full++;
+		log_warn_once("delta_pages map is full: raise -map-scale-factor");
+		unload_deltas(m, f); /* the pages that went in, and the rows */
+	}
+	free(keys);
+	free(vals);
 	free(map);
-	return 0;
+	return err;
 fail:
 	if (f->n_blocks)
 		rows_free(m, f->row_block, f->n_blocks);
 	f->n_blocks = 0;
+	free(keys);
+	free(vals);
 	free(map);
 	free(f->pages);
 	f->pages = NULL;

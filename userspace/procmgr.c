@@ -85,39 +85,41 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 			 const struct pm_mapping *m, bool add)
 {
 	uint64_t addrs[MAX_PREFIXES];
-	uint32_t lens[MAX_PREFIXES];
-	struct mapping_info v = {
-		.file_id = m->file ? m->file->id64 : 0,
-		.bias = m->bias,
-		.start = m->start,
-		.end = m->end,
-		.flags = m->flags,
-		.interp = m->file ? m->file->interp : 0,
-	};
+	uint32_t lens[MAX_PREFIXES], done;
+	struct mapping_key keys[MAX_PREFIXES];
+	struct mapping_info vals[MAX_PREFIXES];
 	int n, i, err = 0;
 
 	n = pm_range_prefixes(m->start, m->end, addrs, lens, MAX_PREFIXES);
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
-		struct mapping_key k = {
+		keys[i] = (struct mapping_key){
 			.prefixlen = 32 + lens[i],
 			.pid_be = htobe32((uint32_t)p->pid),
 			.addr_be = htobe64(addrs[i]),
 		};
-
-		if (add) {
-			err = bm_update(pm->bm, BM_MAPPINGS, &k, &v);
-			if (err) {
-				pm->st.trie_full++;
-				log_warn_once("the BPF mapping trie is full: "
-					      "raise -map-scale-factor");
-				break;
-			}
-			pm->st.trie_entries++;
-		} else if (bm_remove(pm->bm, BM_MAPPINGS, &k) == 0) {
+		vals[i] = (struct mapping_info){
+			.file_id = m->file ? m->file->id64 : 0,
+			.bias = m->bias,
+			.start = m->start,
+			.end = m->end,
+			.flags = m->flags,
+			.interp = m->file ? m->file->interp : 0,
+		};
+		if (!add && bm_remove(pm->bm, BM_MAPPINGS, &keys[i]) == 0)
 			pm->st.trie_entries--;
-		}
+	}
+	if (!add)
+		return 0;
+	/* the mapping's prefixes in one call */
+	err = bm_update_batch(pm->bm, BM_MAPPINGS, keys, vals, (uint32_t)n,
+			      &done);
+	pm->st.trie_entries += err ? done : (uint32_t)n;
+	if (err) {
+		pm->st.trie_full++;
+		log_warn_once("the BPF mapping trie is full: raise "
+			      "-map-scale-factor");
 	}
 	return err;
 }

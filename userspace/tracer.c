@@ -38,8 +38,10 @@ struct tracer {
 	int n_own;
 	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
 	bool btf_rejected;
+	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
 	struct tracer_opts o;
 	size_t rows_len;
+	size_t rules_len;
 	tracer_trace_fn on_trace;
 	tracer_event_fn on_event;
 	void *arg;
@@ -210,10 +212,38 @@ static int lb_lookup(void *ctx, enum bm_map m, const void *key, void *val)
 	return bpf_map_lookup_elem(t->map_fds[m], key, val) ? -errno : 0;
 }
 
+static const struct bpfmaps_ops libbpf_ops;
+
+static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
+			   const void *vals, uint32_t n, uint32_t *done)
+{
+	struct tracer *t = ctx;
+	__u32 count = n;
+	int err;
+
+	*done = 0;
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	if (!n)
+		return 0;
+	if (!t->no_batch[m]) {
+		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
+					   NULL) ? -errno : 0;
+		*done = err ? count : n;
+		/* a map type without batch operations (ENOTSUPP, 524) */
+		if (!err || count || (err != -524 && err != -EINVAL &&
+				      err != -EOPNOTSUPP))
+			return err;
+		t->no_batch[m] = true;
+	}
+	return bm_update_each(&libbpf_ops, ctx, m, keys, vals, n, done);
+}
+
 static const struct bpfmaps_ops libbpf_ops = {
 	.update = lb_update,
 	.remove = lb_remove,
 	.lookup = lb_lookup,
+	.update_batch = lb_update_batch,
 };
 
 /* ---- ring buffers --------------------------------------------------------- */
@@ -273,6 +303,7 @@ static void configure(struct tracer *t, struct profiler *skel)
 	bpf_map__set_max_entries(skel->maps.delta_rows, 1u << (17 + scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
 	bpf_map__set_map_flags(skel->maps.delta_rows, BPF_F_MMAPABLE);
+	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
 	if (o->log_level > 0) {
 		struct bpf_program *p;
 
@@ -363,7 +394,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	struct profiler *skel = NULL;
 	struct tracer *t;
 	int err, i, ncpus;
-	void *rows;
+	void *rows, *rules;
 
 	*out = NULL;
 	err = check_privileges();
@@ -399,18 +430,24 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	if (err)
 		goto fail;
 
-	/* the rows array is mmap'ed: loading a file's rows is a memcpy */
+	/* the rows and rules arrays are mmap'ed: loading a file's rows is a
+	 * memcpy, a new rule a store */
 	t->bm.row_blocks = bpf_map__max_entries(skel->maps.delta_rows);
 	t->rows_len = (size_t)t->bm.row_blocks * sizeof(struct row_block);
+	t->rules_len = (size_t)bpf_map__max_entries(skel->maps.rules) *
+		       sizeof(struct unwind_rule);
 	rows = mmap(NULL, t->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    bpf_map__fd(skel->maps.delta_rows), 0);
-	if (rows == MAP_FAILED) {
+	rules = mmap(NULL, t->rules_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     bpf_map__fd(skel->maps.rules), 0);
+	t->bm.rows = rows == MAP_FAILED ? NULL : rows;
+	t->bm.rules = rules == MAP_FAILED ? NULL : rules;
+	if (!t->bm.rows || !t->bm.rules) {
 		err = -errno;
-		fprintf(stderr, "ebpf-profiler: mmap of the stack-delta rows: %s\n",
-			strerror(-err));
+		fprintf(stderr, "ebpf-profiler: mmap of the stack-delta %s: %s\n",
+			t->bm.rows ? "rules" : "rows", strerror(-err));
 		goto fail;
 	}
-	t->bm.rows = rows;
 	t->bm.ops = &libbpf_ops;
 	t->bm.ctx = t;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
@@ -710,6 +747,8 @@ void tracer_free(struct tracer *t)
 	ring_buffer__free(t->rb);
 	if (t->bm.rows)
 		munmap(t->bm.rows, t->rows_len);
+	if (t->bm.rules)
+		munmap(t->bm.rules, t->rules_len);
 	profiler__destroy(t->skel);
 	for (i = 0; i < t->n_own; i++)
 		close(t->own_fds[i]);
