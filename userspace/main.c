@@ -641,11 +641,10 @@ static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
 	uint64_t t0 = exe_now_ns();
-	int n;
 
+	/* pid_t and uint32_t may alias: the same size, signed and not */
 	if (d->cfg.n_pids)
-		for (n = 0; n < d->cfg.n_pids; n++)
-			pm_sync(d->pm, (pid_t)d->cfg.pids[n]);
+		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
 	else
 		pm_scan_all(d->pm);
 	d->load_ns = exe_now_ns() - t0;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -30,6 +31,12 @@ struct pm {
 	void *forget_arg;
 	struct pm_stats st;
 	uint64_t last_sweep_ns; /* last check of /proc for missed exits */
+	/* During pm_sync_many: hash(device, inode) -> struct exe_file * of
+	 * the files mapped so far, so a library that 50 processes map is
+	 * opened once.  The file's descriptor keeps that inode alive, so the
+	 * pair names no other file meanwhile. */
+	struct hm scan_files;
+	bool scanning;
 };
 
 /* The exit tracepoint reports every loaded process; a stat of each
@@ -127,15 +134,16 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 /* ---- maps parsing ----------------------------------------------------- */
 
 int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
-		       char perms[5], uint64_t *offset, uint64_t *inode,
-		       char **path)
+		       char perms[5], uint64_t *offset, dev_t *dev,
+		       uint64_t *inode, char **path)
 {
 	unsigned long long s, e, off, ino;
+	unsigned int major, minor;
 	int pos = 0;
 	char *p;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %*x:%*x %llu %n", &s, &e, perms,
-		   &off, &ino, &pos) < 5 || !pos || e <= s)
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &s, &e, perms,
+		   &off, &major, &minor, &ino, &pos) < 7 || !pos || e <= s)
 		return -EINVAL;
 	/* callers read perms[0..3] */
 	if (strlen(perms) != 4)
@@ -143,6 +151,7 @@ int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	*start = s;
 	*end = e;
 	*offset = off;
+	*dev = makedev(major, minor);
 	*inode = ino;
 	p = line + pos;
 	p[strcspn(p, "\n")] = 0;
@@ -154,6 +163,7 @@ int pm_vdso_image(const void **data, size_t *len)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	uint64_t start, end, off, ino;
+	dev_t dev;
 	char line[512], perms[5], *path;
 	FILE *f;
 
@@ -164,7 +174,7 @@ int pm_vdso_image(const void **data, size_t *len)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
 				       &path) == 0 &&
 		    start == base) {
 			*len = end - start;
@@ -349,6 +359,38 @@ static void drop_mappings(struct pm *pm, struct pm_proc *p)
 	p->n_maps = 0;
 }
 
+static uint64_t dev_ino_key(dev_t dev, uint64_t ino)
+{
+	uint64_t k[2] = { dev, ino };
+
+	return hm_hash(k, sizeof(k), 0);
+}
+
+/* A file this pm_sync_many opened already under dev and ino, with a
+ * reference. */
+static struct exe_file *scanned_file(struct pm *pm, dev_t dev, uint64_t ino)
+{
+	struct exe_file *f;
+	uint64_t v;
+
+	if (!hm_get(&pm->scan_files, dev_ino_key(dev, ino), &v))
+		return NULL;
+	f = (struct exe_file *)(uintptr_t)v;
+	if (f->dev != dev || f->ino != ino) /* a hash collision */
+		return NULL;
+	f->refs++;
+	return f;
+}
+
+/* Only when the maps line names the inode f holds open: a file found by
+ * content under another inode (a copy) is not kept alive by f. */
+static void note_scanned(struct pm *pm, dev_t dev, uint64_t ino,
+			 struct exe_file *f)
+{
+	if (f->dev == dev && f->ino == ino)
+		hm_put(&pm->scan_files, dev_ino_key(dev, ino), (uintptr_t)f);
+}
+
 int pm_sync(struct pm *pm, pid_t pid)
 {
 	struct pm_mapping *nm = NULL, *tmp;
@@ -374,10 +416,11 @@ int pm_sync(struct pm *pm, pid_t pid)
 	while (fgets(line, sizeof(line), f)) {
 		uint64_t start, end, off, ino;
 		struct pm_mapping m = { 0 };
+		dev_t dev;
 		char perms[5], *mpath;
 		int fd;
 
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
 				       &mpath) || perms[2] != 'x')
 			continue;
 		m.start = start;
@@ -408,16 +451,21 @@ int pm_sync(struct pm *pm, pid_t pid)
 					m.file->refs++;
 					break;
 				}
+			if (!m.file && pm->scanning)
+				m.file = scanned_file(pm, dev, ino);
 			if (!m.file) {
 				fd = open_mapping(pid, start, end, mpath);
 				if (fd < 0)
 					continue;
+				pm->st.opens++;
 				err = exe_get(pm->em, fd, mpath, &m.file);
 				close(fd);
 				if (err) {
 					err = 0;
 					continue;
 				}
+				if (pm->scanning)
+					note_scanned(pm, dev, ino, m.file);
 			}
 		}
 		if (m.file) {
@@ -596,11 +644,26 @@ const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr)
 	return NULL;
 }
 
+int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
+{
+	int i, synced = 0;
+
+	hm_init(&pm->scan_files);
+	pm->scanning = true;
+	for (i = 0; i < n; i++)
+		if (pm_sync(pm, pids[i]) == 0)
+			synced++;
+	pm->scanning = false;
+	hm_free(&pm->scan_files);
+	return synced;
+}
+
 int pm_scan_all(struct pm *pm)
 {
 	DIR *d = opendir("/proc");
+	pid_t *pids = NULL, *tmp;
 	struct dirent *e;
-	int n = 0;
+	int n = 0, cap = 0;
 
 	if (!d)
 		return -errno;
@@ -608,12 +671,20 @@ int pm_scan_all(struct pm *pm)
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || pid > INT32_MAX)
 			continue;
-		if (pm_sync(pm, (pid_t)pid) == 0)
-			n++;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(pids, cap * sizeof(*pids));
+			if (!tmp)
+				break; /* load those listed so far */
+			pids = tmp;
+		}
+		pids[n++] = (pid_t)pid;
 	}
 	closedir(d);
+	n = pm_sync_many(pm, pids, n);
+	free(pids);
 	return n;
 }
 

@@ -49,6 +49,7 @@ struct pm_stats {
 	uint64_t trie_entries;
 	uint64_t trie_full;   /* trie updates that failed */
 	uint64_t exits;
+	uint64_t opens;	      /* mapped files opened (to identify them) */
 };
 
 /* Callback run after a process is (re)synced: interpreter handlers hook
@@ -63,6 +64,10 @@ typedef void (*pm_forget_fn)(void *arg, pid_t pid);
 void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg);
 /* Load every process in /proc.  Returns how many were synced. */
 int pm_scan_all(struct pm *pm);
+/* Load these n processes, opening each file they map once (pm_sync
+ * opens every mapping's file, to tell changed files).  Returns how many
+ * were synced. */
+int pm_sync_many(struct pm *pm, const pid_t *pids, int n);
 /* (Re)read one process' mappings and update BPF.  Returns 0, -ESRCH when
  * it is gone, or another negative errno. */
 int pm_sync(struct pm *pm, pid_t pid);
@@ -88,9 +93,9 @@ bool pm_container_id(const char *cgroup_text, char out[65]);
  * kernel).  Returns 0 or -ENOENT. */
 int pm_vdso_image(const void **data, size_t *len);
 /* Parse one /proc/PID/maps line.  Returns 0 or -EINVAL; path points into
- * line (or is empty). */
+ * line (or is empty).  dev is the inode's device, as stat gives it. */
 int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
-		       char perms[5], uint64_t *offset, uint64_t *inode,
-		       char **path);
+		       char perms[5], uint64_t *offset, dev_t *dev,
+		       uint64_t *inode, char **path);
 
 #endif

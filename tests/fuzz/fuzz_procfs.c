@@ -16,6 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = malloc(size + 1), *line, *next, id[65];
 	uint64_t start, end, off, ino;
 	char perms[5], *path;
+	dev_t dev;
 
 	if (!text)
 		return 0;
@@ -27,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &ino,
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
 				       &path) == 0)
 			sink = strlen(path) + strlen(perms);
 	}

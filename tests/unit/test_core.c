@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -139,21 +140,24 @@ TEST(maps_line_parsing)
 	char l4[] = "garbage\n";
 	char l5[] = "1000-2000 r 0 0:0 0 /x\n";
 	uint64_t s, e, off, ino;
+	dev_t dev;
 	char perms[5], *path;
 
-	ASSERT_OK(pm_parse_maps_line(l1, &s, &e, perms, &off, &ino, &path), "l1");
+	ASSERT_OK(pm_parse_maps_line(l1, &s, &e, perms, &off, &dev, &ino, &path), "l1");
 	ASSERT_EQ(s, 0x7f1c2a400000ULL, "start");
 	ASSERT_EQ(off, 0x28000, "offset");
 	ASSERT_EQ(ino, 1234567, "inode");
+	ASSERT_EQ(major(dev), 0xfd, "device major");
+	ASSERT_EQ(minor(dev), 0, "device minor");
 	ASSERT_STREQ(perms, "r-xp", "perms");
 	ASSERT_STREQ(path, "/usr/lib/x86_64-linux-gnu/libc.so.6", "path");
-	ASSERT_OK(pm_parse_maps_line(l2, &s, &e, perms, &off, &ino, &path), "l2");
+	ASSERT_OK(pm_parse_maps_line(l2, &s, &e, perms, &off, &dev, &ino, &path), "l2");
 	ASSERT_STREQ(path, "[vdso]", "vdso");
-	ASSERT_OK(pm_parse_maps_line(l3, &s, &e, perms, &off, &ino, &path), "l3");
+	ASSERT_OK(pm_parse_maps_line(l3, &s, &e, perms, &off, &dev, &ino, &path), "l3");
 	ASSERT_STREQ(path, "/tmp/a file (deleted)", "spaces kept");
-	ASSERT_EQ(pm_parse_maps_line(l4, &s, &e, perms, &off, &ino, &path),
+	ASSERT_EQ(pm_parse_maps_line(l4, &s, &e, perms, &off, &dev, &ino, &path),
 		  -EINVAL, "garbage");
-	ASSERT_EQ(pm_parse_maps_line(l5, &s, &e, perms, &off, &ino, &path),
+	ASSERT_EQ(pm_parse_maps_line(l5, &s, &e, perms, &off, &dev, &ino, &path),
 		  -EINVAL, "short permissions");
 }
 

@@ -3,17 +3,22 @@
  * The executable manager's loading of stack deltas into the maps: rows
  * and rules through the shared arrays, a file's pages in one batch, and
  * what a batch that stops part way leaves behind (nothing).  The libbpf
- * side of the batch is checked against the running kernel's maps.
+ * side of the batch is checked against the running kernel's maps.  And
+ * the process manager's start-up load, which opens each file once.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bpfmaps.h"
 #include "deltas.h"
 #include "exemgr.h"
+#include "procmgr.h"
 #include "test.h"
 #include "tracer.h"
 
@@ -219,4 +224,94 @@ out:
 	free(keys);
 	free(vals);
 	tracer_free(tr);
+}
+
+/* Distinct (device, inode) pairs of the executable file mappings of
+ * these processes, read from their maps: the files to open. */
+static int distinct_files(const pid_t *pids, int n)
+{
+	uint64_t seen[256][2];
+	int i, j, count = 0;
+
+	for (i = 0; i < n; i++) {
+		char path[64], line[4608], perms[5], *mpath;
+		uint64_t s, e, off, ino;
+		dev_t dev;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pids[i]);
+		f = fopen(path, "re");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f)) {
+			if (pm_parse_maps_line(line, &s, &e, perms, &off, &dev,
+					       &ino, &mpath) ||
+			    perms[2] != 'x' || !ino)
+				continue;
+			for (j = 0; j < count; j++)
+				if (seen[j][0] == dev && seen[j][1] == ino)
+					break;
+			if (j == count && count < 256) {
+				seen[count][0] = dev;
+				seen[count++][1] = ino;
+			}
+		}
+		fclose(f);
+	}
+	return count;
+}
+
+/* Loading many processes at once opens each file they map once; one by
+ * one, each process' files are opened (to notice a changed file). */
+TEST_ROOT(procmgr_sync_many_opens_each_file_once)
+{
+	pid_t pids[4];
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct pm *pm = NULL;
+	struct pm_stats ps;
+	struct exe_stats es;
+	int i, files;
+
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+			_exit(127);
+		}
+	}
+	usleep(200000); /* exec'd */
+	files = distinct_files(pids, 4);
+	test_note("4 sleep processes map %d distinct files", files);
+	ASSERT_GE(files, 3, "sleep, libc and ld.so at least");
+	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager") ||
+	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
+		goto out;
+	ASSERT_EQ(pm_sync_many(pm, pids, 4), 4, "all four loaded");
+	pm_get_stats(pm, &ps);
+	exe_get_stats(em, &es);
+	ASSERT_EQ(ps.opens, files, "each file opened once");
+	ASSERT_EQ(es.loaded, files + 1, "each loaded once, and the vDSO");
+	ASSERT_EQ(ps.mappings, 4 * (files + 1), "every mapping, vDSO too");
+	pm_free(pm);
+	exe_mgr_free(em);
+	pm = NULL;
+	em = NULL;
+
+	if (!ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager") ||
+	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
+		goto out;
+	for (i = 0; i < 4; i++)
+		ASSERT_OK(pm_sync(pm, pids[i]), "pm_sync");
+	pm_get_stats(pm, &ps);
+	ASSERT_EQ(ps.opens, 4 * files, "one by one: every mapping's file");
+out:
+	for (i = 0; i < 4; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	pm_free(pm);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
 }
