@@ -30,6 +30,10 @@ struct exe_mgr {
 	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */
 	struct hm rules;    /* hash(rule) -> index */
 	uint32_t n_rules;
+	/* While a file loads, its rule i -> the global index << 16 (the
+	 * row's rule bits); RULE_IDX_INVALID (0) past its rules, so any
+	 * 16-bit rule field of a row reads an entry. */
+	uint32_t *rule_hi;
 	struct extent *free_ext;
 	uint32_t n_ext, cap_ext;
 	struct exe_stats st;
@@ -162,6 +166,11 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 		return -ENOMEM;
 	m->bm = bm;
 	m->store = store;
+	m->rule_hi = calloc(1u << 16, sizeof(*m->rule_hi));
+	if (!m->rule_hi) {
+		free(m);
+		return -ENOMEM;
+	}
 	/* into empty tables: only an allocation can fail */
 	for (i = 0; i < RULE_FIXED_COUNT; i++)
 		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
@@ -202,6 +211,7 @@ void exe_mgr_free(struct exe_mgr *m)
 	hm_free(&m->by_id);
 	hm_free(&m->by_inode);
 	hm_free(&m->rules);
+	free(m->rule_hi);
 	free(m->free_ext);
 	free(m);
 }
@@ -232,7 +242,7 @@ static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
 static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		       const struct dt_file *t)
 {
-	uint32_t *map = NULL, i, base, done;
+	uint32_t i, base, done, *hi = m->rule_hi;
 	uint32_t nblocks = (t->n_rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
 	struct page_key *keys = NULL;
 	struct page_info *vals = NULL;
@@ -251,25 +261,24 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		return err;
 	}
 	f->n_blocks = nblocks;
-	map = malloc(t->n_rules * sizeof(*map));
 	f->pages = malloc(t->n_pages * sizeof(*f->pages));
 	keys = malloc(t->n_pages * sizeof(*keys));
 	vals = malloc(t->n_pages * sizeof(*vals));
-	if (!map || !f->pages || !keys || !vals) {
+	if (!f->pages || !keys || !vals) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	for (i = 0; i < t->n_rules; i++)
-		map[i] = i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]);
+		hi[i] = (i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]))
+			<< 16;
 	/* the rows are shared memory with the kernel: write them before the
-	 * page entries that make them reachable */
+	 * page entries that make them reachable.  The hot loop of a cache
+	 * hit: a row's rule bits become the global rule's, by table. */
 	base = f->row_block * ROWS_PER_BLOCK;
 	rows = &m->bm->rows[0].rows[0] + base;
-	for (i = 0; i < t->n_rows; i++) {
-		uint32_t r = ROW_RULE(t->rows[i]);
-		rows[i] = ROW(ROW_ADDR(t->rows[i]),
-			      r < t->n_rules ? map[r] : RULE_IDX_INVALID);
-	}
+	for (i = 0; i < t->n_rows; i++)
+		rows[i] = hi[ROW_RULE(t->rows[i])] | ROW_ADDR(t->rows[i]);
+	memset(hi, 0, t->n_rules * sizeof(*hi));
 	for (i = 0; i < t->n_pages; i++) {
 		keys[i] = (struct page_key){ .file_id = f->id64,
 					     .page = t->pages[i].page };
@@ -290,7 +299,6 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	}
 	free(keys);
 	free(vals);
-	free(map);
 	return err;
 fail:
 	if (f->n_blocks)
@@ -298,7 +306,6 @@ fail:
 	f->n_blocks = 0;
 	free(keys);
 	free(vals);
-	free(map);
 	free(f->pages);
 	f->pages = NULL;
 	return err;
