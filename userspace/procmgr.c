@@ -228,7 +228,8 @@ static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
 
 static void read_container_id(struct pm_proc *p);
 
-static void read_proc_info(struct pm_proc *p)
+/* The process' name; with all, its executable and container too. */
+static void read_proc_info(struct pm_proc *p, bool all)
 {
 	char path[64], buf[4096];
 	ssize_t n;
@@ -245,6 +246,8 @@ static void read_proc_info(struct pm_proc *p)
 			memcpy(p->comm, buf, strlen(buf) + 1);
 		}
 	}
+	if (!all)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
@@ -499,9 +502,10 @@ int pm_sync(struct pm *pm, pid_t pid)
 		return err;
 	}
 	if (nn == 0 && p->n_maps == 0) {
-		/* a kernel thread or a zombie: nothing to unwind */
+		/* a kernel thread or a zombie: nothing to unwind, no
+		 * executable, no container; a name for its kernel stacks */
 		free(nm);
-		read_proc_info(p);
+		read_proc_info(p, false);
 		return 0;
 	}
 
@@ -537,7 +541,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	p->maps = nm;
 	p->n_maps = nn;
 	p->interp_mask = pi.interp_mask;
-	read_proc_info(p);
+	read_proc_info(p, true);
 	if (pm->synced_fn)
 		pm->synced_fn(pm->synced_arg, p);
 	pi.flags = PID_F_SYNCED;
