@@ -353,27 +353,61 @@ static int reuse_maps(struct tracer *t, struct profiler *skel)
 	return 0;
 }
 
+/* The maps to create, taken in turn by two threads: creating one is
+ * mostly the kernel allocating (and zeroing) its memory, megabytes for
+ * the rows and the preallocated hash maps. */
+struct map_jobs {
+	struct bpf_map *maps[MAX_MAPS];
+	int fds[MAX_MAPS], errs[MAX_MAPS];
+	int n;
+	int next; /* atomic */
+};
+
+static void *create_some(void *arg)
+{
+	struct map_jobs *j = arg;
+	int i;
+
+	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n) {
+		struct bpf_map *m = j->maps[i];
+		LIBBPF_OPTS(bpf_map_create_opts, mo,
+			    .map_flags = bpf_map__map_flags(m));
+
+		j->fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
+					   bpf_map__key_size(m),
+					   bpf_map__value_size(m),
+					   bpf_map__max_entries(m), &mo);
+		j->errs[i] = j->fds[i] < 0 ? -errno : 0;
+	}
+	return NULL;
+}
+
 /* Create the maps ourselves: the process manager can fill them while the
  * verifier checks the programs, and they outlive a second skeleton when
  * the first fails to load. */
 static int create_maps(struct tracer *t)
 {
+	struct map_jobs j = { .n = 0 };
 	struct bpf_map *m;
-	int fd, err;
+	pthread_t helper;
+	bool helped;
+	int i, err = 0;
 
 	bpf_object__for_each_map(m, t->skel->obj) {
-		LIBBPF_OPTS(bpf_map_create_opts, mo,
-			    .map_flags = bpf_map__map_flags(m));
-
 		if (bpf_map__is_internal(m))
 			continue;
-		if (t->n_own == MAX_MAPS)
+		if (j.n == MAX_MAPS)
 			return -E2BIG;
-		fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
-				    bpf_map__key_size(m), bpf_map__value_size(m),
-				    bpf_map__max_entries(m), &mo);
-		if (fd < 0) {
-			err = -errno;
+		j.maps[j.n++] = m;
+	}
+	helped = pthread_create(&helper, NULL, create_some, &j) == 0;
+	create_some(&j);
+	if (helped)
+		pthread_join(helper, NULL);
+	for (i = 0; i < j.n; i++) {
+		if (j.errs[i] && !err) {
+			m = j.maps[i];
+			err = j.errs[i];
 			fprintf(stderr,
 				"ebpf-profiler: creating the BPF map %s (%u entries): %s%s\n",
 				bpf_map__name(m), bpf_map__max_entries(m),
@@ -381,11 +415,11 @@ static int create_maps(struct tracer *t)
 				err == -ENOMEM || err == -EPERM ?
 					" (lower -map-scale-factor, or raise RLIMIT_MEMLOCK on kernels before 5.11)" :
 					"");
-			return err;
 		}
-		t->own_fds[t->n_own++] = fd;
+		if (!j.errs[i])
+			t->own_fds[t->n_own++] = j.fds[i];
 	}
-	return reuse_maps(t, t->skel);
+	return err ? err : reuse_maps(t, t->skel);
 }
 
 int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
