@@ -722,7 +722,8 @@ static bool rule_ok(const struct unwind_rule *r, uint32_t idx)
 	return r->cmd == RULE_CMD_NONE || r->cmd == RULE_CMD_PLT;
 }
 
-static bool pages_ok(const struct dt_file *t)
+/* The pages tile the rows; with rows, each row is sound too. */
+static bool pages_ok(const struct dt_file *t, bool rows_too)
 {
 	uint64_t next_first = 0;
 	uint32_t i, j;
@@ -742,7 +743,7 @@ static bool pages_ok(const struct dt_file *t)
 		rows = t->rows + p->first;
 		if (ROW_ADDR(rows[0]) != 0)
 			return false;
-		for (j = 0; j < p->count; j++) {
+		for (j = 0; rows_too && j < p->count; j++) {
 			if (ROW_RULE(rows[j]) >= t->n_rules)
 				return false;
 			if (j > 0 && ROW_ADDR(rows[j]) <= ROW_ADDR(rows[j - 1]))
@@ -751,6 +752,31 @@ static bool pages_ok(const struct dt_file *t)
 		next_first += p->count;
 	}
 	return next_first == t->n_rows;
+}
+
+int dt_copy_rows(const struct dt_file *t, const uint32_t *rule_hi,
+		 uint32_t *dst)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < t->n_pages; i++) {
+		const struct dt_page *p = &t->pages[i];
+		const uint32_t *src = t->rows + p->first;
+		uint32_t *out = dst + p->first;
+		int32_t prev = -1;
+
+		/* a cache hit's hot loop: one pass checks and copies */
+		for (j = 0; j < p->count; j++) {
+			uint32_t row = src[j];
+			int32_t addr = (int32_t)ROW_ADDR(row);
+
+			if (ROW_RULE(row) >= t->n_rules || addr <= prev)
+				return -EINVAL;
+			prev = addr;
+			out[j] = rule_hi[ROW_RULE(row)] | (uint32_t)addr;
+		}
+	}
+	return 0;
 }
 
 int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
@@ -787,15 +813,17 @@ static int check_hdr(const void *buf, size_t len, bool checksummed,
 	return 0;
 }
 
-/* The rules and pages of t (arrays already in place) make sense. */
-static int check_body(const struct dt_hdr *h, struct dt_file *t)
+/* The rules and pages of t (arrays already in place) make sense, and
+ * with rows_too its rows. */
+static int check_body(const struct dt_hdr *h, struct dt_file *t,
+		      bool rows_too)
 {
 	uint32_t i;
 
 	for (i = 0; i < t->n_rules; i++)
 		if (!rule_ok(&t->rules[i], i))
 			return -EINVAL;
-	if (!pages_ok(t))
+	if (!pages_ok(t, rows_too))
 		return -EINVAL;
 	t->source = h->source;
 	t->covered = h->covered;
@@ -825,7 +853,7 @@ int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
 	memcpy(t->rules, p, (size_t)h.n_rules * sizeof(struct unwind_rule));
 	p += (size_t)h.n_rules * sizeof(struct unwind_rule);
 	memcpy(t->rows, p, (size_t)h.n_rows * sizeof(uint32_t));
-	err = check_body(&h, t);
+	err = check_body(&h, t, true);
 	if (err) {
 		free(t);
 		return err;
@@ -856,7 +884,7 @@ int dt_file_view(const void *buf, size_t len, bool checksummed,
 	out->rules = (struct unwind_rule *)p;
 	p += (size_t)h.n_rules * sizeof(struct unwind_rule);
 	out->rows = (uint32_t *)p;
-	err = check_body(&h, out);
+	err = check_body(&h, out, false);
 	if (err)
 		memset(out, 0, sizeof(*out));
 	return err;

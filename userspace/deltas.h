@@ -120,11 +120,20 @@ int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out);
  * every structural check. */
 int dt_file_deserialize_opts(const void *buf, size_t len, bool checksummed,
 			     struct dt_file **out);
-/* The same checks, without a copy: out's arrays point into buf, which
- * must stay valid (and unchanged) while out is used, and be aligned for
- * struct dt_page (-EFAULT otherwise).  out is not freed. */
+/* The same checks but the rows', without a copy: out's arrays point into
+ * buf, which must stay valid (and unchanged) while out is used, and be
+ * aligned for struct dt_page (-EFAULT otherwise).  out is not freed.  The
+ * rows are checked as dt_copy_rows() copies them, in the same pass. */
 int dt_file_view(const void *buf, size_t len, bool checksummed,
 		 struct dt_file *out);
+/* Copy t's rows to dst, each row's rule bits through rule_hi (indexed by
+ * the whole 16-bit local rule, giving the row's new rule bits), checking
+ * that every row names one of t's rules and that addresses rise within
+ * each page.  Returns 0, or -EINVAL at the first bad row (dst is then
+ * partly written).  For a table from dt_file_view(), the only check of
+ * its rows; for others, a second one. */
+int dt_copy_rows(const struct dt_file *t, const uint32_t *rule_hi,
+		 uint32_t *dst);
 
 /* Print a table for humans: header, rules, and rows with absolute
  * addresses.  Returns 0 or -EIO. */

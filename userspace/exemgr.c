@@ -272,13 +272,13 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		hi[i] = (i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]))
 			<< 16;
 	/* the rows are shared memory with the kernel: write them before the
-	 * page entries that make them reachable.  The hot loop of a cache
-	 * hit: a row's rule bits become the global rule's, by table. */
+	 * page entries that make them reachable (a bad row stops us before) */
 	base = f->row_block * ROWS_PER_BLOCK;
 	rows = &m->bm->rows[0].rows[0] + base;
-	for (i = 0; i < t->n_rows; i++)
-		rows[i] = hi[ROW_RULE(t->rows[i])] | ROW_ADDR(t->rows[i]);
+	err = dt_copy_rows(t, hi, rows);
 	memset(hi, 0, t->n_rules * sizeof(*hi));
+	if (err)
+		goto fail;
 	for (i = 0; i < t->n_pages; i++) {
 		keys[i] = (struct page_key){ .file_id = f->id64,
 					     .page = t->pages[i].page };
@@ -311,14 +311,17 @@ fail:
 	return err;
 }
 
-/* Put a file's deltas into the maps (or count that it has none). */
-static void use_deltas(struct exe_mgr *m, struct exe_file *f,
-		       const struct dt_file *t)
+/* Put a file's deltas into the maps (or count that it has none).
+ * Returns -EINVAL for a table with a bad row, else 0 (a full map leaves
+ * the file to the frame-pointer walk). */
+static int use_deltas(struct exe_mgr *m, struct exe_file *f,
+		      const struct dt_file *t)
 {
 	if (!t->n_rows)
 		m->st.no_cfi++;
-	else if (!m->fp_only)
-		load_deltas(m, f, t);
+	else if (!m->fp_only && load_deltas(m, f, t) == -EINVAL)
+		return -EINVAL;
+	return 0;
 }
 
 struct cached {
@@ -339,16 +342,14 @@ static int use_cached(void *arg, const void *val, size_t len)
 		return 0;
 	}
 	err = dt_file_view(val, len, true, &view);
-	if (!err) {
-		use_deltas(c->m, c->f, &view);
-		return 0;
-	}
+	if (!err)
+		return use_deltas(c->m, c->f, &view);
 	if (err != -EFAULT)
 		return err;
 	/* a small record, not aligned for a view */
 	err = dt_file_deserialize_opts(val, len, true, &copy);
 	if (!err)
-		use_deltas(c->m, c->f, copy);
+		err = use_deltas(c->m, c->f, copy);
 	dt_file_free(copy);
 	return err;
 }

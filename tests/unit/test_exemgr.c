@@ -18,7 +18,9 @@
 #include "bpfmaps.h"
 #include "deltas.h"
 #include "exemgr.h"
+#include "fileid.h"
 #include "procmgr.h"
+#include "store.h"
 #include "test.h"
 #include "tracer.h"
 
@@ -125,6 +127,61 @@ out:
 	dt_file_free(t);
 	exe_mgr_free(em);
 	bm_mem_free(bm);
+}
+
+/* A cached record that passes the checksum but whose rows are wrong (a
+ * writer's bug, not a flipped bit) is caught while its rows are copied:
+ * the file is extracted again, loads complete and the record is mended. */
+TEST(exemgr_cached_bad_rows_extracted_again)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct store *st = NULL;
+	struct exe_file *f;
+	struct exe_stats es;
+	struct dt_file *t = NULL, *back = NULL;
+	struct file_id id;
+	void *buf = NULL, *got = NULL;
+	size_t len = 0, glen = 0;
+	uint32_t *rows;
+	int fd;
+
+	fd = open(LIBC, O_RDONLY | O_CLOEXEC);
+	if (!ASSERT_GE(fd, 0, "open libc") ||
+	    !ASSERT_OK(fileid_from_fd(fd, &id), "file id") ||
+	    !ASSERT_OK(dt_extract_file(fd, LIBC, &t), "extract") ||
+	    !ASSERT_OK(dt_file_serialize(t, &buf, &len), "serialize"))
+		goto out;
+	/* the last row of the first page: an address below its neighbour's */
+	rows = (uint32_t *)((uint8_t *)buf + len) - t->n_rows;
+	rows[t->pages[0].count - 1] = ROW(0, ROW_RULE(rows[0]));
+	if (!ASSERT_OK(store_open(test_tmppath("cache"), NULL, &st), "store") ||
+	    !ASSERT_OK(store_put(st, id.b, STORE_KIND_DELTAS, buf, len), "put") ||
+	    !ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, st, &em), "manager"))
+		goto out;
+	f = load(em, LIBC);
+	if (!f)
+		goto out;
+	exe_get_stats(em, &es);
+	ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "loaded all the same");
+	ASSERT_EQ(es.cache_hits, 0, "not a hit");
+	ASSERT_EQ(es.extracted, 1, "extracted again");
+	ASSERT_EQ(es.rows_used, (uint64_t)f->n_blocks * ROWS_PER_BLOCK,
+		  "one file's rows in use (the bad copy's given back)");
+	ASSERT_OK(store_get(st, id.b, STORE_KIND_DELTAS, &got, &glen), "get");
+	ASSERT_OK(dt_file_deserialize(got, glen, &back), "the record mended");
+	exe_put(em, f);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	free(got);
+	dt_file_free(t);
+	dt_file_free(back);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+	store_free(st);
 }
 
 /* A file whose pages do not all fit leaves no page and no row behind,
