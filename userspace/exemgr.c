@@ -334,13 +334,11 @@ struct cached {
 static int use_cached(void *arg, const void *val, size_t len)
 {
 	struct cached *c = arg;
-	struct dt_file view, *copy = NULL;
+	struct dt_file view = { 0 }, *copy = NULL;
 	int err;
 
-	if (len == 0) { /* an empty record: the file has no CFI */
-		c->m->st.no_cfi++;
-		return 0;
-	}
+	if (len == 0) /* an empty record: the file has no CFI */
+		return use_deltas(c->m, c->f, &view);
 	err = dt_file_view(val, len, true, &view);
 	if (!err)
 		return use_deltas(c->m, c->f, &view);
