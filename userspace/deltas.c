@@ -722,11 +722,20 @@ static bool rule_ok(const struct unwind_rule *r, uint32_t idx)
 	return r->cmd == RULE_CMD_NONE || r->cmd == RULE_CMD_PLT;
 }
 
+/* A row may follow the one before it in its page: it names one of the
+ * table's n_rules rules and its address rises (prev: the address before
+ * it, -1 for a page's first row). */
+static inline bool row_follows(uint32_t row, int32_t prev, uint32_t n_rules)
+{
+	return ROW_RULE(row) < n_rules && (int32_t)ROW_ADDR(row) > prev;
+}
+
 /* The pages tile the rows; with rows, each row is sound too. */
 static bool pages_ok(const struct dt_file *t, bool rows_too)
 {
 	uint64_t next_first = 0;
 	uint32_t i, j;
+	int32_t prev;
 
 	for (i = 0; i < t->n_pages; i++) {
 		const struct dt_page *p = &t->pages[i];
@@ -743,11 +752,11 @@ static bool pages_ok(const struct dt_file *t, bool rows_too)
 		rows = t->rows + p->first;
 		if (ROW_ADDR(rows[0]) != 0)
 			return false;
+		prev = -1;
 		for (j = 0; rows_too && j < p->count; j++) {
-			if (ROW_RULE(rows[j]) >= t->n_rules)
+			if (!row_follows(rows[j], prev, t->n_rules))
 				return false;
-			if (j > 0 && ROW_ADDR(rows[j]) <= ROW_ADDR(rows[j - 1]))
-				return false;
+			prev = (int32_t)ROW_ADDR(rows[j]);
 		}
 		next_first += p->count;
 	}
@@ -768,12 +777,11 @@ int dt_copy_rows(const struct dt_file *t, const uint32_t *rule_hi,
 		/* a cache hit's hot loop: one pass checks and copies */
 		for (j = 0; j < p->count; j++) {
 			uint32_t row = src[j];
-			int32_t addr = (int32_t)ROW_ADDR(row);
 
-			if (ROW_RULE(row) >= t->n_rules || addr <= prev)
+			if (!row_follows(row, prev, t->n_rules))
 				return -EINVAL;
-			prev = addr;
-			out[j] = rule_hi[ROW_RULE(row)] | (uint32_t)addr;
+			prev = (int32_t)ROW_ADDR(row);
+			out[j] = rule_hi[ROW_RULE(row)] | ROW_ADDR(row);
 		}
 	}
 	return 0;
