@@ -95,6 +95,14 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 	uint32_t lens[MAX_PREFIXES], done;
 	struct mapping_key keys[MAX_PREFIXES];
 	struct mapping_info vals[MAX_PREFIXES];
+	const struct mapping_info v = {
+		.file_id = m->file ? m->file->id64 : 0,
+		.bias = m->bias,
+		.start = m->start,
+		.end = m->end,
+		.flags = m->flags,
+		.interp = m->file ? m->file->interp : 0,
+	};
 	int n, i, err = 0;
 
 	n = pm_range_prefixes(m->start, m->end, addrs, lens, MAX_PREFIXES);
@@ -106,15 +114,9 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 			.pid_be = htobe32((uint32_t)p->pid),
 			.addr_be = htobe64(addrs[i]),
 		};
-		vals[i] = (struct mapping_info){
-			.file_id = m->file ? m->file->id64 : 0,
-			.bias = m->bias,
-			.start = m->start,
-			.end = m->end,
-			.flags = m->flags,
-			.interp = m->file ? m->file->interp : 0,
-		};
-		if (!add && bm_remove(pm->bm, BM_MAPPINGS, &keys[i]) == 0)
+		if (add)
+			vals[i] = v; /* the batch takes one value per key */
+		else if (bm_remove(pm->bm, BM_MAPPINGS, &keys[i]) == 0)
 			pm->st.trie_entries--;
 	}
 	if (!add)
