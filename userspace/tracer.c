@@ -422,13 +422,27 @@ static int create_maps(struct tracer *t)
 	return err ? err : reuse_maps(t, t->skel);
 }
 
+/* An mmap-able array map's memory, shared with the kernel; NULL with
+ * *err set (and one line printed) when it cannot be mapped. */
+static void *map_memory(struct bpf_map *m, size_t len, int *err)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(m), 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	*err = -errno;
+	fprintf(stderr, "ebpf-profiler: mmap of the BPF map %s: %s\n",
+		bpf_map__name(m), strerror(-*err));
+	return NULL;
+}
+
 int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		tracer_event_fn on_event, void *arg, struct tracer **out)
 {
 	struct profiler *skel = NULL;
 	struct tracer *t;
 	int err, i, ncpus;
-	void *rows, *rules;
 
 	*out = NULL;
 	err = check_privileges();
@@ -470,18 +484,11 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	t->rows_len = (size_t)t->bm.row_blocks * sizeof(struct row_block);
 	t->rules_len = (size_t)bpf_map__max_entries(skel->maps.rules) *
 		       sizeof(struct unwind_rule);
-	rows = mmap(NULL, t->rows_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    bpf_map__fd(skel->maps.delta_rows), 0);
-	rules = mmap(NULL, t->rules_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     bpf_map__fd(skel->maps.rules), 0);
-	t->bm.rows = rows == MAP_FAILED ? NULL : rows;
-	t->bm.rules = rules == MAP_FAILED ? NULL : rules;
-	if (!t->bm.rows || !t->bm.rules) {
-		err = -errno;
-		fprintf(stderr, "ebpf-profiler: mmap of the stack-delta %s: %s\n",
-			t->bm.rows ? "rules" : "rows", strerror(-err));
+	t->bm.rows = map_memory(skel->maps.delta_rows, t->rows_len, &err);
+	if (t->bm.rows)
+		t->bm.rules = map_memory(skel->maps.rules, t->rules_len, &err);
+	if (!t->bm.rules)
 		goto fail;
-	}
 	t->bm.ops = &libbpf_ops;
 	t->bm.ctx = t;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
