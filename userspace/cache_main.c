@@ -25,9 +25,8 @@ static int extract_deltas(int fd, const char *path, void **buf, size_t *len)
 	*buf = NULL;
 	*len = 0;
 	err = dt_extract_file(fd, path, &f);
-	/* No rows: stored empty, so that the file is not parsed again. */
-	if (!err && f->n_rows)
-		err = dt_file_serialize(f, buf, len);
+	if (!err)
+		err = dt_file_record(f, buf, len);
 	dt_file_free(f);
 	return err;
 }
@@ -51,8 +50,8 @@ static int warm_vdso(struct store *s)
 	if (store_has(s, id.b, STORE_KIND_DELTAS) == 0)
 		return 0; /* already there */
 	err = dt_extract_mem(data, len, NULL, &f);
-	if (!err && f->n_rows)
-		err = dt_file_serialize(f, &buf, &blen);
+	if (!err)
+		err = dt_file_record(f, &buf, &blen);
 	if (!err)
 		err = store_put(s, id.b, STORE_KIND_DELTAS, buf, blen);
 	free(buf);

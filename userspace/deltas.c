@@ -787,6 +787,13 @@ int dt_copy_rows(const struct dt_file *t, const uint32_t *rule_hi,
 	return 0;
 }
 
+int dt_file_record(const struct dt_file *f, void **buf, size_t *len)
+{
+	*buf = NULL;
+	*len = 0;
+	return f->n_rows ? dt_file_serialize(f, buf, len) : 0;
+}
+
 int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out)
 {
 	return dt_file_deserialize_opts(buf, len, false, out);

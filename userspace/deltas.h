@@ -108,6 +108,10 @@ const struct unwind_rule *dt_file_rule(const struct dt_file *f, int idx);
  * little-endian host layout, CRC-32 over everything); the store keeps
  * these bytes.  Returns 0 or -ENOMEM. */
 int dt_file_serialize(const struct dt_file *f, void **buf, size_t *len);
+/* What the store keeps for f: nothing (*buf NULL, *len 0) for a file
+ * without rows, a negative result that spares parsing it again; else its
+ * serialization.  Returns 0 or -ENOMEM. */
+int dt_file_record(const struct dt_file *f, void **buf, size_t *len);
 /* Parse serialized bytes; -EINVAL on any inconsistency (never trusts the
  * input: lengths, counts, every index and the row order are checked, and
  * the CRC catches flipped bits), including bytes written by another

@@ -380,13 +380,9 @@ static int get_deltas(struct exe_mgr *m, struct exe_file *f)
 	if (err)
 		return err;
 	m->st.extracted++;
-	if (m->store) {
-		if (!t->n_rows) {
-			store_put(m->store, f->id.b, STORE_KIND_DELTAS, NULL, 0);
-		} else if (dt_file_serialize(t, &buf, &len) == 0) {
-			store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
-			free(buf);
-		}
+	if (m->store && dt_file_record(t, &buf, &len) == 0) {
+		store_put(m->store, f->id.b, STORE_KIND_DELTAS, buf, len);
+		free(buf);
 	}
 	use_deltas(m, f, t);
 	dt_file_free(t);
