@@ -23,8 +23,16 @@
 #define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
 
+/* Registers of the frame being unwound, in DWARF numbering (enum
+ * rule_reg): all of them at the leaf, from the sample; above it, rsp and
+ * rbp from each step, the callee-saved ones as the CFI restores them, the
+ * rest carried from the frame below (as libgcc and libdw do). */
+#define R_FP RULE_REG_FP
+#define R_SP RULE_REG_SP
+
 struct ustate {
-	__u64 pc, sp, fp;
+	__u64 pc;
+	__u64 regs[RULE_REG_COUNT];
 	/* the mappings of the last two pcs, so frames in the same files
 	 * skip the trie lookup (stacks go back and forth between a program
 	 * and libc); prev.end == 0 when empty */
@@ -44,11 +52,19 @@ struct ustate {
 	__u64 py_tstate;
 };
 
+/* 8-byte slots below the CFA read at once per frame: the return address
+ * (slot -1) and the registers most functions push after it. */
+#define CFA_WINDOW 8
+/* An x86-64 sigcontext's general registers: r8..r15, rdi, rsi, rbp, rbx,
+ * rdx, rax, rcx, rsp, rip. */
+#define SIGCTX_REGS 17
+
 struct scratch {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	struct ustate st;
 	__u8 pybuf[PY_FRAME_READ_MAX]; /* one Python frame, read at once */
+	__u64 win[SIGCTX_REGS]; /* the CFA window, or a sigcontext */
 };
 
 #define NO_PROG 0xffffffffu

@@ -25,11 +25,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* rt_sigframe: at the trampoline, sp points at the ucontext; its
  * sigcontext (uc_mcontext) starts 40 bytes in (uc_flags, uc_link,
- * uc_stack), with rbp, rsp and rip at 80, 120 and 128 in it. */
+ * uc_stack) with the general registers first (SIGCTX_REGS). */
 #define SIGFRAME_MCONTEXT 40
-#define SIGCTX_RBP 80
-#define SIGCTX_RSP 120
-#define SIGCTX_RIP 128
 
 static __always_inline __u32 *row_at(__u32 idx)
 {
@@ -88,47 +85,78 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
  * address.  Returns 0 or a METRIC_ERR_* code. */
 static __always_inline __u32 fp_step(struct ustate *st)
 {
-	__u64 fp = st->fp, next_fp = 0, ra = 0;
+	__u64 fp = st->regs[R_FP], sp = st->regs[R_SP], next_fp = 0, ra = 0;
 
-	if (fp < st->sp || fp - st->sp > FP_MAX_JUMP || (fp & 7))
+	if (fp < sp || fp - sp > FP_MAX_JUMP || (fp & 7))
 		return METRIC_ERR_FP_BAD;
 	if (read_user_u64(fp, &next_fp) || read_user_u64(fp + 8, &ra))
 		return METRIC_ERR_READ_FAULT;
-	st->sp = fp + 16;
-	st->fp = next_fp;
+	st->regs[R_SP] = fp + 16;
+	st->regs[R_FP] = next_fp;
 	st->pc = ra;
 	st->flags |= ST_RETURN_ADDR;
 	return 0;
 }
 
+/* Every general register from an rt_sigframe's sigcontext: the frame the
+ * signal interrupted, whose pc is exact (not a return address). */
+static __always_inline __u32 signal_step(struct scratch *s)
+{
+	struct ustate *st = &s->st;
+	__u64 *g = s->win;
+	int i;
+
+	if (bpf_probe_read_user(g, SIGCTX_REGS * 8,
+				(const void *)(st->regs[R_SP] + SIGFRAME_MCONTEXT)))
+		return METRIC_ERR_READ_FAULT;
+	for (i = 0; i < 8; i++)
+		st->regs[RULE_REG_R8 + i] = g[i];
+	st->regs[RULE_REG_RDI] = g[8];
+	st->regs[RULE_REG_RSI] = g[9];
+	st->regs[R_FP] = g[10];
+	st->regs[RULE_REG_RBX] = g[11];
+	st->regs[RULE_REG_RDX] = g[12];
+	st->regs[RULE_REG_RAX] = g[13];
+	st->regs[RULE_REG_RCX] = g[14];
+	st->regs[R_SP] = g[15];
+	st->pc = g[16];
+	st->flags &= ~ST_RETURN_ADDR;
+	return 0;
+}
+
+/* The 8 bytes at cfa + 8 * slot: from the window read below the CFA at
+ * this frame, or read on their own when they lie outside it. */
+static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
+				    bool win_ok, __u64 *out)
+{
+	if (win_ok && slot >= -CFA_WINDOW && slot < 0) {
+		*out = s->win[(slot + CFA_WINDOW) & (CFA_WINDOW - 1)];
+		return 0;
+	}
+	return read_user_u64(cfa + (__s64)slot * 8, out);
+}
+
 /* Apply a rule.  Returns 0, or a METRIC_ERR_* code, or METRIC_STOP_ENTRY
  * when the frame is the outermost one. */
-static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
+static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 {
+	struct ustate *st = &s->st;
 	struct unwind_rule *r;
-	__u64 cfa, base, ra = 0, v = 0;
+	__u64 cfa, ra = 0, v = 0, fp;
+	bool win_ok;
+	int i;
 
 	switch (idx) {
 	case RULE_IDX_INVALID:
-		return METRIC_ERR_ROW_INVALID;
+		return METRIC_ERR_NO_CFI;
+	case RULE_IDX_UNSUPPORTED:
+		return METRIC_ERR_RULE_UNSUPPORTED;
 	case RULE_IDX_STOP:
 		return METRIC_STOP_ENTRY;
 	case RULE_IDX_FRAME_POINTER:
 		return fp_step(st);
-	case RULE_IDX_SIGNAL: {
-		__u64 mc = st->sp + SIGFRAME_MCONTEXT, fp = 0, sp = 0, pc = 0;
-
-		if (read_user_u64(mc + SIGCTX_RBP, &fp) ||
-		    read_user_u64(mc + SIGCTX_RSP, &sp) ||
-		    read_user_u64(mc + SIGCTX_RIP, &pc))
-			return METRIC_ERR_READ_FAULT;
-		st->fp = fp;
-		st->sp = sp;
-		st->pc = pc;
-		/* the interrupted pc is exact, not a return address */
-		st->flags &= ~ST_RETURN_ADDR;
-		return 0;
-	}
+	case RULE_IDX_SIGNAL:
+		return signal_step(s);
 	}
 	r = bpf_map_lookup_elem(&rules, &idx);
 	if (!r)
@@ -137,11 +165,11 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 		/* GCC's PLT CFI: sp + 8, plus 8 once the stub has pushed;
 		 * the threshold on the pc's low bits depends on the PLT kind
 		 * (the fixed rule has 11; IBT PLTs another) */
-		cfa = st->sp + (__s64)r->cfa_off +
+		cfa = st->regs[R_SP] + (__s64)r->cfa_off +
 		      (((st->pc & 15) >= (__u64)r->cfa_post) ? 8 : 0);
 	} else if (r->cmd == RULE_CMD_NONE) {
-		base = r->cfa_reg == RULE_REG_FP ? st->fp : st->sp;
-		cfa = base + (__s64)r->cfa_off;
+		cfa = st->regs[r->cfa_reg & (RULE_REG_COUNT - 1)] +
+		      (__s64)r->cfa_off;
 		if (r->flags & RULE_F_DEREF_CFA) {
 			if (read_user_u64(cfa, &v))
 				return METRIC_ERR_READ_FAULT;
@@ -150,27 +178,47 @@ static __always_inline __u32 apply_rule(struct ustate *st, __u32 idx)
 	} else {
 		return METRIC_ERR_BAD_RULE;
 	}
-	if (read_user_u64(cfa - 8, &ra))
+	/* one read for the return address and the registers pushed after
+	 * it; slots it does not cover (or a window that crosses into an
+	 * unmapped page) are read one by one */
+	win_ok = bpf_probe_read_user(s->win, CFA_WINDOW * 8,
+				     (const void *)(cfa - CFA_WINDOW * 8)) == 0;
+	if (cfa_slot(s, cfa, -1, win_ok, &ra))
 		return METRIC_ERR_READ_FAULT;
 	/* a PLT stub leaves rbp alone: its rule is RULE_FP_SAME */
+	fp = st->regs[R_FP];
 	switch (r->fp_rule) {
 	case RULE_FP_CFA_OFF:
-		if (read_user_u64(cfa + (__s64)r->fp_off, &v))
+		if ((r->fp_off & 7) ?
+			    read_user_u64(cfa + (__s64)r->fp_off, &fp) :
+			    cfa_slot(s, cfa, r->fp_off >> 3, win_ok, &fp))
 			return METRIC_ERR_READ_FAULT;
-		st->fp = v;
 		break;
 	case RULE_FP_REG_OFF:
-		if (read_user_u64(st->fp + (__s64)r->fp_off, &v))
+		if (read_user_u64(fp + (__s64)r->fp_off, &fp))
 			return METRIC_ERR_READ_FAULT;
-		st->fp = v;
 		break;
 	case RULE_FP_UNDEF:
-		st->fp = 0;
+		fp = 0;
 		break;
 	}
-	if (cfa <= st->sp)
+	/* the other callee-saved registers: rbx, r12..r15.  A slot that
+	 * cannot be read costs that register, not the frame. */
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		__s8 slot = r->saved[i];
+		__u32 reg = i == 0 ? RULE_REG_RBX : 11 + i;
+
+		if (slot == RULE_SAVED_SAME)
+			continue;
+		v = 0;
+		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, win_ok, &v))
+			v = 0;
+		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
+	}
+	if (cfa <= st->regs[R_SP])
 		return METRIC_ERR_SP_LOOP;
-	st->sp = cfa;
+	st->regs[R_SP] = cfa;
+	st->regs[R_FP] = fp;
 	st->pc = ra;
 	st->flags |= ST_RETURN_ADDR;
 	return 0;
@@ -281,8 +329,9 @@ unwind:
 		}
 		goto next;
 	}
-	err = apply_rule(st, rule);
-	if (err == METRIC_ERR_ROW_INVALID && fp_step(st) == 0) {
+	err = apply_rule(s, rule);
+	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED) &&
+	    fp_step(st) == 0) {
 		metric_inc(err);
 		st->n_fp++;
 		err = 0;
@@ -326,6 +375,39 @@ int unwind_native(struct bpf_perf_event_data *ctx)
 		bpf_loop(MAX_USER_FRAMES, native_step, &lc, 0);
 	next_unwinder(ctx, s);
 	return 0;
+}
+
+/* Every general register of the user context: at the leaf a CFA may be
+ * kept in any of them.  regs is the perf context's copy or the task's
+ * saved user registers (a BTF pointer: direct loads, no helper calls). */
+#define load_regs(st_, pr_)                                                    \
+	do {                                                                   \
+		(st_)->pc = (pr_)->ip;                                         \
+		(st_)->regs[RULE_REG_RAX] = (pr_)->ax;                         \
+		(st_)->regs[RULE_REG_RDX] = (pr_)->dx;                         \
+		(st_)->regs[RULE_REG_RCX] = (pr_)->cx;                         \
+		(st_)->regs[RULE_REG_RBX] = (pr_)->bx;                         \
+		(st_)->regs[RULE_REG_RSI] = (pr_)->si;                         \
+		(st_)->regs[RULE_REG_RDI] = (pr_)->di;                         \
+		(st_)->regs[R_FP] = (pr_)->bp;                                 \
+		(st_)->regs[R_SP] = (pr_)->sp;                                 \
+		(st_)->regs[8] = (pr_)->r8;                                    \
+		(st_)->regs[9] = (pr_)->r9;                                    \
+		(st_)->regs[10] = (pr_)->r10;                                  \
+		(st_)->regs[11] = (pr_)->r11;                                  \
+		(st_)->regs[12] = (pr_)->r12;                                  \
+		(st_)->regs[13] = (pr_)->r13;                                  \
+		(st_)->regs[14] = (pr_)->r14;                                  \
+		(st_)->regs[15] = (pr_)->r15;                                  \
+	} while (0)
+
+/* Its own function: inlined, the compiler merges the two load_regs
+ * sequences, and the verifier refuses one instruction that reads both the
+ * context and a BTF pointer. */
+static __noinline void regs_from_ctx(struct bpf_perf_event_data *ctx,
+				     struct ustate *st)
+{
+	load_regs(st, &ctx->regs);
 }
 
 /* Is the sampled pid wanted?  Checked before any work. */
@@ -398,9 +480,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 	/* a sample in user mode has a user pc in the perf registers */
 	if (ctx->regs.ip <= USER_MAX) {
-		s->st.pc = ctx->regs.ip;
-		s->st.sp = ctx->regs.sp;
-		s->st.fp = ctx->regs.bp;
+		regs_from_ctx(ctx, &s->st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (!regs) {
@@ -409,9 +489,7 @@ int sample(struct bpf_perf_event_data *ctx)
 			send_trace(ctx, s);
 			return 0;
 		}
-		s->st.pc = BPF_CORE_READ(regs, ip);
-		s->st.sp = BPF_CORE_READ(regs, sp);
-		s->st.fp = BPF_CORE_READ(regs, bp);
+		load_regs(&s->st, regs);
 	}
 
 	pi = bpf_map_lookup_elem(&pid_info, &pid);

@@ -63,7 +63,8 @@ enum interp_kind {
 	X(TAIL_CALL_LIMIT, "stack cut: tail-call budget spent")                \
 	X(ERR_NO_MAPPING, "unwind: pc in no known mapping")                    \
 	X(ERR_NO_PAGE, "unwind: no stack-delta page for pc")                   \
-	X(ERR_ROW_INVALID, "unwind: row says invalid (no CFI at pc)")          \
+	X(ERR_NO_CFI, "unwind: no unwind information covers the pc")         \
+	X(ERR_RULE_UNSUPPORTED, "unwind: the CFI at the pc has a form we do not evaluate") \
 	X(ERR_BAD_RULE, "unwind: rule index out of range or unsupported")      \
 	X(ERR_READ_FAULT, "unwind: reading user memory failed")                \
 	X(ERR_TOO_DEEP, "unwind: stack longer than the frame limit")           \
@@ -219,13 +220,26 @@ enum rule_cmd {
 				   * cfa_off + ((pc & 15) >= cfa_post ? 8 : 0);
 				   * the fixed rule has 8 and 11 */
 	RULE_CMD_SIGNAL = 4,	  /* x86-64 rt_sigreturn trampoline */
-	RULE_CMD_FRAME_POINTER = 5 /* no CFI: walk frame pointers */
+	RULE_CMD_FRAME_POINTER = 5, /* no CFI: walk frame pointers */
+	RULE_CMD_UNSUPPORTED = 6   /* CFI we cannot lower (a CFA expression,
+				    * the return address elsewhere than CFA-8) */
 };
 
-/* Register a CFA is computed from. */
+/* Registers, in the x86-64 DWARF numbering that CFI uses: a CFA may be
+ * computed from any general register (OpenSSL's assembly keeps it in rax,
+ * rsi, r9..r15; ld.so's _dl_runtime_resolve in rbx). */
 enum rule_reg {
-	RULE_REG_SP = 0,
-	RULE_REG_FP = 1,
+	RULE_REG_RAX = 0,
+	RULE_REG_RDX = 1,
+	RULE_REG_RCX = 2,
+	RULE_REG_RBX = 3,
+	RULE_REG_RSI = 4,
+	RULE_REG_RDI = 5,
+	RULE_REG_FP = 6, /* rbp */
+	RULE_REG_SP = 7, /* rsp */
+	RULE_REG_R8 = 8,
+	RULE_REG_R15 = 15,
+	RULE_REG_COUNT = 16,
 };
 
 /* How to recover the caller's frame pointer (rbp). */
@@ -239,22 +253,41 @@ enum rule_fp {
 #define RULE_F_DEREF_CFA 0x1 /* CFA = *(reg + cfa_off) + cfa_post */
 
 /*
+ * The other callee-saved registers a rule restores, in this order (rbp
+ * has fp_rule).  saved[i] is where the caller's value was saved, in
+ * 8-byte slots from the CFA (-2: at CFA - 16); RULE_SAVED_SAME (0) when
+ * the register keeps its value, RULE_SAVED_UNDEF when it cannot be
+ * recovered (it becomes 0, so no later rule computes from a stale value).
+ * Registers that no rule restores carry their value from frame to frame,
+ * as libgcc, libunwind and libdw do: a CFA kept in rax by a function is
+ * still in rax when its callee returns, unless the callee's CFI says
+ * otherwise.
+ */
+#define RULE_SAVED_COUNT 5
+#define RULE_SAVED_SAME 0
+#define RULE_SAVED_UNDEF (-128)
+#define RULE_SAVED_REGS { RULE_REG_RBX, 12, 13, 14, 15 }
+
+/*
  * One unwind rule, deduplicated in the global table "rules".  The return
  * address is always at CFA - 8 on x86-64 (rows whose CFI says otherwise
  * are lowered to RULE_CMD_INVALID).  Rule indices below RULE_FIXED_COUNT
  * are the fixed commands, so a row can name a command without a lookup.
+ * The size is a multiple of 8: the kernel rounds array values up to 8
+ * bytes, and userland writes the table through an mmap of the array.
  */
 struct unwind_rule {
 	__u8 cmd;     /* enum rule_cmd */
-	__u8 cfa_reg; /* enum rule_reg */
+	__u8 cfa_reg; /* enum rule_reg: 0..15 */
 	__u8 fp_rule; /* enum rule_fp */
 	__u8 flags;   /* RULE_F_* */
 	__s32 cfa_off;
 	__s32 fp_off;
 	__s16 cfa_post;
-	__u16 pad;
+	__s8 saved[RULE_SAVED_COUNT]; /* rbx, r12..r15; see above */
+	__u8 pad[5];
 };
-_Static_assert(sizeof(struct unwind_rule) == 16, "unwind_rule layout");
+_Static_assert(sizeof(struct unwind_rule) == 24, "unwind_rule layout");
 
 /* Fixed rule indices: the table is preloaded with these. */
 enum fixed_rule {
@@ -263,7 +296,8 @@ enum fixed_rule {
 	RULE_IDX_PLT = 2,
 	RULE_IDX_SIGNAL = 3,
 	RULE_IDX_FRAME_POINTER = 4,
-	RULE_FIXED_COUNT = 5,
+	RULE_IDX_UNSUPPORTED = 5,
+	RULE_FIXED_COUNT = 6,
 };
 /* Rows carry a 16-bit rule index. */
 #define MAX_RULES 65536

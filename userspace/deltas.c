@@ -24,6 +24,7 @@ const struct unwind_rule dt_fixed_rules[RULE_FIXED_COUNT] = {
 			   .cfa_off = 8, .cfa_post = 11 },
 	[RULE_IDX_SIGNAL] = { .cmd = RULE_CMD_SIGNAL },
 	[RULE_IDX_FRAME_POINTER] = { .cmd = RULE_CMD_FRAME_POINTER },
+	[RULE_IDX_UNSUPPORTED] = { .cmd = RULE_CMD_UNSUPPORTED },
 };
 
 /* Source layers, lowest first. */
@@ -185,11 +186,11 @@ static int canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
 {
 	switch (in->cmd) {
 	case RULE_CMD_NONE:
-		if (in->cfa_reg > RULE_REG_FP || in->fp_rule > RULE_FP_UNDEF ||
+		if (in->cfa_reg >= RULE_REG_COUNT || in->fp_rule > RULE_FP_UNDEF ||
 		    (in->flags & ~RULE_F_DEREF_CFA))
 			return -EINVAL;
 		*r = *in;
-		r->pad = 0;
+		memset(r->pad, 0, sizeof(r->pad));
 		if (!(r->flags & RULE_F_DEREF_CFA))
 			r->cfa_post = 0;
 		if (r->fp_rule == RULE_FP_SAME || r->fp_rule == RULE_FP_UNDEF)
@@ -206,6 +207,7 @@ static int canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
 	case RULE_CMD_STOP:
 	case RULE_CMD_SIGNAL:
 	case RULE_CMD_FRAME_POINTER:
+	case RULE_CMD_UNSUPPORTED:
 		memset(r, 0, sizeof(*r));
 		r->cmd = in->cmd;
 		return 0;
@@ -370,8 +372,13 @@ static unsigned resolve_layers(struct brow *rows, size_t *n)
 
 		for (; i < *n && rows[i].addr == addr; i++)
 			cur[rows[i].layer] = rows[i].rule;
+		/* the highest layer with a usable rule; where none has one,
+		 * "unsupported" (some CFI, of a form we cannot evaluate) says
+		 * more than "nothing here" */
 		for (l = LAYER_COUNT - 1; l >= 0; l--) {
-			if (cur[l] != RULE_IDX_INVALID) {
+			if (cur[l] == RULE_IDX_UNSUPPORTED)
+				eff = RULE_IDX_UNSUPPORTED;
+			else if (cur[l] != RULE_IDX_INVALID) {
 				eff = cur[l];
 				used |= 1U << l;
 				break;
@@ -488,7 +495,8 @@ static uint64_t covered_bytes(const struct brow *e, size_t n, bool have_text,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (e[i].rule == RULE_IDX_INVALID)
+		if (e[i].rule == RULE_IDX_INVALID ||
+		    e[i].rule == RULE_IDX_UNSUPPORTED)
 			continue;
 		if (i + 1 < n)
 			end = e[i + 1].addr;
@@ -809,8 +817,13 @@ static int check_hdr(const void *buf, size_t len, bool checksummed,
 	if (!buf || len < sizeof(*h))
 		return -EINVAL;
 	memcpy(h, buf, sizeof(*h));
-	if (memcmp(h->magic, DT_MAGIC, 4) != 0 ||
-	    h->version != DT_FORMAT_VERSION || h->hdr_size != sizeof(*h))
+	if (memcmp(h->magic, DT_MAGIC, 4) != 0)
+		return -EINVAL;
+	/* written by another version of the extractor: not damage, just
+	 * something to compute again */
+	if (h->version != DT_FORMAT_VERSION)
+		return -ESTALE;
+	if (h->hdr_size != sizeof(*h))
 		return -EINVAL;
 	if (h->n_rules < RULE_FIXED_COUNT || h->n_rules > MAX_RULES ||
 	    h->n_pages > DT_MAX_PAGES || h->n_rows > DT_MAX_ROWS + DT_MAX_PAGES)
@@ -909,14 +922,21 @@ int dt_file_view(const void *buf, size_t len, bool checksummed,
 
 static const char *reg_name(unsigned reg)
 {
-	return reg == RULE_REG_FP ? "rbp" : "rsp";
+	static const char *const names[RULE_REG_COUNT] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
+	};
+
+	return reg < RULE_REG_COUNT ? names[reg] : "?";
 }
 
 const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len)
 {
 	static const char *cmds[] = { "", "INVALID", "STOP", "PLT", "SIGNAL",
-				      "FRAME_POINTER" };
+				      "FRAME_POINTER", "UNSUPPORTED" };
+	static const uint8_t saved[RULE_SAVED_COUNT] = RULE_SAVED_REGS;
 	size_t n;
+	int i;
 
 	if (r->cmd == RULE_CMD_PLT) {
 		snprintf(buf, len, "PLT(%s+%d, >=%d)", reg_name(r->cfa_reg),
@@ -948,12 +968,20 @@ const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len)
 		snprintf(buf + n, len - n, " rbp=u");
 		break;
 	}
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		n = strlen(buf);
+		if (r->saved[i] == RULE_SAVED_UNDEF)
+			snprintf(buf + n, len - n, " %s=u", reg_name(saved[i]));
+		else if (r->saved[i] != RULE_SAVED_SAME)
+			snprintf(buf + n, len - n, " %s=c%+d",
+				 reg_name(saved[i]), r->saved[i] * 8);
+	}
 	return buf;
 }
 
 int dt_file_dump(FILE *f, const struct dt_file *t)
 {
-	char s[64];
+	char s[160];
 	uint32_t i, j;
 
 	fprintf(f, "source 0x%x rules %u pages %u rows %u covered %" PRIu64

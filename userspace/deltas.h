@@ -114,10 +114,10 @@ int dt_file_serialize(const struct dt_file *f, void **buf, size_t *len);
 int dt_file_record(const struct dt_file *f, void **buf, size_t *len);
 /* Parse serialized bytes; -EINVAL on any inconsistency (never trusts the
  * input: lengths, counts, every index and the row order are checked, and
- * the CRC catches flipped bits), including bytes written by another
+ * the CRC catches flipped bits); -ESTALE for bytes written by another
  * DT_FORMAT_VERSION: the caller re-extracts then.  The result does not
  * point into buf. */
-#define DT_FORMAT_VERSION 1
+#define DT_FORMAT_VERSION 2 /* 2: any CFA register, saved registers */
 int dt_file_deserialize(const void *buf, size_t len, struct dt_file **out);
 /* The same for bytes whose integrity the caller has already checked (the
  * store's CRC covers the whole record): skips the table's own CRC, keeps

@@ -224,7 +224,10 @@ struct cfa_state {
 	const uint8_t *cfa_expr;
 	uint64_t cfa_expr_len;
 	struct rrule fp, ra;
+	struct rrule saved[RULE_SAVED_COUNT]; /* rbx, r12..r15 */
 };
+
+static const uint8_t saved_regs[RULE_SAVED_COUNT] = RULE_SAVED_REGS;
 
 struct cie {
 	uint64_t off; /* offset in the section: the cache key */
@@ -239,6 +242,29 @@ struct cie {
 	const uint8_t *ins, *ins_end;
 	struct cfa_state init;
 };
+
+/* Which rule of a cfa_state a register has: -1 for one the lowering
+ * ignores (caller-saved registers carry their value; nothing restores
+ * them), else an index for state_rule(). */
+static int state_slot(const struct cie *cie, uint64_t reg)
+{
+	int i;
+
+	if (reg == REG_RBP)
+		return 0;
+	if (reg == cie->ra_reg)
+		return 1;
+	for (i = 0; i < RULE_SAVED_COUNT; i++)
+		if (reg == saved_regs[i])
+			return 2 + i;
+	return -1;
+}
+
+static struct rrule *state_rule(struct cfa_state *s, int slot)
+{
+	return slot == 0 ? &s->fp : slot == 1 ? &s->ra : &s->saved[slot - 2];
+}
+
 
 struct parser {
 	const struct elfm *e;	    /* the file holding the section */
@@ -374,8 +400,10 @@ static int lower_cfa_expr(const uint8_t *x, uint64_t n, struct unwind_rule *r)
 		r->cfa_post = (int16_t)(x[6] - OP_lit0);
 		return -1;
 	}
+	/* breg of any general register (OpenSSL's perlasm:
+	 * ".cfi_cfa_expression %rsp+0x18,deref,+8") */
 	op = rd_u8(&c);
-	if (op != OP_breg0 + REG_RSP && op != OP_breg0 + REG_RBP)
+	if (op < OP_breg0 || op >= OP_breg0 + RULE_REG_COUNT)
 		return DT_UNSUP_CFA_EXPR;
 	reg = op - OP_breg0;
 	k = rd_sleb(&c);
@@ -383,7 +411,7 @@ static int lower_cfa_expr(const uint8_t *x, uint64_t n, struct unwind_rule *r)
 		return DT_UNSUP_CFA_EXPR;
 	if (k < INT32_MIN || k > INT32_MAX)
 		return DT_UNSUP_RANGE;
-	r->cfa_reg = reg == REG_RSP ? RULE_REG_SP : RULE_REG_FP;
+	r->cfa_reg = (uint8_t)reg;
 	r->cfa_off = (int32_t)k;
 	if (c.p == c.end)
 		return -1; /* breg alone: CFA = reg + k */
@@ -403,8 +431,31 @@ static int lower_cfa_expr(const uint8_t *x, uint64_t n, struct unwind_rule *r)
 	return -1;
 }
 
+/* Where the other callee-saved registers are (struct unwind_rule.saved).
+ * Anything but "saved at CFA + 8k" or "unchanged" (in another register,
+ * an expression, out of reach of the 8-bit slot) becomes "undefined": the
+ * CFA of this frame does not depend on it, and a caller's rule that would
+ * compute from it fails cleanly instead of using a stale value. */
+static void lower_saved(const struct cfa_state *s, struct unwind_rule *r)
+{
+	int i;
+
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		const struct rrule *rr = &s->saved[i];
+		int8_t v = RULE_SAVED_UNDEF;
+
+		if (rr->how == RR_UNSPEC || rr->how == RR_SAME)
+			v = RULE_SAVED_SAME;
+		else if (rr->how == RR_OFFSET && rr->val % 8 == 0 &&
+			 rr->val / 8 > RULE_SAVED_UNDEF && rr->val / 8 <= 127 &&
+			 rr->val != 0)
+			v = (int8_t)(rr->val / 8);
+		r->saved[i] = v;
+	}
+}
+
 /* Lower the state at one location.  Returns -1 for a usable rule, else
- * a DT_UNSUP_* reason with *r set to INVALID. */
+ * a DT_UNSUP_* reason with *r set to UNSUPPORTED. */
 static int lower(const struct cie *cie, const struct cfa_state *s,
 		 struct unwind_rule *r)
 {
@@ -420,10 +471,10 @@ static int lower(const struct cie *cie, const struct cfa_state *s,
 		return -1;
 	}
 	if (s->cfa_how == CFA_RULE_REG) {
-		if (s->cfa_reg == REG_RSP)
-			r->cfa_reg = RULE_REG_SP;
-		else if (s->cfa_reg == REG_RBP)
-			r->cfa_reg = RULE_REG_FP;
+		/* any general register: its value is known at the leaf, and
+		 * above it as far as the callees' CFI restores or keeps it */
+		if (s->cfa_reg < RULE_REG_COUNT)
+			r->cfa_reg = (uint8_t)s->cfa_reg;
 		else
 			why = DT_UNSUP_CFA_REG;
 		if (why < 0 && (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX))
@@ -479,9 +530,11 @@ static int lower(const struct cie *cie, const struct cfa_state *s,
 			why = DT_UNSUP_FP;
 		}
 	}
+	if (why < 0)
+		lower_saved(s, r);
 	if (why >= 0) {
 		memset(r, 0, sizeof(*r));
-		r->cmd = RULE_CMD_INVALID;
+		r->cmd = RULE_CMD_UNSUPPORTED;
 	}
 	return why;
 }
@@ -586,8 +639,9 @@ static bool run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 	while (c.p < c.end && !c.bad && !P->fatal) {
 		uint8_t op = rd_u8(&c);
 		uint64_t reg = 0, delta = 0, newloc;
-		struct rrule *rr = NULL, nr = { 0 };
+		struct rrule nr = { 0 };
 		bool set_reg = false, adv = false;
+		int slot;
 
 		switch (op & 0xc0) {
 		case CFA_advance_loc:
@@ -719,21 +773,20 @@ static bool run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 		}
 		goto apply;
 restore:
-		if (reg == REG_RBP)
-			s->fp = cie->init.fp;
-		else if (reg == cie->ra_reg)
-			s->ra = cie->init.ra;
+		slot = state_slot(cie, reg);
+		if (slot >= 0) {
+			struct cfa_state init = cie->init;
+
+			*state_rule(s, slot) = *state_rule(&init, slot);
+		}
 		continue;
 apply:
 		if (c.bad)
 			return false;
 		if (set_reg) {
-			if (reg == REG_RBP)
-				rr = &s->fp;
-			else if (reg == cie->ra_reg)
-				rr = &s->ra;
-			if (rr)
-				*rr = nr;
+			slot = state_slot(cie, reg);
+			if (slot >= 0)
+				*state_rule(s, slot) = nr;
 		}
 		if (adv) {
 			if (delta > UINT64_MAX / (cie->code_align ? cie->code_align : 1))
@@ -971,7 +1024,7 @@ static void parse_fde(struct parser *P, const struct entry *en)
 		emit(&em, loc, &s);
 	} else if (loc < em.end && !P->fatal) {
 		/* Unknown from here on: the rows before stand. */
-		struct unwind_rule inv = dt_fixed_rules[RULE_IDX_INVALID];
+		struct unwind_rule inv = dt_fixed_rules[RULE_IDX_UNSUPPORTED];
 		int err;
 
 		if (P->st) {
@@ -979,7 +1032,7 @@ static void parse_fde(struct parser *P, const struct entry *en)
 			P->st->unsup_rows++;
 			P->st->unsup[DT_UNSUP_INSN]++;
 		}
-		if (!em.have_last || em.last.cmd != RULE_CMD_INVALID) {
+		if (!em.have_last || em.last.cmd != RULE_CMD_UNSUPPORTED) {
 			close_unsup(&em, loc);
 			err = dt_builder_add(P->b, loc, &inv);
 			if (err)

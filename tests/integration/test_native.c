@@ -389,3 +389,48 @@ TEST_ROOT(native_short_lived_processes)
 	h_free_folded(&f);
 	free(err);
 }
+
+/* CFI that keeps the CFA in rax (a leaf: the sample's registers) and in
+ * r15 (restored from the frame of a callee that saves and clobbers it):
+ * OpenSSL's and ld.so's assembly.  Both functions realign the stack, so
+ * no frame-pointer or rsp-based guess gets through them. */
+TEST_ROOT(native_cfa_in_other_registers)
+{
+	char *wargv[] = { (char *)h_workload("cfareg"), "12", NULL };
+	struct folded f;
+	double rax, r15;
+
+	if (!profile(wargv, "6s", &f))
+		return;
+	ASSERT_GE(h_count_comm(&f, "cfareg"), 1500, "samples");
+	check_share(&f, "cfareg", "cfareg;_start", 0.99, "reach _start");
+	rax = 100 * h_share(&f, "cfareg", "main;phase_rax;spin_in_rax");
+	r15 = 100 * h_share(&f, "cfareg", "main;phase_r15;call_via_r15;work_r15");
+	test_note("CFA in rax: %.1f%% (want 60), CFA in r15: %.1f%% (want 40)",
+		  rax, r15);
+	ASSERT_NEAR(rax, 60, 3, "main;phase_rax;spin_in_rax");
+	ASSERT_NEAR(r15, 40, 3, "main;phase_r15;call_via_r15;work_r15");
+	h_free_folded(&f);
+}
+
+/* OpenSSL's AES-GCM (what HTTPS servers run): aesni_gcm_encrypt keeps its
+ * CFA in rax and the GHASH/CTR routines under it are hand-written
+ * assembly without frame pointers. */
+TEST_ROOT(native_openssl_aes_gcm)
+{
+	char *wargv[] = { "/usr/bin/openssl", "speed", "-seconds", "20", "-bytes",
+			  "16384", "-evp", "aes-256-gcm", NULL };
+	struct folded f;
+
+	if (access(wargv[0], X_OK))
+		test_skip("no %s", wargv[0]);
+	if (test_skipped() || !profile(wargv, "5s", &f))
+		return;
+	ASSERT_GE(h_count_comm(&f, "openssl"), 1000, "samples");
+	/* stripped: _start shows as an address, __libc_start_main by name */
+	check_share(&f, "openssl", "__libc_start_main;__libc_start_call_main", 0.99,
+		    "reach __libc_start_main");
+	check_share(&f, "openssl", "EVP_EncryptUpdate", 0.80,
+		    "under EVP_EncryptUpdate");
+	h_free_folded(&f);
+}

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <ctype.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +36,7 @@ struct expr_snap {
 	char *cfa;  /* CFA expression text, NULL when a register rule */
 	char *rbp;  /* rbp expression text, NULL when another rule */
 	bool rbp_undef;
+	uint32_t undef; /* registers (bit = DWARF number) DW_CFA_undefined */
 };
 
 struct raw {
@@ -45,12 +47,13 @@ struct raw {
 struct rstate {
 	char *cfa, *rbp;
 	bool rbp_undef;
+	uint32_t undef;
 };
 
 static void snap(struct raw *r, int sec, unsigned long fde, uint64_t loc,
 		 const struct rstate *s)
 {
-	if (!s->cfa && !s->rbp && !s->rbp_undef)
+	if (!s->cfa && !s->rbp && !s->rbp_undef && !s->undef)
 		return; /* only what an "exp"/"u" cell needs */
 	if (r->n == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 256;
@@ -59,7 +62,7 @@ static void snap(struct raw *r, int sec, unsigned long fde, uint64_t loc,
 	r->v[r->n++] = (struct expr_snap){ sec, fde, loc,
 					    s->cfa ? strdup(s->cfa) : NULL,
 					    s->rbp ? strdup(s->rbp) : NULL,
-					    s->rbp_undef };
+					    s->rbp_undef, s->undef };
 }
 
 /* The text between the first '(' after skip and its matching ')'. */
@@ -149,6 +152,18 @@ static void raw_parse(const char *path, struct raw *r)
 			st.rbp_undef = strstr(line, "DW_CFA_undefined") != NULL;
 			if (strstr(line, "DW_CFA_expression"))
 				st.rbp = paren(line, "r6 (rbp)");
+		} else if ((s = strstr(line, "DW_CFA_")) && !strstr(line, "def_cfa") &&
+			   (s = strstr(s, ": r")) && isdigit((unsigned char)s[3])) {
+			/* a rule for another register: "u" in the table is
+			 * DW_CFA_undefined only after that instruction */
+			unsigned reg = (unsigned)strtoul(s + 3, NULL, 10);
+
+			if (reg < 32) {
+				if (strstr(line, "DW_CFA_undefined"))
+					st.undef |= 1u << reg;
+				else
+					st.undef &= ~(1u << reg);
+			}
 		} else if (strstr(line, "DW_CFA_remember_state") && depth < 32) {
 			stack[depth] = st;
 			stack[depth].cfa = st.cfa ? strdup(st.cfa) : NULL;
@@ -223,9 +238,9 @@ static bool expect_cfa_expr(const char *x, struct unwind_rule *r)
 		return true;
 	}
 	if (sscanf(x, "DW_OP_breg%d (%7[a-z0-9]): %ld%n", &reg, rn, &k, &n) != 3 ||
-	    (reg != 6 && reg != 7))
+	    reg < 0 || reg >= RULE_REG_COUNT)
 		return false;
-	r->cfa_reg = reg == 7 ? RULE_REG_SP : RULE_REG_FP;
+	r->cfa_reg = reg;
 	r->cfa_off = k;
 	x += n;
 	if (*x == 0)
@@ -240,6 +255,52 @@ static bool expect_cfa_expr(const char *x, struct unwind_rule *r)
 		return false;
 	r->cfa_post = m;
 	return true;
+}
+
+/* readelf's name of a general register: its DWARF number, or -1. */
+static int reg_number(const char *name)
+{
+	static const char *const names[RULE_REG_COUNT] = {
+		"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15",
+	};
+	int i;
+
+	for (i = 0; i < RULE_REG_COUNT; i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return -1;
+}
+
+/* The other callee-saved registers (struct unwind_rule.saved) from the
+ * row's cells: "c-16" saved at CFA-16, "u"/"s" or no column kept (unless
+ * the raw dump says DW_CFA_undefined), anything else (in a register, an
+ * expression, a val_ rule) undefined. */
+static void expect_saved(char **cols, char **v, int n,
+			 const struct expr_snap *x, struct unwind_rule *want)
+{
+	static const uint8_t regs[RULE_SAVED_COUNT] = RULE_SAVED_REGS;
+	int i, j;
+
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		const char *cell = NULL;
+		long k;
+
+		for (j = 1; j < n; j++)
+			if (reg_number(cols[j]) == regs[i])
+				cell = v[j];
+		if (!cell || !strcmp(cell, "u") || !strcmp(cell, "s"))
+			want->saved[i] = (cell && !strcmp(cell, "u") && x &&
+					  (x->undef & (1u << regs[i]))) ?
+						 RULE_SAVED_UNDEF :
+						 RULE_SAVED_SAME;
+		else if (cell[0] == 'c' && sscanf(cell + 1, "%ld", &k) == 1 &&
+			 k % 8 == 0 && k / 8 > RULE_SAVED_UNDEF && k / 8 <= 127 &&
+			 k != 0)
+			want->saved[i] = (int8_t)(k / 8);
+		else
+			want->saved[i] = RULE_SAVED_UNDEF;
+	}
 }
 
 struct oracle {
@@ -270,13 +331,14 @@ static void report(struct oracle *o, const struct dt_file *f, uint64_t addr,
 		   const char *line)
 {
 	struct unwind_rule inv = { .cmd = RULE_CMD_INVALID }, got;
+	struct unwind_rule unsup = { .cmd = RULE_CMD_UNSUPPORTED };
 	int idx = dt_file_lookup(f, addr);
-	char g[64], w[64];
+	char g[160], w[160];
 
 	got = idx >= 0 ? *dt_file_rule(f, idx) : inv;
 	o->rows++;
 	if (!supported)
-		want = &inv;
+		want = &unsup;
 	if (memcmp(&got, want, sizeof(got)) == 0) {
 		o->agree++;
 		if (!supported)
@@ -345,8 +407,8 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 			return;
 		}
 	} else if (sscanf(cfa, "%15[a-z0-9]%ld", reg, &k) == 2 &&
-		   (!strcmp(reg, "rsp") || !strcmp(reg, "rbp"))) {
-		want.cfa_reg = reg[1] == 's' ? RULE_REG_SP : RULE_REG_FP;
+		   reg_number(reg) >= 0) {
+		want.cfa_reg = reg_number(reg);
 		want.cfa_off = k;
 	} else {
 		sup = false;
@@ -369,6 +431,8 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 	} else {
 		sup = false;
 	}
+	if (sup)
+		expect_saved(cols, v, n, x, &want);
 	if (sup && (want.flags & RULE_F_DEREF_CFA))
 		o->deref++;
 	report(o, f, addr, &want, sup, line);
@@ -1190,7 +1254,7 @@ TEST(ehframe_factored_overflow)
 		ASSERT_TRUE(r && r->cmd == RULE_CMD_NONE && r->cfa_off == 8,
 			    "the row before stands");
 		r = dt_file_rule(f, dt_file_lookup(f, 0x1001));
-		ASSERT_TRUE(r && r->cmd == RULE_CMD_INVALID, "then INVALID");
+		ASSERT_TRUE(r && r->cmd == RULE_CMD_UNSUPPORTED, "then UNSUPPORTED");
 	}
 	dt_file_free(f);
 	f = NULL;

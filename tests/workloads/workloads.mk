@@ -16,7 +16,7 @@ C_NOFP := qsort signal recurse threads dlopen short
 TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(W)/split-nofp-static $(W)/syscalls-fp \
 	$(addprefix $(W)/,$(C_NOFP)) $(W)/libplugin.so $(W)/cxx \
-	$(W)/go-split $(W)/go-split-stripped
+	$(W)/go-split $(W)/go-split-stripped $(W)/cfareg
 
 all: $(TARGETS)
 
@@ -39,6 +39,8 @@ $(W)/libplugin.so: $(SRC)/plugin.c $(SRC)/common.h | $(W)
 	$(Q)$(CC) $(NOFP) -fpic -shared -o $@ $<
 $(W)/cxx: $(SRC)/cxx.cc $(SRC)/common.h | $(W)
 	$(Q)$(CXX) $(NOFP) -o $@ $<
+$(W)/cfareg: $(SRC)/cfareg.c $(SRC)/cfareg.S $(SRC)/common.h | $(W)
+	$(Q)$(CC) $(NOFP) -o $@ $(SRC)/cfareg.c $(SRC)/cfareg.S
 
 # Go (Debian's golang-1.19): no module, caches inside the build directory
 GOENV := GO111MODULE=off GOPATH=$(O)/go GOCACHE=$(O)/go-cache GOFLAGS= HOME=$(O)
