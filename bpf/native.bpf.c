@@ -98,6 +98,74 @@ static __always_inline __u32 fp_step(struct ustate *st)
 	return 0;
 }
 
+/* A frame-pointer step that may move to another stack: Go's switch to
+ * g0 where the runtime's layout is unknown (RULE_F_GO_FP). */
+static __always_inline __u32 fp_step_any(struct ustate *st)
+{
+	__u64 fp = st->regs[R_FP], next_fp = 0, ra = 0;
+
+	if (!fp || (fp & 7))
+		return METRIC_ERR_FP_BAD;
+	if (read_user_u64(fp, &next_fp) || read_user_u64(fp + 8, &ra))
+		return METRIC_ERR_READ_FAULT;
+	st->regs[R_SP] = fp + 16;
+	st->regs[R_FP] = next_fp;
+	st->pc = ra;
+	st->flags |= ST_RETURN_ADDR;
+	return 0;
+}
+
+/* Go's switch to the g0 stack (RULE_CMD_GO_SWITCH in profiler.h): on to
+ * the goroutine's own stack, from its saved context. */
+static __always_inline __u32 go_switch(struct ustate *st,
+				       const struct unwind_rule *r)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 g = 0, m = 0, g0 = 0, curg = 0, cm = 0, sp = 0, pc = 0, bp = 0;
+	__s64 tls = r->cfa_off;
+
+	if (r->flags & RULE_F_GO_FP)
+		return fp_step_any(st);
+	if ((r->flags & RULE_F_GO_TLS_GOT) &&
+	    read_user_u64(st->cur.bias + (__u32)r->cfa_off, (__u64 *)&tls))
+		return METRIC_ERR_READ_FAULT;
+	if (read_user_u64(task->thread.fsbase + tls, &g) ||
+	    read_user_u64(g + GO_G_M, &m) || read_user_u64(m, &g0))
+		return METRIC_ERR_READ_FAULT;
+	if (g != g0) {
+		/* not switched yet: an empty frame, the return address at sp */
+		sp = st->regs[R_SP];
+		if (read_user_u64(sp, &pc))
+			return METRIC_ERR_READ_FAULT;
+		st->regs[R_SP] = sp + 8;
+		st->pc = pc;
+		st->flags |= ST_RETURN_ADDR;
+		return 0;
+	}
+	if (read_user_u64(m + (__u32)r->fp_off, &curg))
+		return METRIC_ERR_READ_FAULT;
+	/* no goroutine: morestack decided to preempt it, and the scheduler
+	 * runs on g0 (as under mcall, the bottom of this stack) */
+	if (!curg)
+		return METRIC_STOP_ENTRY;
+	if (read_user_u64(curg + GO_G_M, &cm))
+		return METRIC_ERR_READ_FAULT;
+	if (curg == g0 || cm != m)
+		return METRIC_ERR_GO_SWITCH;
+	if (read_user_u64(curg + GO_G_SCHED + GO_GOBUF_SP, &sp) ||
+	    read_user_u64(curg + GO_G_SCHED + GO_GOBUF_PC, &pc) ||
+	    read_user_u64(curg + GO_G_SCHED + GO_GOBUF_BP, &bp))
+		return METRIC_ERR_READ_FAULT;
+	if (!sp || !pc)
+		return METRIC_ERR_GO_SWITCH;
+	st->regs[R_SP] = sp;
+	st->regs[R_FP] = bp;
+	st->pc = pc;
+	/* the saved pc is where the goroutine stands, not a return address */
+	st->flags &= ~ST_RETURN_ADDR;
+	return 0;
+}
+
 /* Every general register from an rt_sigframe's sigcontext: the frame the
  * signal interrupted, whose pc is exact (not a return address). */
 static __always_inline __u32 signal_step(struct scratch *s)
@@ -167,6 +235,8 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 		 * (the fixed rule has 11; IBT PLTs another) */
 		cfa = st->regs[R_SP] + (__s64)r->cfa_off +
 		      (((st->pc & 15) >= (__u64)r->cfa_post) ? 8 : 0);
+	} else if (r->cmd == RULE_CMD_GO_SWITCH) {
+		return go_switch(st, r);
 	} else if (r->cmd == RULE_CMD_NONE) {
 		cfa = st->regs[r->cfa_reg & (RULE_REG_COUNT - 1)] +
 		      (__s64)r->cfa_off;
@@ -371,8 +441,15 @@ int unwind_native(struct bpf_perf_event_data *ctx)
 	if (!s)
 		return 0;
 	lc.s = s;
-	if (!(s->st.flags & ST_DONE))
+	if (!(s->st.flags & ST_DONE)) {
 		bpf_loop(MAX_USER_FRAMES, native_step, &lc, 0);
+		/* every iteration took a frame and the stack goes on */
+		if (!(s->st.flags & ST_DONE)) {
+			metric_inc(METRIC_ERR_TOO_DEEP);
+			s->hdr.flags |= TRACE_F_TRUNCATED;
+			s->st.flags |= ST_DONE;
+		}
+	}
 	next_unwinder(ctx, s);
 	return 0;
 }

@@ -71,6 +71,7 @@ enum interp_kind {
 	X(ERR_SP_LOOP, "unwind: stack pointer did not move up")                \
 	X(ERR_PC_ZERO, "unwind: return address zero without stop marker")      \
 	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
+	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
 	X(ERR_PY_READ, "python: reading interpreter memory failed")            \
 	X(ERR_PY_NO_TSTATE, "python: no thread state for this thread")         \
 	X(ERR_PY_TOO_DEEP, "python: more frames than the limit")               \
@@ -221,9 +222,37 @@ enum rule_cmd {
 				   * the fixed rule has 8 and 11 */
 	RULE_CMD_SIGNAL = 4,	  /* x86-64 rt_sigreturn trampoline */
 	RULE_CMD_FRAME_POINTER = 5, /* no CFI: walk frame pointers */
-	RULE_CMD_UNSUPPORTED = 6   /* CFI we cannot lower (a CFA expression,
+	RULE_CMD_UNSUPPORTED = 6,  /* CFI we cannot lower (a CFA expression,
 				    * the return address elsewhere than CFA-8) */
+	RULE_CMD_GO_SWITCH = 7	   /* Go's switch to the g0 stack: see below */
 };
+
+/*
+ * RULE_CMD_GO_SWITCH marks runtime.systemstack, runtime.morestack and
+ * runtime.asmcgocall of a Go binary: code that saved the goroutine's
+ * registers in its g->sched, moved to the M's g0 stack and called a
+ * function there.  The goroutine's stack goes on where Go's own traceback
+ * takes it up: g = *(fs_base + tls), m = g->m; when g is m->g0,
+ * curg = m->curg (checked: curg->m == m) and the caller's sp, pc and rbp
+ * are curg->sched's (the pc is exact: systemstack_switch, or the prologue
+ * of the function whose stack had to grow).  While g is not yet g0 (a
+ * sample inside the switch code itself) the frame is an empty one: the
+ * return address at sp.  Fields:
+ *   cfa_off  the thread-pointer offset of g; with RULE_F_GO_TLS_GOT the
+ *            ELF address of the GOT slot that holds it (cgo binaries)
+ *   fp_off   offsetof(struct m, curg), read from runtime.systemstack's code
+ *   flags    RULE_F_GO_TLS_GOT; RULE_F_GO_FP when the layout was not found:
+ *            a frame-pointer step then, allowed to move to another stack
+ * g.m, g.sched and the gobuf fields have had the offsets below on amd64
+ * since Go 1.8; m.g0 is m's first field.
+ */
+#define RULE_F_GO_TLS_GOT 0x2
+#define RULE_F_GO_FP 0x4
+#define GO_G_M 0x30
+#define GO_G_SCHED 0x38
+#define GO_GOBUF_SP 0
+#define GO_GOBUF_PC 8
+#define GO_GOBUF_BP 48
 
 /* Registers, in the x86-64 DWARF numbering that CFI uses: a CFA may be
  * computed from any general register (OpenSSL's assembly keeps it in rax,

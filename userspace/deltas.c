@@ -203,6 +203,17 @@ static int canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
 		r->cfa_off = in->cfa_off;
 		r->cfa_post = in->cfa_post;
 		return 0;
+	case RULE_CMD_GO_SWITCH:
+		if (in->flags & ~(RULE_F_GO_TLS_GOT | RULE_F_GO_FP))
+			return -EINVAL;
+		memset(r, 0, sizeof(*r));
+		r->cmd = RULE_CMD_GO_SWITCH;
+		r->flags = in->flags;
+		if (!(in->flags & RULE_F_GO_FP)) {
+			r->cfa_off = in->cfa_off;
+			r->fp_off = in->fp_off;
+		}
+		return 0;
 	case RULE_CMD_INVALID:
 	case RULE_CMD_STOP:
 	case RULE_CMD_SIGNAL:
@@ -941,6 +952,17 @@ const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len)
 	if (r->cmd == RULE_CMD_PLT) {
 		snprintf(buf, len, "PLT(%s+%d, >=%d)", reg_name(r->cfa_reg),
 			 r->cfa_off, r->cfa_post);
+		return buf;
+	}
+	if (r->cmd == RULE_CMD_GO_SWITCH) {
+		if (r->flags & RULE_F_GO_FP)
+			snprintf(buf, len, "GO_SWITCH(frame pointer)");
+		else
+			snprintf(buf, len,
+				 (r->flags & RULE_F_GO_TLS_GOT) ?
+					 "GO_SWITCH(g at fs+*0x%x, m.curg +0x%x)" :
+					 "GO_SWITCH(g at fs%+d, m.curg +0x%x)",
+				 r->cfa_off, (unsigned)r->fp_off);
 		return buf;
 	}
 	if (r->cmd != RULE_CMD_NONE) {

@@ -387,7 +387,7 @@ static bool pcval_next(struct pcval *v, uint64_t *lo, uint64_t *hi,
 	return true;
 }
 
-enum special { SP_NONE, SP_STOP, SP_FP, SP_SIGNAL };
+enum special { SP_NONE, SP_STOP, SP_SWITCH, SP_FP_ANY, SP_SIGNAL };
 
 /* Functions an unwinder must treat specially; names without the ".abi0"
  * suffix ABI wrappers of assembly functions carry. */
@@ -402,13 +402,19 @@ static enum special special_func(const char *name)
 		/* Bottom of every M's g0 stack (m0 via rt0_go). */
 		{ "runtime.mstart", SP_STOP },
 		{ "runtime.rt0_go", SP_STOP },
-		/* Switched to g0: what is above is another stack. */
+		/* Switched to g0 for the scheduler, which never returns:
+		 * the goroutine above is parked, not running this. */
 		{ "runtime.mcall", SP_STOP },
-		{ "runtime.morestack", SP_STOP },
-		/* Switch to g0 and call with rbp still on the caller's
-		 * stack: the frame-pointer chain leads back. */
-		{ "runtime.systemstack", SP_FP },
-		{ "runtime.asmcgocall", SP_FP },
+		/* Switched to g0 to run a function for the goroutine: its
+		 * stack goes on from its saved context (RULE_CMD_GO_SWITCH) */
+		{ "runtime.morestack", SP_SWITCH },
+		{ "runtime.systemstack", SP_SWITCH },
+		{ "runtime.asmcgocall", SP_SWITCH },
+		/* Park the goroutine's sp in r12 and call the vDSO on the
+		 * g0 stack; their frame pointer still leads back. */
+		{ "runtime.nanotime1", SP_FP_ANY },
+		{ "runtime.walltime1", SP_FP_ANY },
+		{ "runtime.walltime", SP_FP_ANY },
 		/* sa_restorer of Go's signal handlers. */
 		{ "runtime.sigreturn", SP_SIGNAL },
 		{ "runtime.sigreturn__sigaction", SP_SIGNAL },
@@ -445,6 +451,70 @@ static uint64_t fp_saved_at(const struct elfm *e, uint64_t lo, int64_t val)
 	    (int64_t)(int32_t)le32(p + 4) == val - 8)
 		return lo + 8;
 	return 0;
+}
+
+/* The rule of Go's stack switches (RULE_CMD_GO_SWITCH), from the code of
+ * runtime.systemstack, which reads what the BPF side needs:
+ *   mov %fs:DISP32,%reg       g from TLS at a fixed offset (internal link)
+ *   mov DISP32(%rip),%reg     or its offset from a GOT slot (cgo), then
+ *   mov %fs:(%reg),%reg       g
+ *   cmp DISP(%m),%g           m->gsignal, then m->curg: the last compare
+ *                             with a displacement before the first call
+ *                             (gosave_systemstack_switch)
+ * Anything else (another Go version's code, a damaged file) gives the
+ * frame-pointer rule, allowed to cross to the goroutine's stack. */
+static struct unwind_rule go_switch_rule(const struct elfm *e,
+					 const struct gopc_table *t)
+{
+	struct unwind_rule r = { .cmd = RULE_CMD_GO_SWITCH,
+				 .flags = RULE_F_GO_FP };
+	uint64_t got = 0, curg = 0;
+	bool have_tls = false;
+	int64_t tls = 0;
+	const uint8_t *p;
+	struct gopc_func f;
+	size_t avail, i, n;
+
+	for (i = 0; i < t->nfunc; i++)
+		if (gopc_func(t, i, &f) == 0 &&
+		    special_func(f.name) == SP_SWITCH &&
+		    !strncmp(f.name, "runtime.systemstack", 19) &&
+		    (f.name[19] == 0 || f.name[19] == '.'))
+			break;
+	if (i == t->nfunc || f.end <= f.entry ||
+	    elfm_vaddr_bytes(e, f.entry, 1, &p, &avail) != 0)
+		return r;
+	n = f.end - f.entry;
+	if (n > avail)
+		n = avail;
+	if (n > 256)
+		n = 256;
+	for (i = 0; i + 4 <= n && p[i] != 0xe8; i++) {
+		if (i + 9 <= n && p[i] == 0x64 && p[i + 1] == 0x48 &&
+		    p[i + 2] == 0x8b && (p[i + 3] & 0xc7) == 0x04 &&
+		    p[i + 4] == 0x25 && !have_tls) {
+			tls = (int32_t)le32(p + i + 5);
+			have_tls = true;
+		} else if (i + 7 <= n && p[i] == 0x48 && p[i + 1] == 0x8b &&
+			   (p[i + 2] & 0xc7) == 0x05 && !have_tls) {
+			got = f.entry + i + 7 + (int64_t)(int32_t)le32(p + i + 3);
+			have_tls = true;
+		} else if (p[i] == 0x48 && p[i + 1] == 0x3b &&
+			   (p[i + 2] & 0xc0) == 0x80 && (p[i + 2] & 7) != 4 &&
+			   i + 7 <= n) {
+			curg = le32(p + i + 3);
+		} else if (p[i] == 0x48 && p[i + 1] == 0x3b &&
+			   (p[i + 2] & 0xc0) == 0x40 && (p[i + 2] & 7) != 4) {
+			curg = p[i + 3];
+		}
+	}
+	if (!have_tls || !curg || curg >= 4096 || (curg & 7) ||
+	    (got && got > UINT32_MAX) || tls < INT32_MIN || tls > 0)
+		return r;
+	r.flags = got ? RULE_F_GO_TLS_GOT : 0;
+	r.cfa_off = got ? (int32_t)(uint32_t)got : (int32_t)tls;
+	r.fp_off = (int32_t)curg;
+	return r;
 }
 
 static int add(struct dt_builder *b, uint64_t addr, const struct unwind_rule *r)
@@ -505,6 +575,7 @@ static int func_rows(const struct elfm *e, const struct gopc_table *t,
 int gopc_add_rows(const struct elfm *e, const struct gopc_table *t,
 		  struct dt_builder *b, struct dt_extract_stats *st)
 {
+	struct unwind_rule go_switch = go_switch_rule(e, t);
 	int n = 0, err;
 	size_t i;
 
@@ -528,8 +599,12 @@ int gopc_add_rows(const struct elfm *e, const struct gopc_table *t,
 			r.cmd = RULE_CMD_STOP;
 			err = add(b, start, &r);
 			break;
-		case SP_FP:
-			r.cmd = RULE_CMD_FRAME_POINTER;
+		case SP_SWITCH:
+			err = add(b, start, &go_switch);
+			break;
+		case SP_FP_ANY:
+			r.cmd = RULE_CMD_GO_SWITCH;
+			r.flags = RULE_F_GO_FP;
 			err = add(b, start, &r);
 			break;
 		case SP_SIGNAL:

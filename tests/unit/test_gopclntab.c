@@ -109,11 +109,12 @@ static int special_cmd(const char *name)
 	if (len > 5 && !strcmp(n + len - 5, ".abi0"))
 		n[len - 5] = 0;
 	if (!strcmp(n, "runtime.goexit") || !strcmp(n, "runtime.mstart") ||
-	    !strcmp(n, "runtime.rt0_go") || !strcmp(n, "runtime.mcall") ||
-	    !strcmp(n, "runtime.morestack"))
+	    !strcmp(n, "runtime.rt0_go") || !strcmp(n, "runtime.mcall"))
 		return RULE_CMD_STOP;
-	if (!strcmp(n, "runtime.systemstack") || !strcmp(n, "runtime.asmcgocall"))
-		return RULE_CMD_FRAME_POINTER;
+	if (!strcmp(n, "runtime.systemstack") || !strcmp(n, "runtime.asmcgocall") ||
+	    !strcmp(n, "runtime.morestack") || !strcmp(n, "runtime.nanotime1") ||
+	    !strcmp(n, "runtime.walltime1") || !strcmp(n, "runtime.walltime"))
+		return RULE_CMD_GO_SWITCH;
 	if (!strncmp(n, "runtime.sigreturn", 17))
 		return RULE_CMD_SIGNAL;
 	return RULE_CMD_NONE;
@@ -300,6 +301,57 @@ TEST(gopclntab_go_binary)
 		  (unsigned long long)st.go_funcs, f->n_rows, f->n_rules,
 		  100.0 * f->covered / (double)(f->text_hi - f->text_lo),
 		  entries, prologues);
+	dt_file_free(f);
+}
+
+/* The layout the stack switches need (RULE_CMD_GO_SWITCH), as Go's own
+ * disassembler shows runtime.systemstack: "MOVQ FS:0xfffffff8, AX" (g in
+ * TLS) and the last "CMPQ 0x..(BX), AX" before the first CALL (m.curg). */
+TEST(gopclntab_go_switch_layout)
+{
+	const char *bin = build_deep("deep", "");
+	struct dt_file *f;
+	char line[1024], text[256];
+	unsigned long addr, entry = 0, tls = 0, curg = 0;
+	bool in_fn = false, called = false;
+	struct unwind_rule r;
+	FILE *p;
+
+	if (!bin)
+		return;
+	f = extract(bin, NULL);
+	p = go_tool("objdump", "-s runtime.systemstack", bin);
+	if (!ASSERT_NOT_NULL(f, "extract") || !ASSERT_NOT_NULL(p, "objdump"))
+		goto out;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "TEXT ", 5)) {
+			in_fn = !strncmp(line, "TEXT runtime.systemstack.abi0(SB)", 33) ||
+				!strncmp(line, "TEXT runtime.systemstack(SB)", 28);
+			continue;
+		}
+		if (!in_fn || called ||
+		    sscanf(line, "%*s %lx %*s %255[^\n]", &addr, text) != 2)
+			continue;
+		if (!entry)
+			entry = addr;
+		if (!strncmp(text, "CALL", 4))
+			called = true;
+		else if (!tls)
+			sscanf(text, "MOVQ FS:0x%lx,", &tls);
+		if (!strncmp(text, "CMPQ 0x", 7))
+			sscanf(text, "CMPQ 0x%lx(", &curg);
+	}
+	pclose(p);
+	if (!ASSERT_TRUE(entry && tls && curg, "objdump shows the layout"))
+		goto out;
+	r = at(f, entry);
+	test_note("runtime.systemstack at 0x%lx: g at fs%+d, m.curg at 0x%lx; ours: %s",
+		  entry, (int)(int32_t)tls, curg, dt_rule_str(&r, text, sizeof(text)));
+	ASSERT_EQ(r.cmd, RULE_CMD_GO_SWITCH, "GO_SWITCH at systemstack");
+	ASSERT_EQ(r.flags, 0, "layout found (no frame-pointer fallback)");
+	ASSERT_EQ(r.cfa_off, (int32_t)tls, "g's TLS offset");
+	ASSERT_EQ(r.fp_off, (long)curg, "offsetof(m, curg)");
+out:
 	dt_file_free(f);
 }
 

@@ -16,7 +16,7 @@ C_NOFP := qsort signal recurse threads dlopen short
 TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(W)/split-nofp-static $(W)/syscalls-fp \
 	$(addprefix $(W)/,$(C_NOFP)) $(W)/libplugin.so $(W)/cxx \
-	$(W)/go-split $(W)/go-split-stripped $(W)/cfareg
+	$(W)/go-split $(W)/go-split-stripped $(W)/go-alloc $(W)/cfareg
 
 all: $(TARGETS)
 
@@ -48,3 +48,5 @@ $(W)/go-split: $(SRC)/go/split.go | $(W)
 	$(Q)if [ -x $(GO) ]; then $(GOENV) $(GO) build -o $@ $<; else echo "no $(GO): Go workloads skipped"; fi
 $(W)/go-split-stripped: $(SRC)/go/split.go | $(W)
 	$(Q)if [ -x $(GO) ]; then $(GOENV) $(GO) build -ldflags='-s -w' -o $@ $<; fi
+$(W)/go-alloc: $(SRC)/go/alloc.go | $(W)
+	$(Q)if [ -x $(GO) ]; then $(GOENV) $(GO) build -o $@ $<; fi
