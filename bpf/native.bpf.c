@@ -82,12 +82,15 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 }
 
 /* One frame-pointer step: [fp] is the caller's fp, [fp+8] the return
- * address.  Returns 0 or a METRIC_ERR_* code. */
-static __always_inline __u32 fp_step(struct ustate *st)
+ * address.  The caller's frame lies above this one, unless any_stack:
+ * Go's switch to g0 where the runtime's layout is unknown (RULE_F_GO_FP)
+ * may lead to another stack.  Returns 0 or a METRIC_ERR_* code. */
+static __always_inline __u32 fp_step_to(struct ustate *st, bool any_stack)
 {
 	__u64 fp = st->regs[R_FP], sp = st->regs[R_SP], next_fp = 0, ra = 0;
 
-	if (fp < sp || fp - sp > FP_MAX_JUMP || (fp & 7))
+	if ((fp & 7) || !fp ||
+	    (!any_stack && (fp < sp || fp - sp > FP_MAX_JUMP)))
 		return METRIC_ERR_FP_BAD;
 	if (read_user_u64(fp, &next_fp) || read_user_u64(fp + 8, &ra))
 		return METRIC_ERR_READ_FAULT;
@@ -98,21 +101,9 @@ static __always_inline __u32 fp_step(struct ustate *st)
 	return 0;
 }
 
-/* A frame-pointer step that may move to another stack: Go's switch to
- * g0 where the runtime's layout is unknown (RULE_F_GO_FP). */
-static __always_inline __u32 fp_step_any(struct ustate *st)
+static __always_inline __u32 fp_step(struct ustate *st)
 {
-	__u64 fp = st->regs[R_FP], next_fp = 0, ra = 0;
-
-	if (!fp || (fp & 7))
-		return METRIC_ERR_FP_BAD;
-	if (read_user_u64(fp, &next_fp) || read_user_u64(fp + 8, &ra))
-		return METRIC_ERR_READ_FAULT;
-	st->regs[R_SP] = fp + 16;
-	st->regs[R_FP] = next_fp;
-	st->pc = ra;
-	st->flags |= ST_RETURN_ADDR;
-	return 0;
+	return fp_step_to(st, false);
 }
 
 /* Go's switch to the g0 stack (RULE_CMD_GO_SWITCH in profiler.h): on to
@@ -125,7 +116,7 @@ static __always_inline __u32 go_switch(struct ustate *st,
 	__s64 tls = r->cfa_off;
 
 	if (r->flags & RULE_F_GO_FP)
-		return fp_step_any(st);
+		return fp_step_to(st, true);
 	if ((r->flags & RULE_F_GO_TLS_GOT) &&
 	    read_user_u64(st->cur.bias + (__u32)r->cfa_off, (__u64 *)&tls))
 		return METRIC_ERR_READ_FAULT;
