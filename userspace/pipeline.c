@@ -167,15 +167,22 @@ int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 		tp->o.max_samples = 1 << 20;
 	if (!tp->o.max_locations)
 		tp->o.max_locations = 1 << 20;
-	gethostname(tp->host, sizeof(tp->host) - 1);
-	if (uname(&u) == 0)
-		snprintf(tp->kernel, sizeof(tp->kernel), "%s", u.release);
+	/* The host's strings are the batch's for the daemon's life: made
+	 * valid UTF-8 here, once (the others in arena_str). */
+	if (uname(&u) == 0) {
+		rep_utf8_fix(tp->host, sizeof(tp->host), u.nodename);
+		rep_utf8_fix(tp->kernel, sizeof(tp->kernel), u.release);
+	}
 	tp->mono_to_real = clock_offset();
 	tp->start_ns = unix_now();
 	*out = tp;
 	return 0;
 }
 
+/* Every string from outside (comm, /proc, ELF, process memory) enters the
+ * batch here, once per interval, and is made valid UTF-8 on the way: the
+ * one place every encoder's strings pass (reporter.h).  A comm the kernel
+ * cut inside a character keeps its bytes and ends in U+FFFD. */
 static const char *arena_str(struct tp *tp, const char *s)
 {
 	size_t n;
@@ -183,10 +190,10 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 	if (!s)
 		return NULL;
-	n = strlen(s) + 1;
+	n = rep_utf8_fix(NULL, 0, s) + 1;
 	p = arena_alloc(&tp->arena, n, 1);
 	if (p)
-		memcpy(p, s, n);
+		rep_utf8_fix(p, n, s);
 	return p;
 }
 
