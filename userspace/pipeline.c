@@ -440,12 +440,16 @@ static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
 	return tp->n_procs++;
 }
 
+/* One sample per (process, thread, stack, CPU, comm), as the reference
+ * agent keeps them: every sample has its cpu.logical_number, and a thread
+ * that ran one stack on two CPUs has two samples whose counts add up (the
+ * folded and SVG encoders, which show no CPU, merge them again). */
 static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 {
 	struct {
-		uint32_t pid, tid, stack;
+		uint32_t pid, tid, stack, cpu;
 		char comm[16];
-	} key = { h->pid, h->tid, stack };
+	} key = { h->pid, h->tid, stack, h->cpu };
 	uint64_t kh, v, ts;
 	struct rep_sample *s;
 	struct sample_ext *x;
@@ -459,8 +463,6 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 		s = &tp->samples[v];
 		x = &tp->sx[v];
 		s->count++;
-		if ((int32_t)h->cpu != s->cpu)
-			s->cpu = -1;
 		goto stamp;
 	}
 	proc = intern_proc(tp, h);

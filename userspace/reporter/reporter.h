@@ -84,7 +84,9 @@ struct rep_sample {
 	uint32_t stack;	  /* index into batch->stacks */
 	uint32_t tid;
 	const char *thread_name; /* comm */
-	int32_t cpu;		 /* -1 when mixed */
+	int32_t cpu;		 /* the logical CPU all count events ran on
+				    (the pipeline keeps one sample per CPU);
+				    -1: unknown, no cpu.logical_number */
 	uint64_t count;
 	/* May be fewer than count (bounded).  OTLP sends a process's samples
 	 * timestamps-only when every one has n_timestamps == count, and
