@@ -315,14 +315,18 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 	return add_loc(tp, h, &l);
 }
 
+/* A pc in no known file: what is a literal ("[anon]", "[unknown]",
+ * "[unknown file]").  The same pc means different code in two processes,
+ * and one pc may be named differently (a mapping appeared), so the key is
+ * (process, pc, label). */
 static uint32_t unknown_loc(struct tp *tp, uint32_t pid, uint64_t pc,
 			    const char *what)
 {
 	struct rep_location l = { .kind = REP_FRAME_NATIVE, .mapping = REP_NONE,
 				  .address = pc };
-	uint64_t h;
+	uint64_t h, id = hm_hash(what, strlen(what), pid);
 	bool found;
-	uint32_t i = find_loc(tp, 100, 0, pc, &h, &found);
+	uint32_t i = find_loc(tp, 100, id, pc, &h, &found);
 
 	if (found)
 		return i;
