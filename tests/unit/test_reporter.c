@@ -100,6 +100,27 @@ TEST(reporter_frame_kind_names)
 	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_ERROR), "abort-marker", "error");
 }
 
+/* The fixture's pprof read by protoc with google/pprof's own profile.proto
+ * (`make deps` fetches it): labels and counts as in the OTLP request. */
+TEST(reporter_pprof_upstream_proto)
+{
+	char path[512], *out = malloc(1 << 16);
+	void *buf = NULL;
+	size_t len;
+	int rc;
+
+	ASSERT_OK(rep_encode_pprof(fix_batch(), &buf, &len), "encode");
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", test_tmpdir());
+	ASSERT_OK(fix_write_file(path, buf, len), "write");
+	rc = fix_strict_decode("pprof", path, out, 1 << 16);
+	if (rc == -1)
+		test_skip("no upstream .proto files (make deps)");
+	else
+		ASSERT_STREQ(out, strict_fixture_dump, "protoc --decode, upstream profile.proto");
+	free(buf);
+	free(out);
+}
+
 /* ---- UTF-8 ----------------------------------------------------------- */
 
 /* rep_utf8_fix() against Python's decode(errors="replace"), which follows
