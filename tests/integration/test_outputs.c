@@ -121,6 +121,18 @@ TEST_ROOT(output_otlp_file_decode_raw)
 	free(out);
 }
 
+/* The upstream .proto files are there, or the test is skipped, saying why. */
+static bool have_upstream_protos(void)
+{
+	const char *d = getenv("EP_UPSTREAM_PROTOS");
+
+	if (fix_upstream_protos())
+		return true;
+	test_skip("no upstream .proto files in %s (run 'make deps' as root)",
+		  d ? d : FIX_UPSTREAM_PROTOS);
+	return false;
+}
+
 /* How many different cpu=N values the lines of thread (as strict_decode.py
  * prints it) have. */
 static int distinct_cpus(const char *out, const char *thread)
@@ -161,10 +173,7 @@ TEST_ROOT(output_strict_decoders)
 	size_t i;
 	int rc;
 
-	if (!fix_upstream_protos()) {
-		test_skip("no upstream .proto files in %s (run 'make deps' as root)",
-			  getenv("EP_UPSTREAM_PROTOS") ? getenv("EP_UPSTREAM_PROTOS") :
-			  FIX_UPSTREAM_PROTOS);
+	if (!have_upstream_protos()) {
 		free(out);
 		return;
 	}
@@ -205,5 +214,60 @@ TEST_ROOT(output_strict_decoders)
 		h_free_folded(&f);
 	}
 out:
+	free(out);
+}
+
+/*
+ * anonexec: parent and child run the same code from anonymous memory at
+ * the same address.  A pc in no known file is one location per process (and
+ * per label), not one location the first process named for all.
+ */
+TEST_ROOT(output_unknown_frames_per_process)
+{
+	char *wargv[] = { (char *)h_workload("anonexec"), "10", NULL };
+	char path[512], childf[64], pids[2][16], *out = malloc(1 << 16), *p;
+	const char *args[] = { "-pid", pids[0], "-pid", pids[1], "-duration", "3s",
+			       "-samples-per-second", "499", "-output", path,
+			       NULL };
+	int child = 0, frames = 0, per_process = 0, rc;
+	pid_t w;
+	FILE *f;
+
+	if (!have_upstream_protos()) {
+		free(out);
+		return;
+	}
+	w = h_spawn(wargv);
+	usleep(300000);
+	snprintf(childf, sizeof(childf), "/proc/%d/task/%d/children", w, w);
+	f = fopen(childf, "r");
+	if (f) {
+		if (fscanf(f, "%d", &child) != 1)
+			child = 0;
+		fclose(f);
+	}
+	snprintf(pids[0], sizeof(pids[0]), "%d", w);
+	snprintf(pids[1], sizeof(pids[1]), "%d", child);
+	snprintf(path, sizeof(path), "%s/p.pb.gz", test_tmpdir());
+	if (ASSERT_GT(child, 0, "the child runs") &&
+	    ASSERT_EQ(h_profile(args, NULL, 60), 0, "profile")) {
+		rc = fix_strict_decode("pprof", path, out, 1 << 16);
+		ASSERT_EQ(rc, 0, "protoc decodes it");
+		/* The loop is at 0x7e5e00000000..0f. */
+		for (p = out; (p = strstr(p, "address=0x7e5e000000")); p++) {
+			frames++;
+			per_process += !strncmp(strchr(p, ' '), " locations=2\n", 13);
+		}
+		test_note("%d addresses in the anonymous code, %d with a location "
+			  "in each process", frames, per_process);
+		if (!frames || per_process != frames)
+			printf("%.3000s\n", out);
+		ASSERT_GT(frames, 0, "frames in the anonymous code");
+		ASSERT_EQ(per_process, frames, "each a location in each process");
+	}
+	if (child > 0)
+		kill(child, SIGKILL);
+	kill(w, SIGKILL);
+	h_wait(w, 5);
 	free(out);
 }

@@ -11,6 +11,11 @@ CPU, with how many samples (stacks) and events it had:
 
   thread=<thread.name, as Python's ascii()> tid=<n> cpu=<n> samples=<n> count=<n>
 
+and, for pprof, how many locations a frame in no known file ("[anon]",
+"[unknown]", ...) has at one address (one per process that ran it):
+
+  frame=<name> address=0x<hex> locations=<n>
+
 Usage: strict_decode.py pprof|otlp FILE PROTO_DIR  (gzip'd input unpacked).
 Exit 0 when protoc decoded the file with nothing on stderr and every check
 passed; problems are printed as "ERROR: ..." lines.
@@ -117,6 +122,16 @@ def pprof_samples(p):
 
     def S(i):
         return strs[i] if 0 <= i < len(strs) else None
+    names = {one(f, "id"): S(one(f, "name")) for f in p.get("function", [])}
+    unknown = {}
+    for loc in p.get("location", []):
+        for ln in loc.get("line", []):
+            name = names.get(one(ln, "function_id"))
+            if name and name.startswith("["):
+                k = (ascii(name), one(loc, "address"))
+                unknown[k] = unknown.get(k, 0) + 1
+    for (name, addr), n in sorted(unknown.items()):
+        print("frame=%s address=0x%x locations=%d" % (name, addr, n))
     out = []
     for n, s in enumerate(p.get("sample", [])):
         labels = {}
