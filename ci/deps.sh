@@ -11,6 +11,77 @@ TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
 libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
 python3-yaml systemd"
 
+# The upstream .proto files the strict-decoder tests give protoc (never
+# committed: the project writes its own from the field numbers).  Debian
+# ships both, in a newer suite than ours: google/pprof's profile.proto in
+# golang-github-google-pprof-dev and opentelemetry-proto's in
+# opentelemetry-proto (1.11: the v1.10 wire layout we speak).  apt fetches
+# the two .debs from the Debian mirror the machine already uses, with a
+# private state directory, so the machine's own sources stay as they are;
+# only the .proto files are kept.
+UPSTREAM_PROTOS=${EP_UPSTREAM_PROTOS:-/var/cache/ebpf-profiler-test/protos}
+UPSTREAM_SUITE=forky
+debian_mirror() {
+	apt-get indextargets --format '$(REPO_URI)' 'Origin: Debian' \
+		'Label: Debian' 'Identifier: Packages' 2>/dev/null | head -n 1
+}
+upstream_protos() {
+	d=$UPSTREAM_PROTOS
+	if [ -f "$d/pprof/profile.proto" ] &&
+	   [ -f "$d/otel/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto" ]; then
+		echo "deps: upstream protos in $d: $(paste -sd, "$d/VERSIONS" 2>/dev/null)"
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: no upstream protos in $d; run 'make deps' as root" >&2
+		return 1
+	fi
+	mirror=$(debian_mirror)
+	if [ -z "$mirror" ]; then
+		apt-get -o DPkg::Lock::Timeout=600 update -qq || true
+		mirror=$(debian_mirror)
+	fi
+	if [ -z "$mirror" ]; then
+		echo "deps: no Debian mirror in apt's sources; upstream protos not installed" >&2
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/lists/partial" "$tmp/archives/partial" "$tmp/x"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $UPSTREAM_SUITE main" >"$tmp/sources.list"
+	set -- -o Dir::Etc::SourceList="$tmp/sources.list" \
+		-o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$tmp/lists" \
+		-o Dir::Cache::Archives="$tmp/archives" -o Dir::Cache::pkgcache= \
+		-o Dir::Cache::srcpkgcache= -o Acquire::Languages=none \
+		-o APT::Architectures::=amd64 -o APT::Sandbox::User=root \
+		-o DPkg::Lock::Timeout=600
+	echo "deps: fetching upstream .proto files from Debian $UPSTREAM_SUITE"
+	if apt-get "$@" update -qq &&
+	   (cd "$tmp" && apt-get "$@" download opentelemetry-proto golang-github-google-pprof-dev) >/dev/null 2>&1; then
+		for deb in "$tmp"/*.deb; do
+			dpkg-deb -x "$deb" "$tmp/x"
+		done
+		ver=$(dpkg-deb -f "$tmp"/opentelemetry-proto_*.deb Version)
+		case $ver in
+		1.10.*|1.11.*) ;;
+		*)	echo "deps: opentelemetry-proto $ver is not the v1.10 wire layout; upstream protos not installed" >&2
+			rm -rf "$tmp"
+			return 1 ;;
+		esac
+		mkdir -p "$d/pprof" "$d/otel"
+		cp "$tmp/x/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto" "$d/pprof/"
+		cp -r "$tmp/x/usr/include/opentelemetry" "$d/otel/"
+		for deb in "$tmp"/*.deb; do
+			dpkg-deb --show --showformat='${Package} ${Version}\n' "$deb"
+		done >"$d/VERSIONS"
+		echo "deps: upstream protos in $d: $(paste -sd, "$d/VERSIONS")"
+	else
+		echo "deps: could not fetch the upstream .proto files (the strict-decoder tests will skip)" >&2
+	fi
+	rm -rf "$tmp"
+}
+
+upstream_protos || true
+
 missing=""
 for p in $BUILD $TEST; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -167,15 +167,22 @@ int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 		tp->o.max_samples = 1 << 20;
 	if (!tp->o.max_locations)
 		tp->o.max_locations = 1 << 20;
-	gethostname(tp->host, sizeof(tp->host) - 1);
-	if (uname(&u) == 0)
-		snprintf(tp->kernel, sizeof(tp->kernel), "%s", u.release);
+	/* The host's strings are the batch's for the daemon's life: made
+	 * valid UTF-8 here, once (the others in arena_str). */
+	if (uname(&u) == 0) {
+		rep_utf8_fix(tp->host, sizeof(tp->host), u.nodename);
+		rep_utf8_fix(tp->kernel, sizeof(tp->kernel), u.release);
+	}
 	tp->mono_to_real = clock_offset();
 	tp->start_ns = unix_now();
 	*out = tp;
 	return 0;
 }
 
+/* Every string from outside (comm, /proc, ELF, process memory) enters the
+ * batch here, once per interval, and is made valid UTF-8 on the way: the
+ * one place every encoder's strings pass (reporter.h).  A comm the kernel
+ * cut inside a character keeps its bytes and ends in U+FFFD. */
 static const char *arena_str(struct tp *tp, const char *s)
 {
 	size_t n;
@@ -183,10 +190,10 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 	if (!s)
 		return NULL;
-	n = strlen(s) + 1;
+	n = rep_utf8_fix(NULL, 0, s) + 1;
 	p = arena_alloc(&tp->arena, n, 1);
 	if (p)
-		memcpy(p, s, n);
+		rep_utf8_fix(p, n, s);
 	return p;
 }
 
@@ -308,14 +315,18 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 	return add_loc(tp, h, &l);
 }
 
+/* A pc in no known file: what is a literal ("[anon]", "[unknown]",
+ * "[unknown file]").  The same pc means different code in two processes,
+ * and one pc may be named differently (a mapping appeared), so the key is
+ * (process, pc, label). */
 static uint32_t unknown_loc(struct tp *tp, uint32_t pid, uint64_t pc,
 			    const char *what)
 {
 	struct rep_location l = { .kind = REP_FRAME_NATIVE, .mapping = REP_NONE,
 				  .address = pc };
-	uint64_t h;
+	uint64_t h, id = hm_hash(what, strlen(what), pid);
 	bool found;
-	uint32_t i = find_loc(tp, 100, 0, pc, &h, &found);
+	uint32_t i = find_loc(tp, 100, id, pc, &h, &found);
 
 	if (found)
 		return i;
@@ -433,12 +444,16 @@ static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
 	return tp->n_procs++;
 }
 
+/* One sample per (process, thread, stack, CPU, comm), as the reference
+ * agent keeps them: every sample has its cpu.logical_number, and a thread
+ * that ran one stack on two CPUs has two samples whose counts add up (the
+ * folded and SVG encoders, which show no CPU, merge them again). */
 static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 {
 	struct {
-		uint32_t pid, tid, stack;
+		uint32_t pid, tid, stack, cpu;
 		char comm[16];
-	} key = { h->pid, h->tid, stack };
+	} key = { h->pid, h->tid, stack, h->cpu };
 	uint64_t kh, v, ts;
 	struct rep_sample *s;
 	struct sample_ext *x;
@@ -452,8 +467,6 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 		s = &tp->samples[v];
 		x = &tp->sx[v];
 		s->count++;
-		if ((int32_t)h->cpu != s->cpu)
-			s->cpu = -1;
 		goto stamp;
 	}
 	proc = intern_proc(tp, h);

@@ -189,11 +189,50 @@ const char otlp_fixture_dump[] =
 	"  python3 tid=200 cpu=0: _PyEval_EvalFrameDefault;<module> (main.py:10);"
 	"Worker.run (worker.py:42) 6\n";
 
+const char strict_fixture_dump[] =
+	"thread='app' tid=100 cpu=0 samples=2 count=7\n"
+	"thread='app' tid=101 cpu=1 samples=1 count=3\n"
+	"thread='app-writer' tid=102 cpu=1 samples=1 count=4\n"
+	"thread='python3' tid=200 cpu=0 samples=1 count=6\n";
+
 int fix_otlp_check(const char *path, char *out, size_t cap)
 {
 	char cmd[1024];
 
 	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
 		 test_srcdir(), path);
+	return fix_run(cmd, out, cap);
+}
+
+const char *fix_upstream_protos(void)
+{
+	static const char *const need[] = {
+		"pprof/profile.proto",
+		"otel/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto",
+	};
+	const char *d = getenv("EP_UPSTREAM_PROTOS");
+	char path[1024];
+	size_t i;
+
+	if (!d)
+		d = FIX_UPSTREAM_PROTOS;
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", d, need[i]);
+		if (access(path, R_OK))
+			return NULL;
+	}
+	return d;
+}
+
+int fix_strict_decode(const char *kind, const char *path, char *out, size_t cap)
+{
+	const char *protos = fix_upstream_protos();
+	char cmd[2048];
+
+	if (!protos)
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 %s/tests/unit/strict_decode.py %s %s %s 2>&1",
+		 test_srcdir(), kind, path, protos);
 	return fix_run(cmd, out, cap);
 }

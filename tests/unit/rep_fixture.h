@@ -38,4 +38,17 @@ extern const char otlp_fixture_dump[];
 /* Run tests/unit/otlp_check.py on a request body; its exit status. */
 int fix_otlp_check(const char *path, char *out, size_t cap);
 
+/* What strict_decode.py prints for the fixture, OTLP and pprof alike. */
+extern const char strict_fixture_dump[];
+/* Where `make deps` puts the upstream .proto files (ci/deps.sh); the
+ * variable EP_UPSTREAM_PROTOS overrides it. */
+#define FIX_UPSTREAM_PROTOS "/var/cache/ebpf-profiler-test/protos"
+/* That directory when it holds google/pprof's profile.proto and
+ * opentelemetry-proto's profiles protos, else NULL (the caller skips). */
+const char *fix_upstream_protos(void);
+/* Run tests/unit/strict_decode.py KIND ("pprof" or "otlp") on a file:
+ * protoc --decode with the upstream protos, every sample's CPU.  Its exit
+ * status, or -1 without the protos. */
+int fix_strict_decode(const char *kind, const char *path, char *out, size_t cap);
+
 #endif

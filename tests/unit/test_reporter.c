@@ -100,6 +100,150 @@ TEST(reporter_frame_kind_names)
 	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_ERROR), "abort-marker", "error");
 }
 
+/* The fixture's pprof read by protoc with google/pprof's own profile.proto
+ * (`make deps` fetches it): labels and counts as in the OTLP request. */
+TEST(reporter_pprof_upstream_proto)
+{
+	char path[512], *out = malloc(1 << 16);
+	void *buf = NULL;
+	size_t len;
+	int rc;
+
+	ASSERT_OK(rep_encode_pprof(fix_batch(), &buf, &len), "encode");
+	snprintf(path, sizeof(path), "%s/cpu.pb.gz", test_tmpdir());
+	ASSERT_OK(fix_write_file(path, buf, len), "write");
+	rc = fix_strict_decode("pprof", path, out, 1 << 16);
+	if (rc == -1)
+		test_skip("no upstream .proto files (make deps)");
+	else
+		ASSERT_STREQ(out, strict_fixture_dump, "protoc --decode, upstream profile.proto");
+	free(buf);
+	free(out);
+}
+
+/* ---- UTF-8 ----------------------------------------------------------- */
+
+/* rep_utf8_fix() against Python's decode(errors="replace"), which follows
+ * the same maximal-subpart rule: hand-picked edges (cut characters,
+ * overlongs, surrogates, past U+10FFFF, stray continuation bytes) and
+ * random bytes leaning to the high half. */
+TEST(reporter_utf8_fix_python_oracle)
+{
+	static const char *const edge[] = {
+		"", "plain", "aaaaaaaaaaaaaa\xc3", "caf\xc3\xa9", "\xe2\x82",
+		"\xe2\x82\xac\xe2", "\xf0\x9f\x98", "\xf0\x9f\x98\x80", "\xc0\xaf",
+		"\xc1\xbf", "\xe0\x80\xaf", "\xe0\x9f\xbf", "\xed\xa0\x80",
+		"\xed\x9f\xbf", "\xf4\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xf5\x80",
+		"\xff\xfe", "\x80\x80x", "\xc3(", "\xe1\x80(", "\xf1\x80\x80(",
+	};
+	enum { N_RANDOM = 3000, MAX_LEN = 12 };
+	char in[MAX_LEN + 1], *want = malloc(1 << 20), *got = malloc(1 << 20);
+	char path[512], cmd[1024];
+	size_t i, j, n, off = 0;
+	unsigned seed = 14;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/utf8.hex", test_tmpdir());
+	f = fopen(path, "w");
+	if (!ASSERT_NOT_NULL(f, "open") || !want || !got)
+		goto out;
+	for (i = 0; i < sizeof(edge) / sizeof(edge[0]) + N_RANDOM; i++) {
+		const char *s = in;
+		char fixed[3 * MAX_LEN + 1];
+
+		if (i < sizeof(edge) / sizeof(edge[0])) {
+			s = edge[i];
+		} else {
+			n = rand_r(&seed) % (MAX_LEN + 1);
+			for (j = 0; j < n; j++) {
+				unsigned r = rand_r(&seed);
+
+				in[j] = (char)(r & 1 ? 0x80 | (r >> 1) % 0x80 :
+						       1 + (r >> 1) % 0x7f);
+			}
+			in[n] = 0;
+		}
+		for (j = 0; s[j]; j++)
+			fprintf(f, "%02x", (unsigned char)s[j]);
+		fputc('\n', f);
+		n = rep_utf8_fix(fixed, sizeof(fixed), s);
+		ASSERT_EQ(n, strlen(fixed), "the length it needs is what it wrote");
+		for (j = 0; j < n; j++)
+			off += sprintf(got + off, "%02x", (unsigned char)fixed[j]);
+		got[off++] = '\n';
+	}
+	got[off] = 0;
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "/usr/bin/python3 -c 'import sys\n"
+		 "for l in open(sys.argv[1]):\n"
+		 " print(bytes.fromhex(l.strip()).decode(\"utf-8\", \"replace\")"
+		 ".encode().hex())' %s",
+		 path);
+	rc = fix_run(cmd, want, 1 << 20);
+	ASSERT_EQ(rc, 0, "python3");
+	ASSERT_STREQ(got, want, "the same bytes as Python's replace");
+out:
+	free(want);
+	free(got);
+}
+
+TEST(reporter_utf8_fix_never_cuts_a_character)
+{
+	char buf[16];
+
+	ASSERT_EQ(rep_utf8_fix(buf, 5, "ab\xe2\x82\xac"), 5, "needs 5");
+	ASSERT_STREQ(buf, "ab", "the euro sign does not fit in 4 bytes");
+	ASSERT_EQ(rep_utf8_fix(buf, 6, "ab\xe2\x82\xac"), 5, "needs 5");
+	ASSERT_STREQ(buf, "ab\xe2\x82\xac", "fits with its NUL");
+	/* Nothing after a character that did not fit, even a short one. */
+	ASSERT_EQ(rep_utf8_fix(buf, 4, "a\xff" "b"), 5, "needs 5");
+	ASSERT_STREQ(buf, "a", "stays a prefix");
+	ASSERT_EQ(rep_utf8_fix(NULL, 0, "\xff\xff"), 6, "measure only");
+	/* The kernel's 15-byte comm cut "aaaaaaaaaaaaaa\xc3\xa9". */
+	rep_utf8_fix(buf, sizeof(buf), "aaaaaaaaaaaaaa\xc3");
+	ASSERT_STREQ(buf, "aaaaaaaaaaaaaa", "too long for 16 bytes: cut before");
+}
+
+/* A display name cut by the caller's buffer ends on a whole character. */
+TEST(reporter_location_name_cut_on_a_character)
+{
+	static const struct rep_location l = { REP_FRAME_NATIVE, REP_NONE, 0,
+					       "\xc3\xa9\xc3\xa9\xc3\xa9", NULL, 0 };
+	struct rep_batch b = { 0 };
+	char name[6];
+
+	rep_location_name(&b, &l, name, sizeof(name));
+	ASSERT_STREQ(name, "\xc3\xa9\xc3\xa9", "two whole characters of 2.5");
+}
+
+/* One stack of one thread on two CPUs is two samples (each with its
+ * cpu.logical_number) but one folded line: folded shows no CPU. */
+TEST(reporter_folded_merges_cpus)
+{
+	static const struct rep_location l[] = {
+		{ REP_FRAME_NATIVE, REP_NONE, 0x10, "hop_burn", NULL, 0 },
+	};
+	static const uint32_t s0[] = { 0 };
+	static const struct rep_stack st[] = { { 1, s0 } };
+	static const struct rep_process p[] = { { .pid = 7 } };
+	static const struct rep_sample s[] = {
+		{ .stack = 0, .tid = 7, .thread_name = "hop", .cpu = 0, .count = 3 },
+		{ .stack = 0, .tid = 7, .thread_name = "hop", .cpu = 1, .count = 4 },
+	};
+	struct rep_batch b = {
+		.n_locations = 1, .locations = l, .n_stacks = 1, .stacks = st,
+		.n_processes = 1, .processes = p, .n_samples = 2, .samples = s,
+	};
+	char *out = NULL;
+	size_t len;
+
+	ASSERT_OK(rep_encode_folded(&b, &out, &len), "encode");
+	ASSERT_STREQ(out, "hop;hop_burn 7\n", "one line, 3 + 4");
+	free(out);
+}
+
 /* ---- pprof through go tool pprof ------------------------------------ */
 
 #define GO "/usr/lib/go-1.19/bin/go"

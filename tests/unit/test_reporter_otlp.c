@@ -68,6 +68,15 @@ TEST(reporter_otlp_encode)
 		ASSERT_TRUE(strstr(out, "container.id") != NULL, "container.id");
 		ASSERT_EQ(fix_count(out, "resource_profiles {"), 2, "one per process");
 	}
+	/* The same with opentelemetry-proto's own files (v1.11, the v1.10
+	 * wire layout), which `make deps` fetches. */
+	if (test_start_subtest("decode_upstream")) {
+		rc = fix_strict_decode("otlp", path, out, 1 << 16);
+		if (rc == -1)
+			test_skip("no upstream .proto files (make deps)");
+		else
+			ASSERT_STREQ(out, strict_fixture_dump, "protoc --decode, upstream protos");
+	}
 	free(buf);
 	free(out);
 }

@@ -82,6 +82,18 @@ int32_t rep_strtab_add(struct rep_strtab *t, const char *s);
 char **rep_strtab_strings(const struct rep_strtab *t, size_t *n);
 void rep_strtab_free(struct rep_strtab *t);
 
+/* ---- UTF-8 (rep_utf8_fix() is in reporter.h) ------------------------- */
+
+#define REP_UTF8_REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
+
+/* How many bytes the character at s takes, *ok set, or, when the bytes
+ * there are not UTF-8 (*ok false), the length of the ill-formed maximal
+ * subpart that one U+FFFD stands for (at least 1).  Stops at a NUL. */
+size_t rep_utf8_next(const unsigned char *s, bool *ok);
+/* Drop an ill-formed sequence that ends the string: what is left when a
+ * character was cut by a byte limit. */
+void rep_utf8_trim(char *s);
+
 /* ---- compression ------------------------------------------------------ */
 
 /* gzip in[0..len) into a malloc'd buffer that starts with headroom unused

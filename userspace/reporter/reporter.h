@@ -9,6 +9,12 @@
  * All strings and arrays in a batch belong to the caller and stay valid
  * only during rep_sink_write(); a sink that sends later copies what it
  * needs (the OTLP sink encodes at once and queues the bytes).
+ *
+ * Every string in a batch must be valid UTF-8: protobuf decoders (protoc,
+ * upb, Go) reject a request whose `string` fields are not, and the folded
+ * and SVG readers want text.  The encoders pass strings through as they
+ * are; the producer makes them valid once, with rep_utf8_fix(), where a
+ * string from outside (comm, /proc, ELF, process memory) enters the batch.
  */
 #ifndef EP_REPORTER_H
 #define EP_REPORTER_H
@@ -78,7 +84,9 @@ struct rep_sample {
 	uint32_t stack;	  /* index into batch->stacks */
 	uint32_t tid;
 	const char *thread_name; /* comm */
-	int32_t cpu;		 /* -1 when mixed */
+	int32_t cpu;		 /* the logical CPU all count events ran on
+				    (the pipeline keeps one sample per CPU);
+				    -1: unknown, no cpu.logical_number */
 	uint64_t count;
 	/* May be fewer than count (bounded).  OTLP sends a process's samples
 	 * timestamps-only when every one has n_timestamps == count, and
@@ -201,12 +209,24 @@ int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len);  /* raw
 int rep_encode_svg(const struct rep_batch *b, const char *title, char **buf,
 		   size_t *len);
 
+/*
+ * Copy s into out (size bytes with the NUL) with each ill-formed UTF-8
+ * subsequence replaced by U+FFFD, one per maximal subpart as Unicode §3.9
+ * recommends (what Python's decode(errors="replace") does): a comm the
+ * kernel cut inside a character keeps its name and ends in one U+FFFD.
+ * Never cuts a character: when out is too small the result ends at the last
+ * whole one.  Returns the length the whole result needs, NUL not counted,
+ * at most 3 * strlen(s): rep_utf8_fix(NULL, 0, s) + 1 sizes a buffer.
+ */
+size_t rep_utf8_fix(char *out, size_t size, const char *s);
+
 /* The display name of a location, as folded and SVG print it: function,
  * "name_[k]" for kernel frames, "qualname (file.py:line)" for Python (the
  * file's basename), "[name]" for unwinding errors, "basename+0xADDRESS"
  * (the mapping's file, the ELF address) when there is no symbol, "0xADDRESS"
  * with no mapping either.  ';' becomes ':' and control characters '?', so a
- * name is always one folded frame.  Writes at most n bytes, NUL included. */
+ * name is always one folded frame.  Writes at most n bytes, NUL included,
+ * and never half a character. */
 void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
 		       char *buf, size_t n);
 

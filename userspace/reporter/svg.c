@@ -127,49 +127,23 @@ static int build_tree(struct fg *g, const struct rep_names *names)
 
 /* ---- output ------------------------------------------------------------ */
 
-/* The length of the UTF-8 sequence at s, or 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong 3/4-byte forms, surrogates, beyond U+10FFFF. */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /*
  * Append s as XML character data or attribute text: &<>"' escaped, control
- * characters and invalid UTF-8 as '?', so the file always parses.  At most
- * max_chars characters; when s is longer, max_chars - 1 of them and "…".
+ * characters as '?' and invalid UTF-8 as U+FFFD (batches are valid UTF-8
+ * already; the title comes from the caller), so the file always parses.
+ * At most max_chars characters; when s is longer, max_chars - 1 of them
+ * and "…".
  */
 static void xml_text(struct rep_buf *o, const char *s, size_t max_chars)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t chars = 0, total = 0, i;
+	size_t chars = 0, total = 0, i, n;
+	bool ok;
 
-	for (i = 0; p[i]; total++) {
-		size_t n = utf8_len(p + i);
-
-		i += n ? n : 1;
-	}
-	for (; *p; chars++) {
-		size_t n = utf8_len(p);
-
+	for (i = 0; p[i]; total++)
+		i += rep_utf8_next(p + i, &ok);
+	for (; *p; chars++, p += n) {
+		n = rep_utf8_next(p, &ok);
 		if (total > max_chars && chars + 1 == max_chars) {
 			rep_buf_puts(o, "\xe2\x80\xa6");
 			return;
@@ -183,12 +157,13 @@ static void xml_text(struct rep_buf *o, const char *s, size_t max_chars)
 		case '"': rep_buf_puts(o, "&quot;"); break;
 		case '\'': rep_buf_puts(o, "&apos;"); break;
 		default:
-			if (!n || *p < 0x20 || *p == 0x7f)
+			if (!ok)
+				rep_buf_puts(o, REP_UTF8_REPLACEMENT);
+			else if (*p < 0x20 || *p == 0x7f)
 				rep_buf_add(o, "?", 1);
 			else
 				rep_buf_add(o, p, n);
 		}
-		p += n ? n : 1;
 	}
 }
 

@@ -323,6 +323,84 @@ void rep_strtab_free(struct rep_strtab *t)
 	rep_map_free(&t->map);
 }
 
+/* ---- UTF-8 ------------------------------------------------------------ */
+
+size_t rep_utf8_next(const unsigned char *s, bool *ok)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	*ok = true;
+	if (c < 0x80)
+		return 1;
+	/* Unicode Table 3-7: the second byte's range depends on the first
+	 * (no overlong forms, no surrogates, nothing past U+10FFFF). */
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		*ok = false;
+		return 1;
+	}
+	/* A NUL is below every range: the walk stops at the string's end. */
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf) {
+		if (s[i] < lo || s[i] > hi) {
+			*ok = false;
+			return i;
+		}
+	}
+	return n;
+}
+
+size_t rep_utf8_fix(char *out, size_t size, const char *s)
+{
+	static const char fffd[] = REP_UTF8_REPLACEMENT;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t need = 0, w = 0, n, m;
+	bool ok;
+
+	for (; *p; p += n) {
+		n = rep_utf8_next(p, &ok);
+		m = ok ? n : sizeof(fffd) - 1;
+		/* Once a character did not fit, nothing after it is written
+		 * either: the result stays a prefix. */
+		if (w == need && need + m < size) {
+			memcpy(out + w, ok ? (const void *)p : fffd, m);
+			w += m;
+		}
+		need += m;
+	}
+	if (size)
+		out[w] = 0;
+	return need;
+}
+
+void rep_utf8_trim(char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+	bool ok;
+
+	for (; *p; p += n) {
+		n = rep_utf8_next(p, &ok);
+		if (!ok && !p[n]) {
+			s[p - (const unsigned char *)s] = 0;
+			return;
+		}
+	}
+}
+
 /* ---- compression ------------------------------------------------------ */
 
 int rep_gzip(const void *in, size_t len, size_t headroom, void **out,
@@ -509,5 +587,7 @@ void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
 			 suffix);
 	else
 		snprintf(buf, n, "0x%" PRIx64 "%s", l->address, suffix);
+	/* A long name cut at n bytes may end inside a character. */
+	rep_utf8_trim(buf);
 	rep_name_sanitize(buf);
 }
