@@ -396,6 +396,31 @@ static void note_scanned(struct pm *pm, dev_t dev, uint64_t ino,
 		hm_put(&pm->scan_files, dev_ino_key(dev, ino), (uintptr_t)f);
 }
 
+/* The other mappings of a file that settle its bias (elfaddr.h): a load
+ * maps a file a handful of times; more only adds work. */
+#define BIAS_PEERS 16
+
+/* Each mapping's load bias, from its file's segments and the process'
+ * other mappings of that file. */
+static void set_biases(struct pm_mapping *ms, uint32_t n)
+{
+	struct ea_map em[BIAS_PEERS];
+	uint32_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		if (!ms[i].file)
+			continue;
+		em[0] = (struct ea_map){ ms[i].start, ms[i].end, ms[i].offset,
+					 ms[i].prot };
+		for (j = 0, k = 1; j < n && k < BIAS_PEERS; j++)
+			if (j != i && ms[j].file == ms[i].file)
+				em[k++] = (struct ea_map){ ms[j].start, ms[j].end,
+							   ms[j].offset,
+							   ms[j].prot };
+		ms[i].bias = exe_bias(ms[i].file, em, k);
+	}
+}
+
 int pm_sync(struct pm *pm, pid_t pid)
 {
 	struct pm_mapping *nm = NULL, *tmp;
@@ -473,8 +498,8 @@ int pm_sync(struct pm *pm, pid_t pid)
 					note_scanned(pm, dev, ino, m.file);
 			}
 		}
+		m.prot = ea_prot(perms);
 		if (m.file) {
-			m.bias = exe_bias(m.file, start, m.offset);
 			if (m.file->deltas != EXE_DELTAS_LOADED)
 				m.flags |= MAP_F_FP_ONLY;
 			else
@@ -503,6 +528,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 		free(nm);
 		return err;
 	}
+	set_biases(nm, nn);
 	if (nn == 0 && p->n_maps == 0) {
 		/* a kernel thread or a zombie: nothing to unwind, no
 		 * executable, no container; a name for its kernel stacks */
@@ -518,7 +544,8 @@ int pm_sync(struct pm *pm, pid_t pid)
 
 		for (j = 0; j < p->n_maps; j++)
 			if (same_mapping(&nm[i], &p->maps[j]) &&
-			    nm[i].flags == p->maps[j].flags) {
+			    nm[i].flags == p->maps[j].flags &&
+			    nm[i].bias == p->maps[j].bias) {
 				kept = true;
 				break;
 			}
@@ -648,6 +675,27 @@ const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr)
 		if (addr >= p->maps[i].start && addr < p->maps[i].end)
 			return &p->maps[i];
 	return NULL;
+}
+
+const struct pm_mapping *pm_find_file_mapping(const struct pm_proc *p,
+					      const struct exe_file *f,
+					      uint64_t addr)
+{
+	const struct pm_mapping *first = NULL;
+	uint32_t i;
+
+	for (i = 0; p && i < p->n_maps; i++) {
+		const struct pm_mapping *m = &p->maps[i];
+		uint64_t pc = ea_runtime_addr(m->bias, addr);
+
+		if (m->file != f)
+			continue;
+		if (pc >= m->start && pc < m->end)
+			return m;
+		if (!first)
+			first = m;
+	}
+	return first;
 }
 
 int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
