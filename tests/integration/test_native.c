@@ -149,6 +149,14 @@ TEST_ROOT(native_split_mold_nopie)
 	split_test("split-mold-nopie", "split-mold-nopi");
 }
 
+/* Split text: chain_b's functions in a second executable segment, which
+ * lld starts on the file page of the first: two r-x mappings of one file
+ * page, told apart by each other. */
+TEST_ROOT(native_split_lld_splittext)
+{
+	split_test("split-lld-splittext", "split-lld-split");
+}
+
 /* Text on 2 MiB pages (-z max-page-size=2M): file offsets and addresses
  * agree modulo 2 MiB, not only 4 KiB. */
 TEST_ROOT(native_split_hugepage)

@@ -18,7 +18,8 @@ TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(addprefix $(W)/,$(C_NOFP)) $(W)/libplugin.so $(W)/cxx \
 	$(W)/go-split $(W)/go-split-stripped \
 	$(addprefix $(W)/split-,lld-pie lld-nopie mold-pie mold-nopie) \
-	$(W)/split-hugepage $(W)/split-debugframe $(W)/rust-split
+	$(W)/split-hugepage $(W)/split-debugframe $(W)/split-lld-splittext \
+	$(W)/rust-split
 
 all: $(TARGETS)
 
@@ -65,6 +66,10 @@ $(W)/split-$(1)-nopie: $(SRC)/split.c | $(W)
 endef
 $(eval $(call linked,lld,ld.lld))
 $(eval $(call linked,mold,ld.mold))
+# split text: chain_b in a second executable segment, which lld starts on
+# the file page of the first one
+$(W)/split-lld-splittext: $(SRC)/split.c | $(W)
+	$(Q)if command -v ld.lld >/dev/null; then $(CC) $(NOFP) $(PIE) -DFAR_TEXT -fuse-ld=lld -Wl,--section-start=fartext=0x800000 -o $@ $<; fi
 $(W)/split-hugepage: $(SRC)/split.c | $(W)
 	$(Q)$(CC) $(NOFP) $(PIE) -Wl,-zcommon-page-size=2097152 -Wl,-zmax-page-size=2097152 -o $@ $<
 $(W)/split-debugframe: $(SRC)/split.c | $(W)
