@@ -4,6 +4,7 @@
  * built with -O2 -fomit-frame-pointer (and Debian's libc, which has no
  * frame pointers), each with a known stack.
  */
+#include <elf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,83 @@ TEST_ROOT(native_split_mold_nopie)
 TEST_ROOT(native_split_lld_splittext)
 {
 	split_test("split-lld-splittext", "split-lld-split");
+}
+
+/* The first line of cmd's output into buf. */
+static bool run_line(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fgets(buf, (int)len, p);
+
+	if (p)
+		pclose(p);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+/* `ebpf-profiler deltas -pid` names the functions at pcs of a process
+ * with split text, at the ELF addresses nm gives; the bias is the
+ * kernel's (the process' AT_ENTRY - readelf's e_entry). */
+TEST(native_deltas_pid_split_text)
+{
+	const char *bin = h_workload("split-lld-splittext");
+	const char *fns[2] = { "chain_a", "leaf_b" };
+	char *wargv[] = { (char *)bin, "10", NULL };
+	char cmd[2048], line[1024], out[2][1024];
+	unsigned long long entry, at_entry = 0, elf[2];
+	pid_t pid;
+	int i;
+
+	if (access(bin, X_OK)) {
+		test_skip("split-lld-splittext not built: no ld.lld (make deps installs lld)");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "readelf -hW %s | awk '/Entry point/ { print $4 }'", bin);
+	if (!ASSERT_TRUE(run_line(cmd, line, sizeof(line)), "e_entry"))
+		return;
+	entry = strtoull(line, NULL, 16);
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" { print $1 }'", bin,
+			 fns[i]);
+		if (!ASSERT_TRUE(run_line(cmd, line, sizeof(line)), fns[i]))
+			return;
+		elf[i] = strtoull(line, NULL, 16);
+	}
+	pid = h_spawn(wargv);
+	if (!ASSERT_GT(pid, 0, "workload"))
+		return;
+	usleep(200000);
+	{
+		char path[64];
+		uint64_t av[2];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+		f = fopen(path, "re");
+		while (f && fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+			if (av[0] == AT_ENTRY)
+				at_entry = av[1];
+		if (f)
+			fclose(f);
+	}
+	if (ASSERT_NEQ(at_entry, 0, "the process' AT_ENTRY")) {
+		unsigned long long bias = at_entry - entry;
+
+		for (i = 0; i < 2; i++) {
+			char want[256];
+
+			snprintf(cmd, sizeof(cmd), "%s deltas -pid %d 0x%llx", test_bin(),
+				 (int)pid, bias + elf[i] + 1);
+			ASSERT_TRUE(run_line(cmd, out[i], sizeof(out[i])), cmd);
+			test_note("%s", out[i]);
+			snprintf(want, sizeof(want), " 0x%llx (bias 0x%llx) %s+0x1: ",
+				 elf[i] + 1, bias, fns[i]);
+			ASSERT_TRUE(strstr(out[i], want) != NULL, want);
+		}
+	}
+	kill(pid, SIGKILL);
+	h_wait(pid, 10);
 }
 
 /* Text on 2 MiB pages (-z max-page-size=2M): file offsets and addresses
