@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +10,7 @@
 #include <unistd.h>
 
 #include "deltas.h"
+#include "elfmap.h"
 #include "hashmap.h"
 #include "log.h"
 #include "store.h"
@@ -389,48 +388,32 @@ static int get_deltas(struct exe_mgr *m, struct exe_file *f)
 	return 0;
 }
 
-static int read_segments(struct exe_file *f)
+int exe_read_segs(int fd, struct ea_seg *segs, uint32_t *n)
 {
-	size_t i, n;
-	Elf *elf;
+	const Elf64_Phdr *ph;
+	struct elfm *e;
+	unsigned nph;
+	int err;
 
-	elf_version(EV_CURRENT);
-	/* read, not mapped: a file truncated under us is an error, not
-	 * SIGBUS (see elfmap.h) */
-	elf = elf_begin(f->fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n)) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
-	for (i = 0; i < n && f->n_segs < EXE_MAX_SEGS; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		f->segs[f->n_segs].vaddr = ph.p_vaddr;
-		f->segs[f->n_segs].offset = ph.p_offset;
-		f->segs[f->n_segs].filesz = ph.p_filesz;
-		f->n_segs++;
-	}
-	elf_end(elf);
-	return 0;
+	*n = 0;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err;
+	ph = elfm_phdrs(e, &nph);
+	*n = ea_segs_from_phdrs(ph, nph, segs, EA_MAX_SEGS);
+	/* a file cut short while the headers were copied gave zeros */
+	err = elfm_damaged(e) ? -EIO : 0;
+	elfm_free(e);
+	return err;
 }
 
-uint64_t exe_bias(const struct exe_file *f, uint64_t start, uint64_t off)
+uint64_t exe_bias(const struct exe_file *f, const struct ea_map *maps,
+		  unsigned n)
 {
-	uint32_t i;
+	uint64_t bias;
 
-	/* the segment whose file range holds the mapping's offset */
-	for (i = 0; i < f->n_segs; i++) {
-		const struct exe_seg *s = &f->segs[i];
-		uint64_t lo = s->offset & ~0xfffULL;
-
-		if (off >= lo && off < s->offset + s->filesz)
-			return start - off - (s->vaddr - s->offset);
-	}
-	return start - off;
+	ea_bias(f->segs, f->n_segs, maps, n, &bias);
+	return bias;
 }
 
 static uint64_t inode_key(const struct stat *st)
@@ -484,7 +467,7 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 	}
 	f->name = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
 	f->is_vdso = strcmp(f->path, "[vdso]") == 0;
-	err = read_segments(f);
+	err = exe_read_segs(f->fd, f->segs, &f->n_segs);
 	if (err)
 		goto fail;
 	if (m->detect)

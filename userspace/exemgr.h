@@ -16,16 +16,11 @@
 #include <sys/types.h>
 
 #include "bpfmaps.h"
+#include "elfaddr.h"
 #include "fileid.h"
 
 struct store;
 struct exe_mgr;
-
-#define EXE_MAX_SEGS 8
-
-struct exe_seg {
-	uint64_t vaddr, offset, filesz;
-};
 
 /* Deltas state of a file. */
 enum exe_deltas {
@@ -46,7 +41,7 @@ struct exe_file {
 	void *interp_data; /* the interpreter module's per-file data (freed) */
 	bool is_vdso;
 	uint32_t n_segs;
-	struct exe_seg segs[EXE_MAX_SEGS]; /* executable PT_LOADs */
+	struct ea_seg segs[EA_MAX_SEGS]; /* PT_LOADs, executable first */
 	/* internal */
 	int fd;
 	uint64_t inode_key;
@@ -105,9 +100,15 @@ const char *exe_build_id(struct exe_mgr *m, struct exe_file *f);
 /* Unload files unreferenced for longer than linger_ns. */
 void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns);
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out);
-/* ELF address of a runtime address in a mapping of f at start with file
- * offset off: returns the load bias (pc - bias = ELF address). */
-uint64_t exe_bias(const struct exe_file *f, uint64_t start, uint64_t off);
+/* The PT_LOADs of the ELF file open at fd (ea_segs_from_phdrs: at most
+ * EA_MAX_SEGS, the executable ones first) into segs.  Returns 0,
+ * -ENOEXEC when it is not a 64-bit ELF file, or another negative errno. */
+int exe_read_segs(int fd, struct ea_seg *segs, uint32_t *n);
+/* The load bias of maps[0], a mapping of f (pc - bias = ELF address),
+ * with f's other mappings in the same process in maps[1..n): ea_bias()
+ * over f's PT_LOADs. */
+uint64_t exe_bias(const struct exe_file *f, const struct ea_map *maps,
+		  unsigned n);
 
 uint64_t exe_now_ns(void);
 

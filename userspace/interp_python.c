@@ -16,6 +16,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elfaddr.h"
+
 /* ---- offsets ------------------------------------------------------------- */
 
 #define N PY_OFF_NONE
@@ -651,16 +653,16 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 	uint32_t fr;
 
 	memset(out, 0, sizeof(*out));
-	out->runtime = info->runtime + bias;
-	out->code_type = info->code_type + bias;
+	out->runtime = ea_runtime_addr(bias, info->runtime);
+	out->code_type = ea_runtime_addr(bias, info->code_type);
 	out->tss_key = o->rt_tss_key == PY_OFF_NONE ?
 			       0 :
-			       info->runtime + bias + o->rt_tss_key;
-	out->eval_lo = info->eval_lo + bias;
-	out->eval_hi = info->eval_hi + bias;
+			       ea_runtime_addr(bias, info->runtime) + o->rt_tss_key;
+	out->eval_lo = ea_runtime_addr(bias, info->eval_lo);
+	out->eval_hi = ea_runtime_addr(bias, info->eval_hi);
 	if (info->cold_hi) {
-		out->cold_lo = info->cold_lo + bias;
-		out->cold_hi = info->cold_hi + bias;
+		out->cold_lo = ea_runtime_addr(bias, info->cold_lo);
+		out->cold_hi = ea_runtime_addr(bias, info->cold_hi);
 	}
 	out->version = (uint16_t)(info->major << 8 | info->minor);
 	out->frame_model = info->frame_model;

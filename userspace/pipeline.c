@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elfaddr.h"
 #include "hashmap.h"
 #include "log.h"
 #include "metrics.h"
@@ -104,7 +105,8 @@ struct tp {
 
 	struct rep_mapping *maps;
 	uint32_t n_maps, cap_maps;
-	struct hm map_by_file; /* hash(pid, id64) -> index */
+	struct hm map_by_file; /* hash(pid, id64, start) -> index; hash(pid,
+				* id64) -> the file's last one in pid */
 
 	struct rep_location *locs;
 	uint32_t n_locs, cap_locs;
@@ -199,26 +201,35 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 /* ---- interning ------------------------------------------------------- */
 
-/* One mapping per (process, file): runtime addresses differ between
- * processes.  pmm is the process' mapping of f when known. */
-static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
-			       const struct pm_mapping *pmm)
+/* Does rep mapping m hold f's ELF address addr?  A mapping of a process
+ * we never read (limit 0) stands for the whole file. */
+static bool rep_holds(const struct rep_mapping *m, uint64_t addr)
 {
-	uint64_t key[2] = { pid, f->id64 }, h = hm_hash(key, sizeof(key), 5), v;
+	uint64_t pc = ea_runtime_addr(m->bias, addr);
+
+	return !m->limit || (pc >= m->start && pc < m->limit);
+}
+
+/* One mapping per mapping of a file in a process: runtime addresses
+ * differ between processes, and a file with split text has several
+ * mappings.  addr is the frame's ELF address in f; pmm the process'
+ * mapping that holds it, when the caller knows it. */
+static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
+			       const struct pm_mapping *pmm, uint64_t addr)
+{
+	uint64_t key[3] = { pid, f->id64, 0 }, v;
+	uint64_t last = hm_hash(key, sizeof(key), 5), h;
 	struct rep_mapping *m;
 
-	if (hm_get(&tp->map_by_file, h, &v))
+	/* the file's last mapping in the process, almost always the one */
+	if (hm_get(&tp->map_by_file, last, &v) && rep_holds(&tp->maps[v], addr))
 		return (uint32_t)v;
-	if (!pmm) {
-		struct pm_proc *p = pm_find(tp->pm, (pid_t)pid);
-		uint32_t i;
-
-		for (i = 0; p && i < p->n_maps; i++)
-			if (p->maps[i].file == f) {
-				pmm = &p->maps[i];
-				break;
-			}
-	}
+	if (!pmm)
+		pmm = pm_find_file_mapping(pm_find(tp->pm, (pid_t)pid), f, addr);
+	key[2] = pmm ? pmm->start : 0;
+	h = hm_hash(key, sizeof(key), 6);
+	if (hm_get(&tp->map_by_file, h, &v))
+		goto found;
 	if (!ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations))
 		return REP_NONE;
 	m = &tp->maps[tp->n_maps];
@@ -234,7 +245,11 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 	m->gnu_build_id = arena_str(tp, exe_build_id(tp->em, f));
 	if (hm_put(&tp->map_by_file, h, tp->n_maps))
 		return REP_NONE;
-	return tp->n_maps++;
+	v = tp->n_maps++;
+found:
+	if (hm_put(&tp->map_by_file, last, v))
+		return REP_NONE;
+	return (uint32_t)v;
 }
 
 /* Find or add a location keyed by (kind, id, addr). */
@@ -301,7 +316,8 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 	struct rep_location l = { .kind = REP_FRAME_NATIVE, .address = addr };
 	uint64_t h, off;
 	bool found;
-	uint32_t i, map = intern_mapping(tp, pid, f, pmm);
+	uint32_t i, map = intern_mapping(tp, pid, f, pmm,
+					 addr - (ret_addr ? 1 : 0));
 
 	if (map == REP_NONE)
 		return REP_NONE;
@@ -578,7 +594,7 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 				m = pm_find_mapping(proc, data - (ret ? 1 : 0));
 			if (m && m->file)
 				loc = native_loc(tp, h->pid, m->file, m,
-						 data - m->bias, ret);
+						 ea_elf_addr(m->bias, data), ret);
 			else {
 				tp->st.raw_unresolved++;
 				loc = unknown_loc(tp, h->pid, data,

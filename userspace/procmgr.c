@@ -188,23 +188,39 @@ int pm_vdso_image(const void **data, size_t *len)
 	return *len ? 0 : -ENOENT;
 }
 
-/* The vDSO: the same image in every process; read it from our own. */
-static struct exe_file *get_vdso(struct pm *pm)
+/* The vDSO as a file: the same image in every process; read it from our
+ * own.  Returns the descriptor (the caller closes it) or a negative
+ * errno. */
+static int vdso_fd(void)
 {
 	const void *data;
 	size_t len;
+	int fd, err;
+
+	err = pm_vdso_image(&data, &len);
+	if (err)
+		return err;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static struct exe_file *get_vdso(struct pm *pm)
+{
 	int fd;
 
 	if (pm->vdso_tried)
 		return pm->vdso;
 	pm->vdso_tried = true;
-	if (pm_vdso_image(&data, &len))
-		return NULL;
-	fd = memfd_create("vdso", MFD_CLOEXEC);
+	fd = vdso_fd();
 	if (fd < 0)
 		return NULL;
-	if (write(fd, data, len) == (ssize_t)len)
-		exe_get(pm->em, fd, "[vdso]", &pm->vdso);
+	exe_get(pm->em, fd, "[vdso]", &pm->vdso);
 	close(fd);
 	return pm->vdso;
 }
@@ -396,6 +412,31 @@ static void note_scanned(struct pm *pm, dev_t dev, uint64_t ino,
 		hm_put(&pm->scan_files, dev_ino_key(dev, ino), (uintptr_t)f);
 }
 
+/* The other mappings of a file that settle its bias (elfaddr.h): a load
+ * maps a file a handful of times; more only adds work. */
+#define BIAS_PEERS 16
+
+/* Each mapping's load bias, from its file's segments and the process'
+ * other mappings of that file. */
+static void set_biases(struct pm_mapping *ms, uint32_t n)
+{
+	struct ea_map em[BIAS_PEERS];
+	uint32_t i, j, k;
+
+	for (i = 0; i < n; i++) {
+		if (!ms[i].file)
+			continue;
+		em[0] = (struct ea_map){ ms[i].start, ms[i].end, ms[i].offset,
+					 ms[i].prot };
+		for (j = 0, k = 1; j < n && k < BIAS_PEERS; j++)
+			if (j != i && ms[j].file == ms[i].file)
+				em[k++] = (struct ea_map){ ms[j].start, ms[j].end,
+							   ms[j].offset,
+							   ms[j].prot };
+		ms[i].bias = exe_bias(ms[i].file, em, k);
+	}
+}
+
 int pm_sync(struct pm *pm, pid_t pid)
 {
 	struct pm_mapping *nm = NULL, *tmp;
@@ -473,8 +514,8 @@ int pm_sync(struct pm *pm, pid_t pid)
 					note_scanned(pm, dev, ino, m.file);
 			}
 		}
+		m.prot = ea_prot(perms);
 		if (m.file) {
-			m.bias = exe_bias(m.file, start, m.offset);
 			if (m.file->deltas != EXE_DELTAS_LOADED)
 				m.flags |= MAP_F_FP_ONLY;
 			else
@@ -503,6 +544,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 		free(nm);
 		return err;
 	}
+	set_biases(nm, nn);
 	if (nn == 0 && p->n_maps == 0) {
 		/* a kernel thread or a zombie: nothing to unwind, no
 		 * executable, no container; a name for its kernel stacks */
@@ -518,7 +560,8 @@ int pm_sync(struct pm *pm, pid_t pid)
 
 		for (j = 0; j < p->n_maps; j++)
 			if (same_mapping(&nm[i], &p->maps[j]) &&
-			    nm[i].flags == p->maps[j].flags) {
+			    nm[i].flags == p->maps[j].flags &&
+			    nm[i].bias == p->maps[j].bias) {
 				kept = true;
 				break;
 			}
@@ -650,6 +693,27 @@ const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr)
 	return NULL;
 }
 
+const struct pm_mapping *pm_find_file_mapping(const struct pm_proc *p,
+					      const struct exe_file *f,
+					      uint64_t addr)
+{
+	const struct pm_mapping *first = NULL;
+	uint32_t i;
+
+	for (i = 0; p && i < p->n_maps; i++) {
+		const struct pm_mapping *m = &p->maps[i];
+		uint64_t pc = ea_runtime_addr(m->bias, addr);
+
+		if (m->file != f)
+			continue;
+		if (pc >= m->start && pc < m->end)
+			return m;
+		if (!first)
+			first = m;
+	}
+	return first;
+}
+
 int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
 {
 	int i, synced = 0;
@@ -692,6 +756,80 @@ int pm_scan_all(struct pm *pm)
 	n = pm_sync_many(pm, pids, n);
 	free(pids);
 	return n;
+}
+
+/* One line of /proc/PID/maps, parsed. */
+struct maps_line {
+	struct ea_map m;
+	dev_t dev;
+	uint64_t ino;
+	char *path;
+};
+
+static bool next_line(FILE *f, char *buf, size_t len, struct maps_line *l)
+{
+	char perms[5];
+
+	while (fgets(buf, (int)len, f))
+		if (pm_parse_maps_line(buf, &l->m.start, &l->m.end, perms,
+				       &l->m.offset, &l->dev, &l->ino,
+				       &l->path) == 0) {
+			l->m.prot = ea_prot(perms);
+			return true;
+		}
+	return false;
+}
+
+int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
+	      uint64_t *bias)
+{
+	struct ea_map set[BIAS_PEERS];
+	struct ea_seg segs[EA_MAX_SEGS];
+	char name[64], line[4608];
+	struct maps_line l, at;
+	uint32_t n_segs;
+	unsigned k = 1;
+	bool found = false;
+	FILE *f;
+	int err;
+
+	*fd = -1;
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && next_line(f, line, sizeof(line), &at))
+		found = pc >= at.m.start && pc < at.m.end &&
+			(at.ino || !strcmp(at.path, "[vdso]"));
+	if (!found) {
+		fclose(f);
+		return -ENOENT;
+	}
+	snprintf(path, len, "%s", at.path);
+	set[0] = at.m;
+	/* the file's other executable mappings, as pm_sync uses them */
+	rewind(f);
+	while (k < BIAS_PEERS && next_line(f, line, sizeof(line), &l))
+		if ((l.m.prot & PF_X) && l.dev == at.dev && l.ino == at.ino &&
+		    l.m.start != at.m.start && (at.ino || !strcmp(l.path, path)))
+			set[k++] = l.m;
+	fclose(f);
+	if (!strcmp(path, "[vdso]")) {
+		set[0].offset = 0;
+		*fd = vdso_fd();
+	} else {
+		*fd = open_mapping(pid, at.m.start, at.m.end, path);
+	}
+	if (*fd < 0)
+		return *fd;
+	err = exe_read_segs(*fd, segs, &n_segs);
+	if (err) {
+		close(*fd);
+		*fd = -1;
+		return err;
+	}
+	ea_bias(segs, n_segs, set, k, bias);
+	return 0;
 }
 
 void pm_get_stats(struct pm *pm, struct pm_stats *out)

@@ -21,7 +21,8 @@ struct pm;
 
 struct pm_mapping {
 	uint64_t start, end, offset;
-	uint64_t bias; /* pc - bias = ELF address */
+	uint64_t bias; /* pc - bias = ELF address (elfaddr.h) */
+	uint32_t prot; /* PF_R | PF_W | PF_X, from the maps line */
 	struct exe_file *file; /* NULL for anonymous executable memory */
 	uint32_t flags;	       /* MAP_F_* */
 };
@@ -81,7 +82,22 @@ void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns);
 struct pm_proc *pm_find(struct pm *pm, pid_t pid);
 /* The mapping of p containing addr, or NULL. */
 const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr);
+/* The mapping of p through which file f's ELF address addr runs (a file
+ * with split text has several), else f's first mapping in p; NULL when p
+ * is NULL or does not map f. */
+const struct pm_mapping *pm_find_file_mapping(const struct pm_proc *p,
+					      const struct exe_file *f,
+					      uint64_t addr);
 void pm_get_stats(struct pm *pm, struct pm_stats *out);
+/* Where pc runs in process pid, read now from /proc (for `ebpf-profiler
+ * deltas -pid`; the daemon keeps pm_sync's mappings): the file mapping
+ * that holds pc, opened (*fd, which the caller closes), its path as the
+ * maps line gives it ("[vdso]" for the vDSO), and its load bias with the
+ * file's executable mappings as pm_sync computes it.  Returns 0, -ESRCH
+ * (no such process), -ENOENT (no file mapping holds pc) or another
+ * negative errno (then *fd is -1). */
+int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
+	      uint64_t *bias);
 /* Number of trie prefixes a range needs (for tests). */
 int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
 		      uint32_t *lens, int max);

@@ -2,11 +2,14 @@
 /*
  * ELF headers and sections (elfmap.c): every accessor over an arbitrary
  * image, and every byte pointer they return is read to its end so that
- * AddressSanitizer sees a pointer that strays out of the input.
+ * AddressSanitizer sees a pointer that strays out of the input.  And the
+ * load bias (elfaddr.c) of mappings a loader would make of its PT_LOADs,
+ * whatever their sums (UBSan sees no overflow of a signed value).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfaddr.h"
 #include "elfmap.h"
 #include "fuzz.h"
 
@@ -59,6 +62,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (elfm_vaddr_bytes(e, ph[i].p_vaddr, 8, &p, &avail) == 0)
 			touch(p, avail);
 		elfm_in_text(e, ph[i].p_vaddr, ph[i].p_vaddr + ph[i].p_memsz);
+	}
+	{
+		struct ea_seg segs[EA_MAX_SEGS];
+		struct ea_map maps[EA_MAX_SEGS];
+		unsigned ns = ea_segs_from_phdrs(ph, n, segs, EA_MAX_SEGS);
+		uint64_t bias;
+
+		for (i = 0; i < ns; i++)
+			maps[i] = (struct ea_map){
+				0x7f0000000000ULL + (segs[i].vaddr & ~0xfffULL),
+				0x7f0000001000ULL + ((segs[i].vaddr + segs[i].filesz) &
+						     ~0xfffULL),
+				segs[i].offset & ~0xfffULL, segs[i].flags };
+		for (i = 0; i < ns; i++) {
+			struct ea_map first = maps[0];
+
+			maps[0] = maps[i];
+			maps[i] = first;
+			ea_bias(segs, ns, maps, ns, &bias);
+		}
 	}
 	if (elfm_text_span(e, &lo, &hi) == 0) {
 		elfm_in_text(e, lo, hi);

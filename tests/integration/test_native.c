@@ -4,6 +4,7 @@
  * built with -O2 -fomit-frame-pointer (and Debian's libc, which has no
  * frame pointers), each with a known stack.
  */
+#include <elf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +42,28 @@ static void check_share(const struct folded *f, const char *comm,
 		h_dump_top(f, comm, 8);
 }
 
-static void split_test(const char *bin, const char *comm)
+/* Share (0..1) of comm's samples with a frame that names no function, only
+ * an address in a file ("split-lld-pie+0x174b7"): a file mapped with a
+ * wrong load bias symbolizes nothing. */
+static double unnamed_share(const struct folded *f, const char *comm)
 {
-	char root[64], chain[3][64];
+	uint64_t n = 0, total = h_count_comm(f, comm);
+	int i;
+
+	for (i = 0; i < f->n; i++)
+		if (!strncmp(f->lines[i].stack, comm, strlen(comm)) &&
+		    f->lines[i].stack[strlen(comm)] == ';' &&
+		    strstr(f->lines[i].stack + strlen(comm), "+0x"))
+			n += f->lines[i].count;
+	return total ? (double)n / total : 0;
+}
+
+/* The 60/30/10 split of bin (split.c, or rust/split.rs whose functions
+ * are named "split::chain_a"...): the stacks reach the entry, the chains
+ * have their shares within 3 points, and every frame is named. */
+static void split_test_ns(const char *bin, const char *comm, const char *ns)
+{
+	char root[64], chain[3][128], want_main[64];
 	char *wargv[] = { (char *)h_workload(bin), "12", NULL };
 	const char *names[3] = { "a", "b", "c" };
 	const double want[3] = { 60, 30, 10 };
@@ -51,23 +71,45 @@ static void split_test(const char *bin, const char *comm)
 	uint64_t total;
 	int i;
 
+	if (access(wargv[0], X_OK)) {
+		test_skip("%s not built: %s", bin,
+			  strstr(bin, "lld") ? "no ld.lld (make deps installs lld)" :
+			  strstr(bin, "mold") ? "no ld.mold (make deps installs mold)" :
+			  strstr(bin, "rust") ? "no rustc (rustup: ~/.cargo/bin/rustc)" :
+						"see the workloads build");
+		return;
+	}
 	if (!profile(wargv, "6s", &f))
 		return;
 	total = h_count_comm(&f, comm);
 	ASSERT_GE(total, 1500, "samples");
 	snprintf(root, sizeof(root), "%s;_start", comm);
+	snprintf(want_main, sizeof(want_main), "%smain", ns);
 	check_share(&f, comm, root, 0.99, "reach the process entry (_start)");
-	check_share(&f, comm, "main", 0.99, "reach main");
+	check_share(&f, comm, want_main, 0.99, "reach main");
 	for (i = 0; i < 3; i++) {
 		double s;
 
-		snprintf(chain[i], sizeof(chain[i]), "main;chain_%s;mid_%s;leaf_%s",
-			 names[i], names[i], names[i]);
+		snprintf(chain[i], sizeof(chain[i]),
+			 "%smain;%schain_%s;%smid_%s;%sleaf_%s", ns, ns, names[i],
+			 ns, names[i], ns, names[i]);
 		s = 100 * h_share(&f, comm, chain[i]);
 		test_note("chain_%s: %.1f%% (want %.0f)", names[i], s, want[i]);
 		ASSERT_NEAR(s, want[i], 3, chain[i]);
 	}
+	{
+		double u = unnamed_share(&f, comm);
+
+		test_note("stacks with an unnamed frame (file+0x...): %.2f%%", 100 * u);
+		if (!ASSERT_LT(u * 10000, 100, "< 1% of stacks have an unnamed frame"))
+			h_dump_top(&f, comm, 8);
+	}
 	h_free_folded(&f);
+}
+
+static void split_test(const char *bin, const char *comm)
+{
+	split_test_ns(bin, comm, "");
 }
 
 TEST_ROOT(native_split_pie)
@@ -83,6 +125,154 @@ TEST_ROOT(native_split_nopie)
 TEST_ROOT(native_split_static)
 {
 	split_test("split-nofp-static", "split-nofp-stat");
+}
+
+/* Other linkers and layouts (issue 14): lld and mold start the text
+ * segment inside the read-only segment's last file page, so a text
+ * mapping's offset lies in two PT_LOADs. */
+TEST_ROOT(native_split_lld_pie)
+{
+	split_test("split-lld-pie", "split-lld-pie");
+}
+
+TEST_ROOT(native_split_lld_nopie)
+{
+	split_test("split-lld-nopie", "split-lld-nopie");
+}
+
+TEST_ROOT(native_split_mold_pie)
+{
+	split_test("split-mold-pie", "split-mold-pie");
+}
+
+TEST_ROOT(native_split_mold_nopie)
+{
+	split_test("split-mold-nopie", "split-mold-nopi");
+}
+
+/* Split text: chain_b's functions in a second executable segment, which
+ * lld starts on the file page of the first: two r-x mappings of one file
+ * page, told apart by each other. */
+TEST_ROOT(native_split_lld_splittext)
+{
+	split_test("split-lld-splittext", "split-lld-split");
+}
+
+/* The first line of cmd's output into buf. */
+static bool run_line(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fgets(buf, (int)len, p);
+
+	if (p)
+		pclose(p);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+/* `ebpf-profiler deltas -pid` names the functions at pcs of a process
+ * with split text, at the ELF addresses nm gives; the bias is the
+ * kernel's (the process' AT_ENTRY - readelf's e_entry). */
+TEST(native_deltas_pid_split_text)
+{
+	const char *bin = h_workload("split-lld-splittext");
+	const char *fns[2] = { "chain_a", "leaf_b" };
+	char *wargv[] = { (char *)bin, "10", NULL };
+	char cmd[2048], line[1024], out[2][1024];
+	unsigned long long entry, at_entry = 0, elf[2];
+	pid_t pid;
+	int i;
+
+	if (access(bin, X_OK)) {
+		test_skip("split-lld-splittext not built: no ld.lld (make deps installs lld)");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "readelf -hW %s | awk '/Entry point/ { print $4 }'", bin);
+	if (!ASSERT_TRUE(run_line(cmd, line, sizeof(line)), "e_entry"))
+		return;
+	entry = strtoull(line, NULL, 16);
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "nm %s | awk '$3 == \"%s\" { print $1 }'", bin,
+			 fns[i]);
+		if (!ASSERT_TRUE(run_line(cmd, line, sizeof(line)), fns[i]))
+			return;
+		elf[i] = strtoull(line, NULL, 16);
+	}
+	pid = h_spawn(wargv);
+	if (!ASSERT_GT(pid, 0, "workload"))
+		return;
+	usleep(200000);
+	{
+		char path[64];
+		uint64_t av[2];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+		f = fopen(path, "re");
+		while (f && fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL)
+			if (av[0] == AT_ENTRY)
+				at_entry = av[1];
+		if (f)
+			fclose(f);
+	}
+	if (ASSERT_NEQ(at_entry, 0, "the process' AT_ENTRY")) {
+		unsigned long long bias = at_entry - entry;
+
+		for (i = 0; i < 2; i++) {
+			char want[256];
+
+			snprintf(cmd, sizeof(cmd), "%s deltas -pid %d 0x%llx", test_bin(),
+				 (int)pid, bias + elf[i] + 1);
+			ASSERT_TRUE(run_line(cmd, out[i], sizeof(out[i])), cmd);
+			test_note("%s", out[i]);
+			snprintf(want, sizeof(want), " 0x%llx (bias 0x%llx) %s+0x1: ",
+				 elf[i] + 1, bias, fns[i]);
+			ASSERT_TRUE(strstr(out[i], want) != NULL, want);
+		}
+	}
+	kill(pid, SIGKILL);
+	h_wait(pid, 10);
+}
+
+/* Text on 2 MiB pages (-z max-page-size=2M): file offsets and addresses
+ * agree modulo 2 MiB, not only 4 KiB. */
+TEST_ROOT(native_split_hugepage)
+{
+	split_test("split-hugepage", "split-hugepage");
+}
+
+/* No .eh_frame: CFI only from .debug_frame (crt1's _start has none). */
+TEST_ROOT(native_split_debugframe)
+{
+	split_test("split-debugframe", "split-debugfram");
+}
+
+/* Rust with the machine's rustc defaults (rustc 1.90+ links with its own
+ * lld: the layout of native_split_lld_pie). */
+TEST_ROOT(native_rust_split)
+{
+	char cmd[600], buf[256] = "";
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -p .comment %s 2>/dev/null | grep -o 'Linker: [^(]*'; "
+		 "readelf -lW %s 2>/dev/null | awk '$1 == \"LOAD\" && $8 == \"E\" "
+		 "{ print ($2 ~ /000$/) ? \"text on its own page\" : "
+		 "\"text shares a page\"; exit }'",
+		 h_workload("rust-split"), h_workload("rust-split"));
+	p = popen(cmd, "r");
+	if (p) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, p);
+
+		buf[n] = 0;
+		for (n = 0; buf[n]; n++)
+			if (buf[n] == '\n')
+				buf[n] = ' ';
+		pclose(p);
+	}
+	test_note("rust-split: %s", buf);
+	split_test_ns("rust-split", "rust-split", "split::");
 }
 
 TEST_ROOT(native_qsort_comparator_crosses_libc)

@@ -19,6 +19,13 @@
 /* noipa: no inlining, no cloning, and no pure/const deduction that would
  * let the compiler merge repeated calls */
 #define NOINLINE __attribute__((noipa))
+/* -DFAR_TEXT: chain_b's functions in their own section, which a linker
+ * given --section-start=fartext=ADDR puts in a second text segment */
+#ifdef FAR_TEXT
+#define FAR __attribute__((section("fartext")))
+#else
+#define FAR
+#endif
 
 static volatile unsigned long sink;
 static unsigned long blocks; /* inner-loop blocks done: the useful work */
@@ -50,9 +57,9 @@ NOINLINE unsigned long leaf_a(double s) { return spin(s) + 1; }
 NOINLINE unsigned long mid_a(double s) { return leaf_a(s) + 1; }
 NOINLINE unsigned long chain_a(double s) { return mid_a(s) + 1; }
 
-NOINLINE unsigned long leaf_b(double s) { return spin(s) + 2; }
-NOINLINE unsigned long mid_b(double s) { return leaf_b(s) + 2; }
-NOINLINE unsigned long chain_b(double s) { return mid_b(s) + 2; }
+FAR NOINLINE unsigned long leaf_b(double s) { return spin(s) + 2; }
+FAR NOINLINE unsigned long mid_b(double s) { return leaf_b(s) + 2; }
+FAR NOINLINE unsigned long chain_b(double s) { return mid_b(s) + 2; }
 
 NOINLINE unsigned long leaf_c(double s) { return spin(s) + 3; }
 NOINLINE unsigned long mid_c(double s) { return leaf_c(s) + 3; }

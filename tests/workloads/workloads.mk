@@ -16,7 +16,10 @@ C_NOFP := qsort signal recurse threads dlopen short hopnames anonexec
 TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(W)/split-nofp-static $(W)/syscalls-fp \
 	$(addprefix $(W)/,$(C_NOFP)) $(W)/libplugin.so $(W)/cxx \
-	$(W)/go-split $(W)/go-split-stripped $(W)/go-alloc $(W)/cfareg
+	$(W)/go-split $(W)/go-split-stripped $(W)/go-alloc $(W)/cfareg \
+	$(addprefix $(W)/split-,lld-pie lld-nopie mold-pie mold-nopie) \
+	$(W)/split-hugepage $(W)/split-debugframe $(W)/split-lld-splittext \
+	$(W)/rust-split
 
 all: $(TARGETS)
 
@@ -50,3 +53,34 @@ $(W)/go-split-stripped: $(SRC)/go/split.go | $(W)
 	$(Q)if [ -x $(GO) ]; then $(GOENV) $(GO) build -ldflags='-s -w' -o $@ $<; fi
 $(W)/go-alloc: $(SRC)/go/alloc.go | $(W)
 	$(Q)if [ -x $(GO) ]; then $(GOENV) $(GO) build -o $@ $<; fi
+
+# The split built by other linkers and layouts (issue 14: the address of a
+# pc in a file).  lld and mold start the text segment on the file page
+# that ends the read-only one; -z max-page-size=2M puts text on 2 MiB
+# pages; the debugframe variant has no .eh_frame, only .debug_frame.  A
+# linker that is missing leaves its binaries unbuilt, and the tests that
+# profile them skip, saying why.
+PIE := -fpie -pie
+NOPIE := -fno-pie -no-pie
+define linked
+$(W)/split-$(1)-pie: $(SRC)/split.c | $(W)
+	$(Q)if command -v $(2) >/dev/null; then $(CC) $(NOFP) $(PIE) -fuse-ld=$(1) -o $$@ $$<; else echo "no $(2): split-$(1)-* not built (make deps)"; fi
+$(W)/split-$(1)-nopie: $(SRC)/split.c | $(W)
+	$(Q)if command -v $(2) >/dev/null; then $(CC) $(NOFP) $(NOPIE) -fuse-ld=$(1) -o $$@ $$<; fi
+endef
+$(eval $(call linked,lld,ld.lld))
+$(eval $(call linked,mold,ld.mold))
+# split text: chain_b in a second executable segment, which lld starts on
+# the file page of the first one
+$(W)/split-lld-splittext: $(SRC)/split.c | $(W)
+	$(Q)if command -v ld.lld >/dev/null; then $(CC) $(NOFP) $(PIE) -DFAR_TEXT -fuse-ld=lld -Wl,--section-start=fartext=0x800000 -o $@ $<; fi
+$(W)/split-hugepage: $(SRC)/split.c | $(W)
+	$(Q)$(CC) $(NOFP) $(PIE) -Wl,-zcommon-page-size=2097152 -Wl,-zmax-page-size=2097152 -o $@ $<
+$(W)/split-debugframe: $(SRC)/split.c | $(W)
+	$(Q)$(CC) $(NOFP) $(PIE) -fno-asynchronous-unwind-tables -o $@.tmp $<
+	$(Q)objcopy --remove-section .eh_frame --remove-section .eh_frame_hdr $@.tmp $@ && rm -f $@.tmp
+
+# Rust with the defaults of the machine's rustc (rustup's, else PATH's)
+RUSTC ?= $(firstword $(wildcard $(HOME)/.cargo/bin/rustc /root/.cargo/bin/rustc) $(shell command -v rustc))
+$(W)/rust-split: $(SRC)/rust/split.rs | $(W)
+	$(Q)if [ -n "$(RUSTC)" ]; then $(RUSTC) -O -o $@ $<; else echo "no rustc: rust-split not built"; fi

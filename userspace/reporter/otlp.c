@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfaddr.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
 typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest ORequest;
@@ -158,8 +159,8 @@ static int32_t mapping_index(struct ot *o, uint32_t m)
 	if (o->map_index[m])
 		return o->map_index[m];
 	rm = &o->b->mappings[m];
-	k.start = rm->start - rm->bias;
-	k.limit = rm->limit - rm->bias;
+	k.start = ea_elf_addr(rm->bias, rm->start);
+	k.limit = ea_elf_addr(rm->bias, rm->limit);
 	k.offset = rm->file_offset;
 	k.filename = str(o, rep_basename(rm->path));
 	rep_hex(rm->file_id, sizeof(rm->file_id), hex);

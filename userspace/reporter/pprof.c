@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfaddr.h"
 #include "perftools/profiles/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PProfile;
@@ -178,7 +179,8 @@ static int build_locations(struct pp *pp, PProfile *p)
 		if (rl->mapping < b->n_mappings) {
 			l->mapping_id = pp->map_id[rl->mapping];
 			if (rl->kind == REP_FRAME_NATIVE)
-				l->address += b->mappings[rl->mapping].bias;
+				l->address = ea_runtime_addr(
+					b->mappings[rl->mapping].bias, rl->address);
 		}
 		if (rl->function) {
 			PLine *ln = &lines[id - 1];
