@@ -53,10 +53,15 @@ static void quiet_child(const char *stderr_path)
 
 pid_t h_spawn(char *const argv[])
 {
+	return h_spawn_err(argv, NULL);
+}
+
+pid_t h_spawn_err(char *const argv[], const char *stderr_path)
+{
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		quiet_child(NULL);
+		quiet_child(stderr_path);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -140,6 +145,12 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 pid_t h_profile_started(const char *const *args, const char *stderr_path,
 			int timeout_s)
 {
+	return h_profile_started_at(args, stderr_path, timeout_s, NULL);
+}
+
+pid_t h_profile_started_at(const char *const *args, const char *stderr_path,
+			   int timeout_s, double *started_ms)
+{
 	pid_t pid = h_profile_bg(args, stderr_path);
 	double t0 = h_now_ms();
 
@@ -150,14 +161,56 @@ pid_t h_profile_started(const char *const *args, const char *stderr_path,
 		bool started = err && strstr(err, "started in");
 
 		free(err);
-		if (started)
+		if (started) {
+			if (started_ms)
+				*started_ms = h_now_ms();
 			return pid;
+		}
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return -1; /* it died */
-		usleep(50000);
+		/* finely when the caller wants the time sampling began */
+		usleep(started_ms ? 2000 : 50000);
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+pid_t h_find_child(pid_t parent, const char *comm, int timeout_ms)
+{
+	double end = h_now_ms() + timeout_ms;
+	char path[64], buf[4096], name[64];
+
+	do {
+		FILE *f;
+		char *tok, *save = NULL;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children",
+			 (int)parent, (int)parent);
+		f = fopen(path, "re");
+		buf[0] = 0;
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = 0;
+			fclose(f);
+		}
+		for (tok = strtok_r(buf, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save)) {
+			snprintf(path, sizeof(path), "/proc/%s/comm", tok);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (fgets(name, sizeof(name), f)) {
+				name[strcspn(name, "\n")] = 0;
+				if (!strcmp(name, comm)) {
+					fclose(f);
+					return (pid_t)atoi(tok);
+				}
+			}
+			fclose(f);
+		}
+		usleep(5000);
+	} while (h_now_ms() < end);
 	return -1;
 }
 

@@ -24,6 +24,8 @@ struct folded {
 /* Start argv[0] with argv; returns the pid or -1.  stdout/stderr go to
  * /dev/null unless EP_TEST_VERBOSE is set. */
 pid_t h_spawn(char *const argv[]);
+/* The same with stderr into stderr_path (stdout to /dev/null). */
+pid_t h_spawn_err(char *const argv[], const char *stderr_path);
 /* Wait for pid, with a timeout in seconds; kills it on timeout.
  * Returns the exit status (waitpid form) or -1. */
 int h_wait(pid_t pid, int timeout_s);
@@ -38,6 +40,14 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path);
  * or did not start in time (then it is killed). */
 pid_t h_profile_started(const char *const *args, const char *stderr_path,
 			int timeout_s);
+/* The same, and *started_ms (h_now_ms()) when it said so, polled every
+ * 2 ms: sampling began at most that long before (-duration counts from
+ * there). */
+pid_t h_profile_started_at(const char *const *args, const char *stderr_path,
+			   int timeout_s, double *started_ms);
+/* The pid of parent's child whose comm is comm (gcc's cc1), waiting up to
+ * timeout_ms for it to appear; -1 if none did. */
+pid_t h_find_child(pid_t parent, const char *comm, int timeout_ms);
 /* VmRSS of pid in KiB, or -1. */
 long h_rss_kb(pid_t pid);
 
