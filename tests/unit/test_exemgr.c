@@ -61,10 +61,22 @@ static int any_lookup(void *ctx, enum bm_map m, const void *k, void *v)
 	return mem_ops->lookup(ctx, m, k, v);
 }
 
+static int any_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	return mem_ops->chunk_new(ctx, idx, mem);
+}
+
+static void any_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
+{
+	mem_ops->chunk_drop(ctx, idx, mem);
+}
+
 static const struct bpfmaps_ops capped_ops = {
 	.update = capped_update,
 	.remove = capped_remove,
 	.lookup = any_lookup,
+	.chunk_new = any_chunk_new,
+	.chunk_drop = any_chunk_drop,
 };
 
 static struct exe_file *load(struct exe_mgr *em, const char *path)
@@ -90,7 +102,7 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	uint32_t i, bad = 0, base;
 	int fd;
 
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
 	f = load(em, LIBC);
@@ -101,10 +113,11 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	close(fd);
 	if (!t)
 		goto out;
-	base = f->row_block * ROWS_PER_BLOCK;
+	ASSERT_EQ(f->n_row_ext, 1, "in one run");
+	base = f->row_ext[0].block * ROWS_PER_BLOCK;
 	ASSERT_GT(t->n_rows, 1000, "libc has rows");
 	for (i = 0; i < t->n_rows; i++) {
-		uint32_t got = bm->rows[0].rows[base + i], want = t->rows[i];
+		uint32_t got = *bm_row(bm, base + i), want = t->rows[i];
 
 		if (ROW_ADDR(got) != ROW_ADDR(want) ||
 		    memcmp(&bm->rules[ROW_RULE(got)], &t->rules[ROW_RULE(want)],
@@ -157,7 +170,7 @@ TEST(exemgr_cached_bad_rows_extracted_again)
 	rows[t->pages[0].count - 1] = ROW(0, ROW_RULE(rows[0]));
 	if (!ASSERT_OK(store_open(test_tmppath("cache"), NULL, &st), "store") ||
 	    !ASSERT_OK(store_put(st, id.b, STORE_KIND_DELTAS, buf, len), "put") ||
-	    !ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	    !ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, st, &em), "manager"))
 		goto out;
 	f = load(em, LIBC);
@@ -194,7 +207,7 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	struct exe_file *f, *g;
 	struct exe_stats st;
 
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
 	mem_ops = bm->ops;
@@ -217,7 +230,7 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	if (g) {
 		exe_get_stats(em, &st);
 		ASSERT_EQ(g->deltas, EXE_DELTAS_LOADED, "ld.so loaded");
-		ASSERT_EQ(g->row_block, 0, "into the rows libc gave back");
+		ASSERT_EQ(g->row_ext[0].block, 0, "into the rows libc gave back");
 		ASSERT_EQ(pages_now, g->n_pages, "all its pages");
 		exe_put(em, g);
 	}
@@ -341,7 +354,7 @@ TEST_ROOT(procmgr_sync_many_opens_each_file_once)
 	files = distinct_files(pids, 4);
 	test_note("4 sleep processes map %d distinct files", files);
 	ASSERT_GE(files, 3, "sleep, libc and ld.so at least");
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager") ||
 	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
 		goto out;
