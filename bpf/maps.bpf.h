@@ -139,11 +139,27 @@ struct {
 	__type(value, struct page_info);
 } delta_pages SEC(".maps") __weak;
 
-struct {
+/* One chunk of rows (DELTA_CHUNK_BLOCKS blocks of 16).  Every chunk has
+ * the same size and flags, so the verifier inlines the lookup in a chunk
+ * as it does for a plain array (a chunk of another size would need
+ * BPF_F_INNER_MAP, which turns that off).  Sizes rather than types: in
+ * an object that never names struct row_block (sched.bpf.c), clang
+ * leaves the type of an inner map's value undefined. */
+struct delta_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 17); /* blocks of 16 rows; resized */
+	__uint(max_entries, DELTA_CHUNK_BLOCKS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct row_block));
+};
+
+/* The chunks, created by userland on demand; max_entries is the bound in
+ * chunks (resized). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, DELTA_ROWS_DEFAULT / DELTA_CHUNK_ROWS);
 	__type(key, __u32);
-	__type(value, struct row_block);
+	__array(values, struct delta_chunk);
 } delta_rows SEC(".maps") __weak;
 
 struct {

@@ -28,10 +28,11 @@ char LICENSE[] SEC("license") = "GPL";
  * uc_stack) with the general registers first (SIGCTX_REGS). */
 #define SIGFRAME_MCONTEXT 40
 
-static __always_inline __u32 *row_at(__u32 idx)
+/* Row idx of a chunk (an inner map of delta_rows). */
+static __always_inline __u32 *row_at(void *chunk, __u32 idx)
 {
 	__u32 blk = idx >> ROWS_PER_BLOCK_SHIFT;
-	struct row_block *b = bpf_map_lookup_elem(&delta_rows, &blk);
+	struct row_block *b = bpf_map_lookup_elem(chunk, &blk);
 
 	if (!b)
 		return NULL;
@@ -46,24 +47,32 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 			       .page = addr >> DELTA_PAGE_BITS };
 	struct page_info *pi = bpf_map_lookup_elem(&delta_pages, &pk);
 	__u32 target = addr & ((1u << DELTA_PAGE_BITS) - 1);
-	__u32 lo, hi, *row;
+	__u32 lo, hi, chunk_idx, *row;
+	void *chunk;
 	int i;
 
 	if (!pi || pi->count == 0) {
 		*err = METRIC_ERR_NO_PAGE;
 		return -1;
 	}
+	/* the page's rows are all in one chunk: one lookup per frame */
+	chunk_idx = pi->first >> DELTA_CHUNK_SHIFT;
+	chunk = bpf_map_lookup_elem(&delta_rows, &chunk_idx);
+	if (!chunk) {
+		*err = METRIC_ERR_NO_PAGE;
+		return -1;
+	}
 	/* invariant: row[lo] <= target (the page's first row is at 0) and
 	 * the answer is in [lo, hi) */
-	lo = pi->first;
-	hi = pi->first + pi->count;
+	lo = pi->first & (DELTA_CHUNK_ROWS - 1);
+	hi = lo + pi->count;
 	for (i = 0; i < DELTA_SEARCH_STEPS; i++) {
 		__u32 mid;
 
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		row = row_at(mid);
+		row = row_at(chunk, mid);
 		if (!row) {
 			*err = METRIC_ERR_NO_PAGE;
 			return -1;
@@ -73,7 +82,7 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 		else
 			hi = mid;
 	}
-	row = row_at(lo);
+	row = row_at(chunk, lo);
 	if (!row) {
 		*err = METRIC_ERR_NO_PAGE;
 		return -1;

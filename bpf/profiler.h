@@ -28,6 +28,23 @@
  * rounding the kernel applies to each array value. */
 #define ROWS_PER_BLOCK 16
 #define ROWS_PER_BLOCK_SHIFT 4
+/* The rows live in chunks: mmap-able arrays of DELTA_CHUNK_ROWS rows
+ * (1 MiB), created by userland as files need them, up to a bound, and
+ * reached through the array of maps "delta_rows".  A row's global index
+ * is chunk << DELTA_CHUNK_SHIFT | index in the chunk; a page's rows never
+ * cross a chunk, so one lookup per frame finds the chunk.  1 MiB: a small
+ * host pays one or two, and a chunk holds the largest page (65536 rows)
+ * four times over. */
+#define DELTA_CHUNK_SHIFT 18
+#define DELTA_CHUNK_ROWS (1u << DELTA_CHUNK_SHIFT)
+#define DELTA_CHUNK_BLOCKS (DELTA_CHUNK_ROWS / ROWS_PER_BLOCK)
+/* The default bound on rows: 8 Mi (32 MiB of chunks).  libLLVM-14 and
+ * libclang-cpp (2 M rows), node (370 K), a JVM (230 K) and Chromium
+ * (60 K) fit together with room for the rest of a host. */
+#define DELTA_ROWS_DEFAULT (1u << 23)
+/* The largest bound (-max-delta-rows): global row indices stay in 32 bits
+ * with room for a page past the last chunk. */
+#define DELTA_ROWS_MAX (1u << 30)
 /* The tail-call budget: the kernel allows 33; one is kept for the send. */
 #define MAX_TAIL_CALLS 29
 
@@ -194,8 +211,9 @@ struct page_key {
 };
 _Static_assert(sizeof(struct page_key) == 16, "page_key layout");
 
-/* Rows of the page are rows[first .. first+count) in "delta_rows"; the
- * first row of every page starts at address 0 of the page. */
+/* Rows of the page are rows[first .. first+count) in "delta_rows", all in
+ * chunk first >> DELTA_CHUNK_SHIFT; the first row of every page starts at
+ * address 0 of the page. */
 struct page_info {
 	__u32 first;
 	__u32 count;

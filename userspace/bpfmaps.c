@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The in-memory bpfmaps implementation (tests). */
+/* What every bpfmaps implementation shares (batches one by one, the rows'
+ * chunks), and the in-memory implementation (tests). */
 #include "bpfmaps.h"
 
 #include <errno.h>
@@ -171,13 +172,63 @@ static int mem_lookup(void *ctx, enum bm_map m, const void *key, void *val)
 	return 0;
 }
 
+static int mem_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	(void)ctx;
+	(void)idx;
+	*mem = calloc(DELTA_CHUNK_BLOCKS, sizeof(**mem));
+	return *mem ? 0 : -ENOMEM;
+}
+
+static void mem_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
+{
+	(void)ctx;
+	(void)idx;
+	free(mem);
+}
+
 static const struct bpfmaps_ops mem_ops = {
 	.update = mem_update,
 	.remove = mem_remove,
 	.lookup = mem_lookup,
+	.chunk_new = mem_chunk_new,
+	.chunk_drop = mem_chunk_drop,
 };
 
-int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out)
+uint32_t bm_chunks_for(uint64_t max_rows)
+{
+	if (max_rows > DELTA_ROWS_MAX)
+		max_rows = DELTA_ROWS_MAX;
+	if (max_rows < DELTA_CHUNK_ROWS)
+		max_rows = DELTA_CHUNK_ROWS;
+	return (uint32_t)((max_rows + DELTA_CHUNK_ROWS - 1) >> DELTA_CHUNK_SHIFT);
+}
+
+int bm_chunk_new(struct bpfmaps *bm, uint32_t idx)
+{
+	struct row_block *mem = NULL;
+	int err;
+
+	if (idx >= bm->max_chunks || bm->chunks[idx])
+		return -EINVAL;
+	err = bm->ops->chunk_new(bm->ctx, idx, &mem);
+	if (err)
+		return err;
+	bm->chunks[idx] = mem;
+	bm->n_chunks++;
+	return 0;
+}
+
+void bm_chunk_drop(struct bpfmaps *bm, uint32_t idx)
+{
+	if (idx >= bm->max_chunks || !bm->chunks[idx])
+		return;
+	bm->ops->chunk_drop(bm->ctx, idx, bm->chunks[idx]);
+	bm->chunks[idx] = NULL;
+	bm->n_chunks--;
+}
+
+int bm_mem_new(uint32_t max_rows, struct bpfmaps **out)
 {
 	struct bpfmaps *bm = calloc(1, sizeof(*bm));
 	struct mem_ctx *c = calloc(1, sizeof(*c));
@@ -192,18 +243,18 @@ int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out)
 		bm->max_entries[i] = 1 << 20;
 	}
 	bm->max_entries[BM_RULES] = MAX_RULES;
-	bm->rows = calloc(row_blocks ? row_blocks : 1, sizeof(*bm->rows));
+	bm->max_chunks = bm_chunks_for(max_rows);
+	bm->chunks = calloc(bm->max_chunks, sizeof(*bm->chunks));
 	bm->rules = calloc(MAX_RULES, sizeof(*bm->rules));
-	if (!bm->rows || !bm->rules)
+	if (!bm->chunks || !bm->rules)
 		goto nomem;
-	bm->row_blocks = row_blocks;
 	bm->ops = &mem_ops;
 	bm->ctx = c;
 	*out = bm;
 	return 0;
 nomem:
 	if (bm) {
-		free(bm->rows);
+		free(bm->chunks);
 		free(bm->rules);
 	}
 	free(bm);
@@ -214,7 +265,7 @@ nomem:
 void bm_mem_free(struct bpfmaps *bm)
 {
 	struct mem_ctx *c;
-	int i;
+	uint32_t i;
 
 	if (!bm)
 		return;
@@ -222,7 +273,9 @@ void bm_mem_free(struct bpfmaps *bm)
 	for (i = 0; i < BM_COUNT; i++)
 		free(c->t[i].slots);
 	free(c);
-	free(bm->rows);
+	for (i = 0; i < bm->max_chunks; i++)
+		free(bm->chunks[i]);
+	free(bm->chunks);
 	free(bm->rules);
 	free(bm);
 }

@@ -5,9 +5,11 @@
  * in-memory one for tests, so those modules never touch libbpf.
  *
  * The stack-delta rows and the unwind rules live in mmap-able arrays:
- * bm->rows and bm->rules point at them (kernel memory for the libbpf
+ * bm->chunks[] and bm->rules point at them (kernel memory for the libbpf
  * implementation), so loading a file's rows is a memcpy and adding a rule
- * a store, without a system call.
+ * a store, without a system call.  The rows come in chunks of
+ * DELTA_CHUNK_ROWS (profiler.h), created when the executable manager
+ * needs one, up to bm->max_chunks.
  */
 #ifndef EP_BPFMAPS_H
 #define EP_BPFMAPS_H
@@ -40,6 +42,12 @@ struct bpfmaps_ops {
 	 * without it, bm_update_batch() updates them one by one. */
 	int (*update_batch)(void *ctx, enum bm_map m, const void *keys,
 			    const void *vals, uint32_t n, uint32_t *done);
+	/* Create chunk idx of the rows (DELTA_CHUNK_BLOCKS zeroed blocks)
+	 * and put it where BPF finds it; *mem: its memory, shared with the
+	 * kernel, valid until chunk_drop. */
+	int (*chunk_new)(void *ctx, uint32_t idx, struct row_block **mem);
+	/* Take chunk idx out of BPF's reach and unmap mem. */
+	void (*chunk_drop)(void *ctx, uint32_t idx, struct row_block *mem);
 };
 
 /* The key and value sizes of each map. */
@@ -48,8 +56,12 @@ extern const size_t bm_key_size[BM_COUNT], bm_val_size[BM_COUNT];
 struct bpfmaps {
 	const struct bpfmaps_ops *ops;
 	void *ctx;
-	struct row_block *rows; /* the delta_rows array */
-	uint32_t row_blocks;	/* its capacity in blocks of 16 rows */
+	/* the rows' chunks, max_chunks of them: chunk i holds the global
+	 * rows [i << DELTA_CHUNK_SHIFT, (i + 1) << DELTA_CHUNK_SHIFT); NULL
+	 * until created (bm_chunk_new) */
+	struct row_block **chunks;
+	uint32_t max_chunks;
+	uint32_t n_chunks; /* created */
 	struct unwind_rule *rules; /* the rules array, MAX_RULES entries */
 	uint32_t max_entries[BM_COUNT];
 	/* failures per map (full maps mostly), for the metrics */
@@ -98,10 +110,28 @@ static inline int bm_lookup(struct bpfmaps *bm, enum bm_map m, const void *k,
 	return bm->ops->lookup(bm->ctx, m, k, v);
 }
 
+/* Create chunk idx (< max_chunks, not created yet).  Returns 0, or the
+ * error of the map's creation (-ENOMEM mostly). */
+int bm_chunk_new(struct bpfmaps *bm, uint32_t idx);
+/* Drop chunk idx; BPF no longer finds rows in it.  Nothing may point
+ * into it any more. */
+void bm_chunk_drop(struct bpfmaps *bm, uint32_t idx);
 
-/* The in-memory implementation: hash tables with the given capacities
- * (0 = a default), rows in malloc'd memory.  For tests. */
-int bm_mem_new(uint32_t row_blocks, struct bpfmaps **out);
+/* Global row index -> its place in the shared memory.  The chunk must
+ * exist; valid until it is dropped. */
+static inline uint32_t *bm_row(const struct bpfmaps *bm, uint32_t row)
+{
+	return &bm->chunks[row >> DELTA_CHUNK_SHIFT][0].rows[0] +
+	       (row & (DELTA_CHUNK_ROWS - 1));
+}
+
+/* The in-memory implementation: hash tables that grow, rows in chunks of
+ * malloc'd memory up to max_rows (rounded up to whole chunks; at least
+ * one).  For tests. */
+int bm_mem_new(uint32_t max_rows, struct bpfmaps **out);
 void bm_mem_free(struct bpfmaps *bm);
+/* The number of chunks that holds max_rows rows (at least one, at most
+ * DELTA_ROWS_MAX's). */
+uint32_t bm_chunks_for(uint64_t max_rows);
 
 #endif

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
+
+#include "profiler.h"
 
 enum opt_type {
 	OPT_BOOL,
@@ -60,6 +63,8 @@ static const struct opt opts[] = {
 	  "unwinders to enable: all, or a list of native,python"),
 	O("map-scale-factor", NULL, OPT_INT, map_scale_factor, 0, 8,
 	  "each step doubles the BPF mapping, page and row maps"),
+	O("max-delta-rows", NULL, OPT_SIZE, max_delta_rows, 0, 0,
+	  "bound on the stack-delta rows in the BPF maps (4 bytes each, allocated in 1 MiB chunks as files need them; 256K..1G rows; default: 8M, doubled by -map-scale-factor)"),
 	O("ringbuf-size", NULL, OPT_SIZE, ringbuf_bytes, 0, 0,
 	  "trace ring buffer size (default: from the sampling rate)"),
 	O("max-frames", NULL, OPT_INT, max_frames, 16, 1024,
@@ -440,6 +445,11 @@ int config_parse(struct config *c, int argc, char **argv)
 		err = parse_file(c, c->config_file);
 	if (!err && c->probabilistic_interval_ns == 0) {
 		fprintf(stderr, "ebpf-profiler: -probabilistic-interval must be longer than 0\n");
+		err = -EINVAL;
+	}
+	if (!err && c->max_delta_rows > DELTA_ROWS_MAX) {
+		fprintf(stderr, "ebpf-profiler: -max-delta-rows: at most %u (1G)\n",
+			DELTA_ROWS_MAX);
 		err = -EINVAL;
 	}
 	return err;

@@ -28,6 +28,7 @@ struct config {
 	double off_cpu_threshold;
 	const char *tracers; /* "all", or a list: native,python */
 	int map_scale_factor;
+	uint64_t max_delta_rows; /* 0 = the default, scaled */
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */

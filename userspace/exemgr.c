@@ -16,8 +16,8 @@
 #include "store.h"
 #include "symbols.h"
 
-/* Free extents of the rows array, in blocks of ROWS_PER_BLOCK rows,
- * sorted by start. */
+/* A run of blocks of ROWS_PER_BLOCK rows.  A block's global index is
+ * chunk * DELTA_CHUNK_BLOCKS + its index in the chunk. */
 struct extent {
 	uint32_t start, len;
 };
@@ -33,8 +33,11 @@ struct exe_mgr {
 	 * row's rule bits); RULE_IDX_INVALID (0) past its rules, so any
 	 * 16-bit rule field of a row reads an entry. */
 	uint32_t *rule_hi;
+	/* free blocks of the chunks that exist, sorted by start; an extent
+	 * never crosses a chunk's end, so its rows are in one chunk */
 	struct extent *free_ext;
 	uint32_t n_ext, cap_ext;
+	uint32_t full_warnings; /* files named in a "rows full" warning */
 	struct exe_stats st;
 	exe_detect_fn detect;
 	void *detect_arg;
@@ -62,6 +65,23 @@ uint64_t exe_now_ns(void)
 
 /* ---- rows allocator -------------------------------------------------- */
 
+#define BLOCKS(rows) (((rows) + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK)
+/* Files named in a warning when their rows do not fit; the rest are
+ * counted only. */
+#define ROWS_FULL_WARNINGS 20
+
+static void ext_take(struct exe_mgr *m, uint32_t i, uint32_t n)
+{
+	m->free_ext[i].start += n;
+	m->free_ext[i].len -= n;
+	if (!m->free_ext[i].len) {
+		memmove(&m->free_ext[i], &m->free_ext[i + 1],
+			(m->n_ext - i - 1) * sizeof(*m->free_ext));
+		m->n_ext--;
+	}
+}
+
+/* n blocks in one extent, first fit.  -ENOSPC when no extent has them. */
 static int rows_alloc(struct exe_mgr *m, uint32_t n, uint32_t *start)
 {
 	uint32_t i;
@@ -70,13 +90,7 @@ static int rows_alloc(struct exe_mgr *m, uint32_t n, uint32_t *start)
 		if (m->free_ext[i].len < n)
 			continue;
 		*start = m->free_ext[i].start;
-		m->free_ext[i].start += n;
-		m->free_ext[i].len -= n;
-		if (!m->free_ext[i].len) {
-			memmove(&m->free_ext[i], &m->free_ext[i + 1],
-				(m->n_ext - i - 1) * sizeof(*m->free_ext));
-			m->n_ext--;
-		}
+		ext_take(m, i, n);
 		return 0;
 	}
 	return -ENOSPC;
@@ -85,15 +99,19 @@ static int rows_alloc(struct exe_mgr *m, uint32_t n, uint32_t *start)
 static int rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
 {
 	uint32_t i = 0;
+	/* neighbours merge unless the point between them is a chunk's
+	 * start: the blocks on either side live in two maps */
+	bool join_prev = start % DELTA_CHUNK_BLOCKS != 0;
+	bool join_next = (start + n) % DELTA_CHUNK_BLOCKS != 0;
 
 	if (!n)
 		return 0;
 	while (i < m->n_ext && m->free_ext[i].start < start)
 		i++;
-	/* merge with the previous and/or next extent */
-	if (i > 0 && m->free_ext[i - 1].start + m->free_ext[i - 1].len == start) {
+	if (join_prev && i > 0 &&
+	    m->free_ext[i - 1].start + m->free_ext[i - 1].len == start) {
 		m->free_ext[i - 1].len += n;
-		if (i < m->n_ext && start + n == m->free_ext[i].start) {
+		if (join_next && i < m->n_ext && start + n == m->free_ext[i].start) {
 			m->free_ext[i - 1].len += m->free_ext[i].len;
 			memmove(&m->free_ext[i], &m->free_ext[i + 1],
 				(m->n_ext - i - 1) * sizeof(*m->free_ext));
@@ -101,7 +119,7 @@ static int rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
 		}
 		return 0;
 	}
-	if (i < m->n_ext && start + n == m->free_ext[i].start) {
+	if (join_next && i < m->n_ext && start + n == m->free_ext[i].start) {
 		m->free_ext[i].start = start;
 		m->free_ext[i].len += n;
 		return 0;
@@ -120,6 +138,123 @@ static int rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
 	m->free_ext[i].len = n;
 	m->n_ext++;
 	return 0;
+}
+
+static void chunk_stats(struct exe_mgr *m)
+{
+	m->st.row_chunks = m->bm->n_chunks;
+	m->st.rows_alloc = (uint64_t)m->bm->n_chunks * DELTA_CHUNK_ROWS;
+}
+
+/* Create the lowest chunk that does not exist and make its blocks free.
+ * -ENOSPC at the bound; else 0 or the map's creation error. */
+static int chunk_add(struct exe_mgr *m)
+{
+	uint32_t c;
+	int err;
+
+	for (c = 0; c < m->bm->max_chunks && m->bm->chunks[c]; c++)
+		;
+	if (c == m->bm->max_chunks)
+		return -ENOSPC;
+	err = bm_chunk_new(m->bm, c);
+	if (err) {
+		log_warn("creating a chunk of stack-delta rows (%u MiB): %s",
+			 (unsigned)(DELTA_CHUNK_BLOCKS * sizeof(struct row_block) >> 20),
+			 strerror(-err));
+		return err;
+	}
+	err = rows_free(m, c * DELTA_CHUNK_BLOCKS, DELTA_CHUNK_BLOCKS);
+	if (err) {
+		bm_chunk_drop(m->bm, c);
+		return err;
+	}
+	chunk_stats(m);
+	return 0;
+}
+
+/* Drop the chunks no file uses, so that memory goes back to the kernel
+ * after a burst of large files. */
+static void chunks_trim(struct exe_mgr *m)
+{
+	uint32_t i = 0;
+
+	while (i < m->n_ext) {
+		struct extent *e = &m->free_ext[i];
+
+		if (e->len != DELTA_CHUNK_BLOCKS) {
+			i++;
+			continue;
+		}
+		bm_chunk_drop(m->bm, e->start / DELTA_CHUNK_BLOCKS);
+		ext_take(m, i, e->len);
+	}
+	chunk_stats(m);
+}
+
+/* Where a file's rows went: pages [p0, p1) from block `block` on. */
+struct piece {
+	uint32_t block, n_blocks, p0, p1;
+};
+
+static uint32_t free_blocks(const struct exe_mgr *m)
+{
+	uint64_t n = (uint64_t)(m->bm->max_chunks - m->bm->n_chunks) *
+		     DELTA_CHUNK_BLOCKS;
+	uint32_t i;
+
+	for (i = 0; i < m->n_ext; i++)
+		n += m->free_ext[i].len;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* Place a file's rows: in one extent if one holds them; else, page by
+ * page, over the largest free extents (each page's rows in one, so in
+ * one chunk), creating chunks when none takes the next page.  Fills
+ * pcs (n_pages entries at most).  Returns the number of pieces, or
+ * -ENOSPC (the bound: nothing is taken) or a chunk's creation error. */
+static int rows_place(struct exe_mgr *m, const struct dt_file *t,
+		      struct piece *pcs)
+{
+	uint32_t p = 0, n = 0, i, best, start, rows, b;
+	int err;
+
+	if (free_blocks(m) < BLOCKS(t->n_rows))
+		return -ENOSPC;
+	while (p < t->n_pages) {
+		rows = t->n_rows - t->pages[p].first;
+		if (rows_alloc(m, BLOCKS(rows), &start) == 0) {
+			pcs[n++] = (struct piece){ start, BLOCKS(rows), p,
+						   t->n_pages };
+			return (int)n;
+		}
+		for (i = 1, best = 0; i < m->n_ext; i++)
+			if (m->free_ext[i].len > m->free_ext[best].len)
+				best = i;
+		/* the pages that fit in the largest extent */
+		rows = 0;
+		for (i = p; i < t->n_pages && m->n_ext; i++) {
+			if (BLOCKS(rows + t->pages[i].count) > m->free_ext[best].len)
+				break;
+			rows += t->pages[i].count;
+		}
+		if (i == p) {
+			/* not even one page: grow (a page fits in a chunk) */
+			err = chunk_add(m);
+			if (err)
+				goto fail;
+			continue;
+		}
+		b = BLOCKS(rows);
+		pcs[n++] = (struct piece){ m->free_ext[best].start, b, p, i };
+		ext_take(m, best, b);
+		p = i;
+	}
+	return (int)n;
+fail:
+	while (n--)
+		rows_free(m, pcs[n].block, pcs[n].n_blocks);
+	return err;
 }
 
 /* ---- rules ------------------------------------------------------------- */
@@ -176,11 +311,8 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 			exe_mgr_free(m);
 			return -ENOMEM;
 		}
-	if (bm->row_blocks && rows_free(m, 0, bm->row_blocks)) {
-		exe_mgr_free(m);
-		return -ENOMEM;
-	}
-	m->st.rows_cap = (uint64_t)bm->row_blocks * ROWS_PER_BLOCK;
+	m->st.rows_cap = (uint64_t)bm->max_chunks * DELTA_CHUNK_ROWS;
+	chunk_stats(m);
 	*out = m;
 	return 0;
 }
@@ -193,6 +325,7 @@ static void file_free(struct exe_file *f)
 		close(f->fd);
 	symb_free(f->syms);
 	free(f->interp_data);
+	free(f->row_ext);
 	free(f->pages);
 	free(f->path);
 	free(f);
@@ -207,6 +340,10 @@ void exe_mgr_free(struct exe_mgr *m)
 		return;
 	while (hm_next(&m->by_id, &it, NULL, &v))
 		file_free((struct exe_file *)(uintptr_t)v);
+	/* the chunks are ours (their page entries stay: BPF finds no chunk
+	 * behind them) */
+	for (it = 0; it < m->bm->max_chunks; it++)
+		bm_chunk_drop(m->bm, it);
 	hm_free(&m->by_id);
 	hm_free(&m->by_inode);
 	hm_free(&m->rules);
@@ -216,6 +353,18 @@ void exe_mgr_free(struct exe_mgr *m)
 }
 
 /* ---- loading ---------------------------------------------------------- */
+
+static void free_row_ext(struct exe_mgr *m, struct exe_file *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->n_row_ext; i++)
+		rows_free(m, f->row_ext[i].block, f->row_ext[i].n_blocks);
+	free(f->row_ext);
+	f->row_ext = NULL;
+	f->n_row_ext = 0;
+	f->n_blocks = 0;
+}
 
 static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
 {
@@ -227,82 +376,149 @@ static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
 		struct page_key k = { .file_id = f->id64, .page = f->pages[i] };
 		bm_remove(m->bm, BM_PAGES, &k);
 	}
-	rows_free(m, f->row_block, f->n_blocks);
 	m->st.rows_used -= (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+	free_row_ext(m, f);
 	m->st.loaded--;
 	m->st.unloaded++;
 	free(f->pages);
 	f->pages = NULL;
 	f->n_pages = 0;
-	f->n_blocks = 0;
 	f->deltas = EXE_DELTAS_NONE;
+}
+
+/* The bound is reached (or a chunk could not be created): the file is
+ * walked by frame pointer.  Loud: counted, and the file named. */
+static void rows_full(struct exe_mgr *m, const struct exe_file *f,
+		      const struct dt_file *t, int err)
+{
+	bool last;
+
+	m->st.rows_full++;
+	if (m->full_warnings == ROWS_FULL_WARNINGS)
+		return;
+	last = ++m->full_warnings == ROWS_FULL_WARNINGS;
+	log_warn("stack-delta rows: %s (%u rows) does not fit (%s; %llu of at "
+		 "most %llu rows in use) and is walked by frame pointer: raise "
+		 "-max-delta-rows%s",
+		 f->path, t->n_rows,
+		 err == -ENOSPC ? "bound reached" : strerror(-err),
+		 (unsigned long long)m->st.rows_used,
+		 (unsigned long long)m->st.rows_cap,
+		 last ? "; further files that do not fit are only counted "
+			"(map_full_total{map=\"delta_rows\"})" :
+			"");
+}
+
+/* Copy the rows of pages [p0, p1) of t to dst, rules renumbered: t itself
+ * for a file in one piece, else a view of those pages whose first rows
+ * count from the piece's start (scratch: n_pages entries). */
+static int copy_piece(const struct dt_file *t, const struct piece *pc,
+		      const uint32_t *rule_hi, struct dt_page *scratch,
+		      uint32_t *dst)
+{
+	struct dt_file sub = *t;
+	uint32_t i, first = t->pages[pc->p0].first;
+
+	if (pc->p0 == 0 && pc->p1 == t->n_pages)
+		return dt_copy_rows(t, rule_hi, dst);
+	for (i = pc->p0; i < pc->p1; i++) {
+		scratch[i - pc->p0] = t->pages[i];
+		scratch[i - pc->p0].first -= first;
+	}
+	sub.pages = scratch;
+	sub.n_pages = pc->p1 - pc->p0;
+	sub.rows = t->rows + first;
+	sub.n_rows = (pc->p1 < t->n_pages ? t->pages[pc->p1].first : t->n_rows) -
+		     first;
+	return dt_copy_rows(&sub, rule_hi, dst);
 }
 
 static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		       const struct dt_file *t)
 {
-	uint32_t i, base, done, *hi = m->rule_hi;
-	uint32_t nblocks = (t->n_rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
+	uint32_t i, j, done, *hi = m->rule_hi;
 	struct page_key *keys = NULL;
 	struct page_info *vals = NULL;
-	uint32_t *rows;
-	int err;
+	struct dt_page *scratch = NULL;
+	struct piece *pcs = NULL;
+	int n = 0, err = -ENOMEM;
 
 	if (!t->n_rows)
 		return 0;
-	err = rows_alloc(m, nblocks, &f->row_block);
-	if (err) {
-		m->st.rows_full++;
-		log_warn_once("stack-delta rows are full (%llu rows): files that "
-			      "do not fit are walked by frame pointer; raise "
-			      "-map-scale-factor",
-			      (unsigned long long)m->st.rows_cap);
-		return err;
-	}
-	f->n_blocks = nblocks;
+	pcs = malloc(t->n_pages * sizeof(*pcs));
 	f->pages = malloc(t->n_pages * sizeof(*f->pages));
 	keys = malloc(t->n_pages * sizeof(*keys));
 	vals = malloc(t->n_pages * sizeof(*vals));
-	if (!f->pages || !keys || !vals) {
+	if (!pcs || !f->pages || !keys || !vals)
+		goto fail;
+	n = rows_place(m, t, pcs);
+	if (n < 0) {
+		err = n;
+		n = 0;
+		rows_full(m, f, t, err);
+		goto fail;
+	}
+	f->row_ext = malloc(n * sizeof(*f->row_ext));
+	if (n > 1)
+		scratch = malloc(t->n_pages * sizeof(*scratch));
+	if (!f->row_ext || (n > 1 && !scratch)) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	for (i = 0; i < (uint32_t)n; i++) {
+		f->row_ext[i] = (struct exe_rows){ pcs[i].block, pcs[i].n_blocks };
+		f->n_blocks += pcs[i].n_blocks;
+	}
+	f->n_row_ext = n;
+	n = 0; /* f->row_ext owns them now */
 	for (i = 0; i < t->n_rules; i++)
 		hi[i] = (i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]))
 			<< 16;
 	/* the rows are shared memory with the kernel: write them before the
 	 * page entries that make them reachable (a bad row stops us before) */
-	base = f->row_block * ROWS_PER_BLOCK;
-	rows = &m->bm->rows[0].rows[0] + base;
-	err = dt_copy_rows(t, hi, rows);
+	for (i = 0, err = 0; i < f->n_row_ext && !err; i++)
+		err = copy_piece(t, &pcs[i], hi, scratch,
+				 bm_row(m->bm, pcs[i].block * ROWS_PER_BLOCK));
 	memset(hi, 0, t->n_rules * sizeof(*hi));
 	if (err)
 		goto fail;
-	for (i = 0; i < t->n_pages; i++) {
-		keys[i] = (struct page_key){ .file_id = f->id64,
-					     .page = t->pages[i].page };
-		vals[i] = (struct page_info){ .first = base + t->pages[i].first,
-					      .count = t->pages[i].count };
-		f->pages[i] = t->pages[i].page;
+	for (i = 0; i < f->n_row_ext; i++) {
+		uint32_t base = pcs[i].block * ROWS_PER_BLOCK,
+			 first = t->pages[pcs[i].p0].first;
+
+		for (j = pcs[i].p0; j < pcs[i].p1; j++) {
+			keys[j] = (struct page_key){ .file_id = f->id64,
+						     .page = t->pages[j].page };
+			vals[j] = (struct page_info){
+				.first = base + t->pages[j].first - first,
+				.count = t->pages[j].count
+			};
+			f->pages[j] = t->pages[j].page;
+		}
 	}
 	/* the whole file's pages in one call */
 	err = bm_update_batch(m->bm, BM_PAGES, keys, vals, t->n_pages, &done);
 	f->n_pages = err ? done : t->n_pages;
 	f->deltas = EXE_DELTAS_LOADED;
 	m->st.loaded++;
-	m->st.rows_used += (uint64_t)nblocks * ROWS_PER_BLOCK;
+	m->st.rows_used += (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+	m->st.split_files += f->n_row_ext > 1;
 	if (err) {
 		m->st.pages_full++;
 		log_warn_once("delta_pages map is full: raise -map-scale-factor");
 		unload_deltas(m, f); /* the pages that went in, and the rows */
 	}
+	free(pcs);
+	free(scratch);
 	free(keys);
 	free(vals);
 	return err;
 fail:
-	if (f->n_blocks)
-		rows_free(m, f->row_block, f->n_blocks);
-	f->n_blocks = 0;
+	while (n--)
+		rows_free(m, pcs[n].block, pcs[n].n_blocks);
+	free_row_ext(m, f);
+	free(pcs);
+	free(scratch);
 	free(keys);
 	free(vals);
 	free(f->pages);
@@ -554,6 +770,7 @@ void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns)
 		m->st.files--;
 		file_free(f);
 	}
+	chunks_trim(m);
 }
 
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out)

@@ -28,6 +28,13 @@ enum exe_deltas {
 	EXE_DELTAS_LOADED,
 };
 
+/* A run of a file's rows in the BPF maps: blocks of ROWS_PER_BLOCK rows
+ * from global block index `block` (DELTA_CHUNK_BLOCKS to a chunk), in one
+ * chunk.  A file has one run, or several when it did not fit in one. */
+struct exe_rows {
+	uint32_t block, n_blocks;
+};
+
 struct exe_file {
 	struct file_id id;
 	uint64_t id64;
@@ -46,7 +53,8 @@ struct exe_file {
 	int fd;
 	uint64_t inode_key;
 	uint64_t unused_since_ns;
-	uint32_t row_block, n_blocks;
+	struct exe_rows *row_ext; /* where its rows are, n_row_ext runs */
+	uint32_t n_row_ext, n_blocks;
 	uint64_t *pages;
 	uint32_t n_pages;
 	struct symb_table *syms;
@@ -63,10 +71,14 @@ struct exe_stats {
 	uint64_t hash_ns;     /* time spent computing file ids */
 	uint64_t no_cfi;      /* files without CFI (frame-pointer walk) */
 	uint64_t errors;      /* files that could not be read or parsed */
-	uint64_t rows_full;   /* files not loaded: delta_rows full */
+	uint64_t rows_full;   /* files not loaded: the rows' bound reached */
 	uint64_t pages_full;  /* page updates that failed */
 	uint64_t rules_full;  /* rows lowered to invalid: rule table full */
-	uint64_t rows_used, rows_cap; /* rows in the BPF array */
+	uint64_t rows_used;   /* rows the loaded files take (in blocks) */
+	uint64_t rows_alloc;  /* rows in the chunks that exist */
+	uint64_t rows_cap;    /* the bound: rows in every chunk allowed */
+	uint64_t row_chunks;  /* chunks that exist */
+	uint64_t split_files; /* files loaded in several runs (a count) */
 	uint64_t rules_used;
 	uint64_t unloaded;
 };
@@ -80,6 +92,7 @@ void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
  * It may set f->interp and f->interp_data (malloc'd; freed with f). */
 typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);
 void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg);
+/* Also drops the chunks of rows it created in the maps. */
 void exe_mgr_free(struct exe_mgr *m);
 
 /*

@@ -340,13 +340,15 @@ static void print_summary(struct daemon *d)
 		" processes=%u unwind_errors=%" PRIu64
 		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
 		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
-		" startup_ms=%.0f load_ms=%.0f files=%" PRIu64 " rows=%" PRIu64 " syncs=%" PRIu64
+		" startup_ms=%.0f load_ms=%.0f files=%" PRIu64 " rows=%" PRIu64
+		" rows_full=%" PRIu64 " syncs=%" PRIu64
 		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
 		" seconds=%.1f ",
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
 		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
-		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used, ps.syncs, rs.send_ok,
+		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used,
+		es.rows_full, ps.syncs, rs.send_ok,
 		rs.send_fail, rs.queue_drops, secs);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
@@ -466,6 +468,10 @@ static void publish_metrics(struct daemon *d)
 		   "ebpf_profiler_map_capacity{map=\"delta_rows\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_capacity{map=\"rules\"} %u\n",
 		bm->max_entries[BM_MAPPINGS], es.rows_cap, bm->max_entries[BM_RULES]);
+	fprintf(f, "# HELP ebpf_profiler_map_allocated Entries allocated in the kernel for a map that grows as needed, up to its capacity.\n"
+		   "# TYPE ebpf_profiler_map_allocated gauge\n"
+		   "ebpf_profiler_map_allocated{map=\"delta_rows\"} %" PRIu64 "\n",
+		es.rows_alloc);
 	fprintf(f, "# HELP ebpf_profiler_map_full_total Updates refused because a map was full.\n"
 		   "# TYPE ebpf_profiler_map_full_total counter\n"
 		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
@@ -685,6 +691,7 @@ static int run(struct daemon *d)
 	to.n_cgroups = d->cfg.n_cgroups;
 	to.ringbuf_bytes = d->cfg.ringbuf_bytes;
 	to.map_scale_factor = d->cfg.map_scale_factor;
+	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
 	to.log_level = d->cfg.bpf_log_level;
 	to.python = true;

@@ -25,6 +25,11 @@
 #define MAX_CPUS 1024
 #define MAX_MAPS 32
 
+struct map_shape {
+	enum bpf_map_type type;
+	__u32 key, value, entries, flags;
+};
+
 struct tracer {
 	struct profiler *skel;
 	struct ring_buffer *rb;
@@ -40,8 +45,12 @@ struct tracer {
 	bool btf_rejected;
 	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
 	struct tracer_opts o;
-	size_t rows_len;
 	size_t rules_len;
+	/* the rows: the array of chunks, and a chunk's shape (kept apart
+	 * from the skeleton, which a second load replaces while files load
+	 * on another thread) */
+	int rows_fd;
+	struct map_shape chunk_shape;
 	tracer_trace_fn on_trace;
 	tracer_event_fn on_event;
 	void *arg;
@@ -239,11 +248,76 @@ static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
 	return bm_update_each(&libbpf_ops, ctx, m, keys, vals, n, done);
 }
 
+/* An mmap-able array map's memory, shared with the kernel; NULL with
+ * *err set when it cannot be mapped. */
+static void *map_memory(int fd, size_t len, int *err)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	*err = -errno;
+	return NULL;
+}
+
+#define CHUNK_BYTES ((size_t)DELTA_CHUNK_BLOCKS * sizeof(struct row_block))
+
+/* A map as the BPF object defines it.  A chunk of rows is created from
+ * the inner map of delta_rows, so it matches what the verifier checked
+ * the programs against. */
+static struct map_shape shape_of(const struct bpf_map *m)
+{
+	return (struct map_shape){ bpf_map__type(m), bpf_map__key_size(m),
+				   bpf_map__value_size(m),
+				   bpf_map__max_entries(m),
+				   bpf_map__map_flags(m) };
+}
+
+static int create_shape(const struct map_shape *sh, const char *name)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = sh->flags);
+
+	return bpf_map_create(sh->type, name, sh->key, sh->value, sh->entries,
+			      &mo);
+}
+
+static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	struct tracer *t = ctx;
+	int fd, err = 0;
+	void *p;
+
+	fd = create_shape(&t->chunk_shape, "delta_chunk");
+	if (fd < 0)
+		return -errno;
+	p = map_memory(fd, CHUNK_BYTES, &err);
+	if (p && bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
+		err = -errno;
+		munmap(p, CHUNK_BYTES);
+	}
+	/* the outer map and our mapping keep the chunk */
+	close(fd);
+	if (err)
+		return err;
+	*mem = p;
+	return 0;
+}
+
+static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
+{
+	struct tracer *t = ctx;
+
+	bpf_map_delete_elem(t->rows_fd, &idx);
+	munmap(mem, CHUNK_BYTES);
+}
+
 static const struct bpfmaps_ops libbpf_ops = {
 	.update = lb_update,
 	.remove = lb_remove,
 	.lookup = lb_lookup,
 	.update_batch = lb_update_batch,
+	.chunk_new = lb_chunk_new,
+	.chunk_drop = lb_chunk_drop,
 };
 
 /* ---- ring buffers --------------------------------------------------------- */
@@ -300,9 +374,13 @@ static void configure(struct tracer *t, struct profiler *skel)
 	bpf_map__set_max_entries(skel->maps.traces, (__u32)rb);
 	bpf_map__set_max_entries(skel->maps.mappings, 1u << (19 + scale));
 	bpf_map__set_max_entries(skel->maps.delta_pages, 1u << (15 + scale));
-	bpf_map__set_max_entries(skel->maps.delta_rows, 1u << (17 + scale));
+	/* the rows: a bound in chunks, each created when a file needs it */
+	bpf_map__set_max_entries(skel->maps.delta_rows,
+				 bm_chunks_for(o->max_delta_rows ?
+						       o->max_delta_rows :
+						       (uint64_t)DELTA_ROWS_DEFAULT
+							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
-	bpf_map__set_map_flags(skel->maps.delta_rows, BPF_F_MMAPABLE);
 	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
 	if (o->log_level > 0) {
 		struct bpf_program *p;
@@ -369,15 +447,30 @@ static void *create_some(void *arg)
 	int i;
 
 	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n) {
-		struct bpf_map *m = j->maps[i];
+		struct bpf_map *m = j->maps[i], *inner = bpf_map__inner_map(m);
 		LIBBPF_OPTS(bpf_map_create_opts, mo,
 			    .map_flags = bpf_map__map_flags(m));
+		int ifd = -1;
 
+		/* a map of maps takes the shape of its maps from one */
+		if (inner) {
+			struct map_shape sh = shape_of(inner);
+
+			ifd = create_shape(&sh, "inner");
+			if (ifd < 0) {
+				j->fds[i] = -1;
+				j->errs[i] = -errno;
+				continue;
+			}
+			mo.inner_map_fd = ifd;
+		}
 		j->fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
 					   bpf_map__key_size(m),
 					   bpf_map__value_size(m),
 					   bpf_map__max_entries(m), &mo);
 		j->errs[i] = j->fds[i] < 0 ? -errno : 0;
+		if (ifd >= 0)
+			close(ifd);
 	}
 	return NULL;
 }
@@ -422,21 +515,6 @@ static int create_maps(struct tracer *t)
 	return err ? err : reuse_maps(t, t->skel);
 }
 
-/* An mmap-able array map's memory, shared with the kernel; NULL with
- * *err set (and one line printed) when it cannot be mapped. */
-static void *map_memory(struct bpf_map *m, size_t len, int *err)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(m), 0);
-
-	if (p != MAP_FAILED)
-		return p;
-	*err = -errno;
-	fprintf(stderr, "ebpf-profiler: mmap of the BPF map %s: %s\n",
-		bpf_map__name(m), strerror(-*err));
-	return NULL;
-}
-
 int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		tracer_event_fn on_event, void *arg, struct tracer **out)
 {
@@ -478,17 +556,30 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	if (err)
 		goto fail;
 
-	/* the rows and rules arrays are mmap'ed: loading a file's rows is a
-	 * memcpy, a new rule a store */
-	t->bm.row_blocks = bpf_map__max_entries(skel->maps.delta_rows);
-	t->rows_len = (size_t)t->bm.row_blocks * sizeof(struct row_block);
+	/* the rules array and the rows' chunks are mmap'ed: loading a
+	 * file's rows is a memcpy, a new rule a store */
+	t->rows_fd = bpf_map__fd(skel->maps.delta_rows);
+	t->chunk_shape = shape_of(bpf_map__inner_map(skel->maps.delta_rows));
+	if (t->chunk_shape.entries != DELTA_CHUNK_BLOCKS ||
+	    t->chunk_shape.value != sizeof(struct row_block)) {
+		err = -EINVAL; /* cannot happen: both come from profiler.h */
+		goto fail;
+	}
+	t->bm.max_chunks = bpf_map__max_entries(skel->maps.delta_rows);
+	t->bm.chunks = calloc(t->bm.max_chunks, sizeof(*t->bm.chunks));
+	if (!t->bm.chunks) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	t->rules_len = (size_t)bpf_map__max_entries(skel->maps.rules) *
 		       sizeof(struct unwind_rule);
-	t->bm.rows = map_memory(skel->maps.delta_rows, t->rows_len, &err);
-	if (t->bm.rows)
-		t->bm.rules = map_memory(skel->maps.rules, t->rules_len, &err);
-	if (!t->bm.rules)
+	t->bm.rules = map_memory(bpf_map__fd(skel->maps.rules), t->rules_len,
+				 &err);
+	if (!t->bm.rules) {
+		fprintf(stderr, "ebpf-profiler: mmap of the BPF map rules: %s\n",
+			strerror(-err));
 		goto fail;
+	}
 	t->bm.ops = &libbpf_ops;
 	t->bm.ctx = t;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
@@ -786,8 +877,10 @@ void tracer_free(struct tracer *t)
 	free(t->perf_links);
 	free(t->perf_fds);
 	ring_buffer__free(t->rb);
-	if (t->bm.rows)
-		munmap(t->bm.rows, t->rows_len);
+	for (i = 0; t->bm.chunks && i < (int)t->bm.max_chunks; i++)
+		if (t->bm.chunks[i])
+			munmap(t->bm.chunks[i], CHUNK_BYTES);
+	free(t->bm.chunks);
 	if (t->bm.rules)
 		munmap(t->bm.rules, t->rules_len);
 	profiler__destroy(t->skel);

@@ -27,6 +27,9 @@ struct tracer_opts {
 	int n_cgroups;
 	uint64_t ringbuf_bytes; /* 0: from the rate and the CPU count */
 	int map_scale_factor;
+	/* bound on stack-delta rows (rounded up to whole chunks); 0:
+	 * DELTA_ROWS_DEFAULT doubled map_scale_factor times */
+	uint64_t max_delta_rows;
 	int max_frames;
 	bool python; /* load the Python unwinder */
 	int log_level; /* verifier log level on failure (0: libbpf's) */

@@ -13,7 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
 #include "../unit/test.h"
+#include "profiler.h"
 #include "harness.h"
 
 #define HZ "999"
@@ -717,4 +720,202 @@ TEST_ROOT(native_go_stack_switches)
 	ASSERT_GE(grow, 5, "samples under morestack");
 	ASSERT_GE(grow_ok * 100, grow * 95, "morestack under the function that grew");
 	h_free_folded(&f);
+}
+
+/* ---- a large C++ program: clang -O2 --------------------------------------
+ * clang's cc1 runs in libclang-cpp and libLLVM, about 2 M rows of stack
+ * deltas between them (issue 14: they did not fit in the old fixed array,
+ * and every clang stack stopped at its first frame). */
+
+#define CLANG "/usr/bin/clang-14"
+
+/* A C file of n functions that keeps clang -O2 busy for seconds. */
+static bool write_big_c(const char *path, int n)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	if (!f)
+		return false;
+	for (i = 0; i < n; i++) {
+		fprintf(f,
+			"int f%d(int *a, int n, int k)\n{\n\tint s = %d;\n"
+			"\tfor (int j = 0; j < n; j++) {\n"
+			"\t\tswitch ((a[j] + k) & 7) {\n"
+			"\t\tcase 0: s += a[j] * %d; break;\n"
+			"\t\tcase 1: s ^= a[j] << %d; break;\n"
+			"\t\tcase 2: s -= a[(j + %d) %% n]; break;\n"
+			"\t\tcase 3: if (s > a[j]) s = s / 3 + a[j]; else s *= 5; break;\n",
+			i, i, i % 13 + 1, i % 5, i % 7);
+		if (i)
+			fprintf(f, "\t\tdefault: s += f%d(a, n / 2, k + 1);\n", i - 1);
+		else
+			fprintf(f, "\t\tdefault: s += k;\n");
+		fprintf(f, "\t\t}\n\t}\n\treturn s;\n}\n\n");
+	}
+	return fclose(f) == 0;
+}
+
+/* Profile clang -O2 compiling a large file, by pid, with extra flags;
+ * the profiler's stderr in *err, and with metrics the /metrics text 4 s
+ * into the run.  Returns the profiler's exit code, or -1 when clang is
+ * missing (skipped) or did not start. */
+static int profile_clang(const char *const *extra, struct folded *f, char **err,
+			 char **metrics)
+{
+	char src[512], obj[512], out[512], cache[512], errp[512], port[16];
+	const char *args[32] = { "-duration", "8s", "-samples-per-second", "99",
+				 "-cache-dir", cache, "-output", out };
+	char *cargv[] = { CLANG, "-O2", "-fintegrated-cc1", "-c", src, "-o",
+			  obj, NULL };
+	char pid[16];
+	pid_t c, d;
+	int n = 8, rc = -1, status;
+
+	*err = NULL;
+	if (access(CLANG, X_OK)) {
+		test_skip("%s is not installed (apt-get install clang-14)", CLANG);
+		return -1;
+	}
+	snprintf(src, sizeof(src), "%s/big.c", test_tmpdir());
+	snprintf(obj, sizeof(obj), "%s/big.o", test_tmpdir());
+	snprintf(out, sizeof(out), "%s/clang.folded", test_tmpdir());
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	snprintf(errp, sizeof(errp), "%s/clang-profiler.err", test_tmpdir());
+	snprintf(port, sizeof(port), "%d", h_free_port());
+	/* 3000 functions: about 17 CPU s of -O2 here, longer than the
+	 * profile even on an idle machine */
+	if (!ASSERT_TRUE(write_big_c(src, 3000), "write big.c"))
+		return -1;
+	c = h_spawn(cargv);
+	if (!ASSERT_GT(c, 0, "clang started"))
+		return -1;
+	usleep(300000); /* its libraries mapped */
+	snprintf(pid, sizeof(pid), "%d", (int)c);
+	args[n++] = "-pid";
+	args[n++] = pid;
+	if (metrics) {
+		args[n++] = "-metrics-address";
+		args[n++] = port;
+	}
+	while (extra && *extra && n < 31)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	d = h_profile_bg(args, errp);
+	if (d > 0 && metrics) {
+		sleep(4); /* started, files loaded, sampling */
+		h_http_get(atoi(port), "/metrics", metrics);
+	}
+	status = d > 0 ? h_wait(d, 120) : -1;
+	if (status >= 0 && WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	*err = h_slurp(errp);
+	kill(c, SIGKILL);
+	h_wait(c, 10);
+	if (rc == 0 && !ASSERT_OK(h_read_folded(out, f), "read output"))
+		rc = -1;
+	return rc;
+}
+
+/* A profile of clang and its summary's numbers. */
+struct clang_run {
+	struct folded f;
+	char *err, *metrics;
+	long long samples, complete, rows, rows_full;
+};
+
+/* profile_clang() and the summary read; false when skipped or the
+ * profiler failed (its stderr printed).  clang_run_free() after. */
+static bool run_clang(const char *const *extra, bool metrics,
+		      struct clang_run *r)
+{
+	const char *summary;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = profile_clang(extra, &r->f, &r->err, metrics ? &r->metrics : NULL);
+	if (rc < 0 && test_skipped())
+		return false;
+	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
+		printf("%s\n", r->err ? r->err : "");
+		return false;
+	}
+	summary = strstr(r->err, "samples=") ? strstr(r->err, "samples=") : "";
+	r->samples = h_summary_value(summary, "samples");
+	r->complete = h_summary_value(summary, "complete");
+	r->rows = h_summary_value(summary, "rows");
+	r->rows_full = h_summary_value(summary, "rows_full");
+	test_note("%lld samples, %lld complete (%.2f%%), rows=%lld, rows_full=%lld",
+		  r->samples, r->complete,
+		  r->samples > 0 ? 100.0 * r->complete / r->samples : 0.0,
+		  r->rows, r->rows_full);
+	return true;
+}
+
+static void clang_run_free(struct clang_run *r)
+{
+	h_free_folded(&r->f);
+	free(r->err);
+	free(r->metrics);
+}
+
+/* With the default bound, libLLVM and libclang-cpp load and clang's
+ * stacks are complete (>= 99% reach _start). */
+TEST_ROOT(native_clang_O2_compile_complete_stacks)
+{
+	struct clang_run r;
+
+	if (run_clang(NULL, false, &r)) {
+		ASSERT_EQ(r.rows_full, 0, "no file refused");
+		ASSERT_GE(r.samples, 150, "samples");
+		if (!ASSERT_GE(r.complete * 100, r.samples * 99,
+			       ">= 99% complete stacks"))
+			h_dump_top(&r.f, "clang-14", 8);
+		ASSERT_GE(h_share(&r.f, "clang-14", "clang-14;_start"), 0.99,
+			  "folded stacks from _start");
+	}
+	clang_run_free(&r);
+}
+
+/* Does a line of err name file (a path's tail) as not fitting? */
+static bool warned_full(const char *err, const char *file)
+{
+	const char *p = err;
+
+	while (p && (p = strstr(p, file))) {
+		const char *eol = strchr(p, '\n'), *fit = strstr(p, "does not fit");
+
+		if (fit && (!eol || fit < eol))
+			return true;
+		p = eol;
+	}
+	return false;
+}
+
+/* A bound of one chunk (256 K rows): libLLVM and libclang-cpp do not fit.
+ * Each is counted (summary and metric) and named in a warning, and walked
+ * by frame pointer, which they do not keep: clang's stacks are then
+ * incomplete. */
+TEST_ROOT(native_clang_rows_bound_reached_counted_and_named)
+{
+	const char *extra[] = { "-max-delta-rows", "256K", NULL };
+	struct clang_run r;
+	const char *m;
+
+	if (run_clang(extra, true, &r)) {
+		m = r.metrics ? r.metrics : "";
+		ASSERT_GE(r.rows_full, 2, "libLLVM and libclang-cpp counted");
+		ASSERT_EQ(h_metric(m, "ebpf_profiler_map_full_total{map=\"delta_rows\"}"),
+			  (double)r.rows_full, "the metric");
+		ASSERT_EQ(h_metric(m, "ebpf_profiler_map_capacity{map=\"delta_rows\"}"),
+			  (double)DELTA_CHUNK_ROWS, "the bound, in the metrics");
+		ASSERT_TRUE(warned_full(r.err, "/libLLVM-14.so.1 ("),
+			    "libLLVM named in a warning");
+		ASSERT_TRUE(warned_full(r.err, "/libclang-cpp.so.14 ("),
+			    "libclang-cpp named in a warning");
+		ASSERT_GE(r.samples, 150, "samples kept");
+		ASSERT_LT(r.complete * 2, r.samples,
+			  "fewer than half complete: frame pointers");
+	}
+	clang_run_free(&r);
 }

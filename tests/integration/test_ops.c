@@ -182,6 +182,8 @@ TEST_ROOT(ops_metrics_endpoint)
 		"ebpf_profiler_unwind_errors_total{reason=\"READ_FAULT\"}",
 		"ebpf_profiler_map_entries{map=\"mappings\"}",
 		"ebpf_profiler_map_capacity{map=\"delta_rows\"}",
+		"ebpf_profiler_map_allocated{map=\"delta_rows\"}",
+		"ebpf_profiler_map_full_total{map=\"delta_rows\"}",
 		"ebpf_profiler_processes",
 		"ebpf_profiler_files",
 		"ebpf_profiler_extraction_seconds_total",

@@ -8,12 +8,16 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "bpfmaps.h"
 #include "deltas.h"
@@ -61,10 +65,22 @@ static int any_lookup(void *ctx, enum bm_map m, const void *k, void *v)
 	return mem_ops->lookup(ctx, m, k, v);
 }
 
+static int any_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	return mem_ops->chunk_new(ctx, idx, mem);
+}
+
+static void any_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
+{
+	mem_ops->chunk_drop(ctx, idx, mem);
+}
+
 static const struct bpfmaps_ops capped_ops = {
 	.update = capped_update,
 	.remove = capped_remove,
 	.lookup = any_lookup,
+	.chunk_new = any_chunk_new,
+	.chunk_drop = any_chunk_drop,
 };
 
 static struct exe_file *load(struct exe_mgr *em, const char *path)
@@ -90,7 +106,7 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	uint32_t i, bad = 0, base;
 	int fd;
 
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
 	f = load(em, LIBC);
@@ -101,10 +117,11 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	close(fd);
 	if (!t)
 		goto out;
-	base = f->row_block * ROWS_PER_BLOCK;
+	ASSERT_EQ(f->n_row_ext, 1, "in one run");
+	base = f->row_ext[0].block * ROWS_PER_BLOCK;
 	ASSERT_GT(t->n_rows, 1000, "libc has rows");
 	for (i = 0; i < t->n_rows; i++) {
-		uint32_t got = bm->rows[0].rows[base + i], want = t->rows[i];
+		uint32_t got = *bm_row(bm, base + i), want = t->rows[i];
 
 		if (ROW_ADDR(got) != ROW_ADDR(want) ||
 		    memcmp(&bm->rules[ROW_RULE(got)], &t->rules[ROW_RULE(want)],
@@ -125,6 +142,186 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	exe_put(em, f);
 out:
 	dt_file_free(t);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
+
+/* The large files of issue 14: together about 2.6 M rows. */
+#define LIBLLVM "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"
+#define LIBCLANG_CPP "/usr/lib/x86_64-linux-gnu/libclang-cpp.so.14"
+#define CHROMIUM "/usr/lib/chromium/chromium"
+#define NODE "/usr/bin/node"
+#define JVMS "/usr/lib/jvm/*/lib/server/libjvm.so"
+
+/* Read global row `row` where BPF finds it; -1 when its chunk is not
+ * there. */
+typedef int (*row_reader_fn)(void *arg, uint32_t row, uint32_t *out);
+
+static int mem_row(void *arg, uint32_t row, uint32_t *out)
+{
+	struct bpfmaps *bm = arg;
+
+	if ((row >> DELTA_CHUNK_SHIFT) >= bm->max_chunks ||
+	    !bm->chunks[row >> DELTA_CHUNK_SHIFT])
+		return -1;
+	*out = *bm_row(bm, row);
+	return 0;
+}
+
+/* Rows of a second extraction of path that BPF would not find as they
+ * are: a page missing or of another size, a page across two chunks, a
+ * row with another address or whose rule (through the shared rules
+ * array) differs.  *checked counts the rows compared.  -1 when the file
+ * does not extract. */
+static long rows_differ(struct bpfmaps *bm, const struct exe_file *f,
+			const char *path, row_reader_fn rd, void *arg,
+			uint64_t *checked)
+{
+	struct dt_file *t = NULL;
+	long bad = 0;
+	uint32_t i, j;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || dt_extract_file(fd, path, &t)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	for (i = 0; i < t->n_pages; i++) {
+		const struct dt_page *p = &t->pages[i];
+		struct page_key k = { .file_id = f->id64, .page = p->page };
+		struct page_info v;
+
+		if (bm_lookup(bm, BM_PAGES, &k, &v) || v.count != p->count ||
+		    (v.first >> DELTA_CHUNK_SHIFT) !=
+			    ((v.first + v.count - 1) >> DELTA_CHUNK_SHIFT)) {
+			bad += p->count;
+			continue;
+		}
+		for (j = 0; j < p->count; j++) {
+			uint32_t got, want = t->rows[p->first + j];
+
+			if (rd(arg, v.first + j, &got) ||
+			    ROW_ADDR(got) != ROW_ADDR(want) ||
+			    memcmp(&bm->rules[ROW_RULE(got)],
+				   &t->rules[ROW_RULE(want)],
+				   sizeof(struct unwind_rule)))
+				bad++;
+		}
+		*checked += p->count;
+	}
+	dt_file_free(t);
+	return bad;
+}
+
+static bool present(const char *path)
+{
+	if (access(path, R_OK) == 0)
+		return true;
+	test_skip("%s is not installed (apt-get install clang-14 chromium "
+		  "nodejs openjdk-17-jdk-headless)", path);
+	return false;
+}
+
+/* A bound of one chunk: libLLVM (950 K rows) cannot fit.  It is counted,
+ * leaves no page and no row behind, and is left to the frame-pointer
+ * walk (EXE_DELTAS_NONE: the process manager marks its mappings
+ * MAP_F_FP_ONLY); files that fit still load. */
+TEST(exemgr_rows_bound_reached_counted_and_file_falls_back)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *f, *g;
+	struct exe_stats st;
+	struct page_info v;
+	struct page_key k;
+
+	if (!present(LIBLLVM))
+		return;
+	if (!ASSERT_OK(bm_mem_new(DELTA_CHUNK_ROWS, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	g = load(em, LIBC);
+	f = load(em, LIBLLVM);
+	if (!f || !g)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(g->deltas, EXE_DELTAS_LOADED, "libc loaded");
+	ASSERT_EQ(f->deltas, EXE_DELTAS_NONE, "libLLVM walked by frame pointer");
+	ASSERT_EQ(st.rows_full, 1, "counted");
+	ASSERT_EQ(st.loaded, 1, "libc only");
+	ASSERT_EQ(st.rows_used, (uint64_t)g->n_blocks * ROWS_PER_BLOCK,
+		  "libc's rows only");
+	ASSERT_EQ(st.rows_cap, DELTA_CHUNK_ROWS, "the bound");
+	ASSERT_EQ(st.row_chunks, 1, "one chunk");
+	ASSERT_EQ(f->n_row_ext, 0, "no rows kept");
+	k = (struct page_key){ .file_id = f->id64, .page = 0x100 };
+	ASSERT_EQ(bm_lookup(bm, BM_PAGES, &k, &v), -ENOENT, "no page of it");
+	exe_put(em, f);
+	exe_put(em, g);
+out:
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
+
+/* A file larger than a chunk goes in several runs, page by page, over the
+ * free space of the chunks there are and new ones; every row is where a
+ * lookup finds it.  Unloaded, its chunks go back, and the next large
+ * file reuses the space. */
+TEST(exemgr_rows_split_over_chunks_and_reused)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *libc, *f;
+	struct exe_stats st;
+	uint64_t checked = 0, libc_rows;
+
+	if (!present(LIBLLVM) || !present(LIBCLANG_CPP))
+		return;
+	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	libc = load(em, LIBC);
+	if (!libc)
+		goto out;
+	libc_rows = (uint64_t)libc->n_blocks * ROWS_PER_BLOCK;
+	f = load(em, LIBLLVM);
+	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "libLLVM loaded"))
+		goto out;
+	exe_get_stats(em, &st);
+	test_note("libLLVM: %" PRIu64 " rows in %u runs, %" PRIu64 " chunks",
+		  (uint64_t)f->n_blocks * ROWS_PER_BLOCK, f->n_row_ext,
+		  st.row_chunks);
+	ASSERT_GT(f->n_row_ext, 1, "in several runs");
+	ASSERT_EQ(st.split_files, 1, "counted as split");
+	ASSERT_EQ(st.row_chunks, 4, "libc's chunk filled, three more");
+	ASSERT_EQ(rows_differ(bm, f, LIBLLVM, mem_row, bm, &checked), 0,
+		  "libLLVM rows found as BPF finds them");
+	ASSERT_EQ(rows_differ(bm, libc, LIBC, mem_row, bm, &checked), 0,
+		  "libc's rows untouched");
+	ASSERT_GT(checked, 900000, "rows compared");
+
+	exe_put(em, f);
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.rows_used, libc_rows, "libLLVM's rows given back");
+	ASSERT_EQ(st.row_chunks, 1, "its chunks dropped");
+	ASSERT_EQ(st.rows_alloc, DELTA_CHUNK_ROWS, "one chunk allocated");
+
+	f = load(em, LIBCLANG_CPP);
+	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "libclang-cpp loaded"))
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.row_chunks, 4, "in the space libLLVM had");
+	checked = 0;
+	ASSERT_EQ(rows_differ(bm, f, LIBCLANG_CPP, mem_row, bm, &checked), 0,
+		  "libclang-cpp rows found as BPF finds them");
+	ASSERT_EQ(rows_differ(bm, libc, LIBC, mem_row, bm, &checked), 0,
+		  "libc's rows untouched");
+	exe_put(em, f);
+	exe_put(em, libc);
+out:
 	exe_mgr_free(em);
 	bm_mem_free(bm);
 }
@@ -157,7 +354,7 @@ TEST(exemgr_cached_bad_rows_extracted_again)
 	rows[t->pages[0].count - 1] = ROW(0, ROW_RULE(rows[0]));
 	if (!ASSERT_OK(store_open(test_tmppath("cache"), NULL, &st), "store") ||
 	    !ASSERT_OK(store_put(st, id.b, STORE_KIND_DELTAS, buf, len), "put") ||
-	    !ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	    !ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, st, &em), "manager"))
 		goto out;
 	f = load(em, LIBC);
@@ -194,7 +391,7 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	struct exe_file *f, *g;
 	struct exe_stats st;
 
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
 	mem_ops = bm->ops;
@@ -217,7 +414,7 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	if (g) {
 		exe_get_stats(em, &st);
 		ASSERT_EQ(g->deltas, EXE_DELTAS_LOADED, "ld.so loaded");
-		ASSERT_EQ(g->row_block, 0, "into the rows libc gave back");
+		ASSERT_EQ(g->row_ext[0].block, 0, "into the rows libc gave back");
 		ASSERT_EQ(pages_now, g->n_pages, "all its pages");
 		exe_put(em, g);
 	}
@@ -283,6 +480,147 @@ out:
 	tracer_free(tr);
 }
 
+/* The kernel's view of the rows: delta_rows, found among our own file
+ * descriptors (not through the tracer), and its chunks by map id; the
+ * last block read is kept (rows are read in order). */
+struct krows {
+	int outer;
+	int fds[64];
+	int cur_chunk;
+	uint32_t cur_blk;
+	struct row_block blk;
+};
+
+static int krows_open(struct krows *k)
+{
+	int fd;
+
+	memset(k, 0, sizeof(*k));
+	k->outer = -1;
+	k->cur_chunk = -1;
+	for (fd = 3; fd < 4096 && k->outer < 0; fd++) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+		    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS &&
+		    !strcmp(info.name, "delta_rows"))
+			k->outer = fd;
+	}
+	return k->outer >= 0 ? 0 : -ENOENT;
+}
+
+static void krows_close(struct krows *k)
+{
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (k->fds[i] > 0)
+			close(k->fds[i]);
+}
+
+static int kernel_row(void *arg, uint32_t row, uint32_t *out)
+{
+	struct krows *k = arg;
+	uint32_t c = row >> DELTA_CHUNK_SHIFT, id,
+		 blk = (row & (DELTA_CHUNK_ROWS - 1)) >> ROWS_PER_BLOCK_SHIFT;
+
+	if (c >= 64)
+		return -1;
+	if (!k->fds[c]) {
+		if (bpf_map_lookup_elem(k->outer, &c, &id))
+			return -1;
+		k->fds[c] = bpf_map_get_fd_by_id(id);
+		if (k->fds[c] <= 0)
+			return -1;
+	}
+	if (k->cur_chunk != (int)c || k->cur_blk != blk) {
+		if (bpf_map_lookup_elem(k->fds[c], &blk, &k->blk))
+			return -1;
+		k->cur_chunk = (int)c;
+		k->cur_blk = blk;
+	}
+	*out = k->blk.rows[row & (ROWS_PER_BLOCK - 1)];
+	return 0;
+}
+
+/* The issue's large programs load together with the default bound, into
+ * the kernel's maps: nothing refused, and every row of each (compared
+ * with a second extraction) read back through the kernel's lookups in
+ * delta_rows and its chunks, as BPF reads them. */
+TEST_ROOT(exemgr_large_programs_fit_by_default_in_the_kernel_maps)
+{
+	const char *fixed[] = { LIBC, LIBLLVM, LIBCLANG_CPP, CHROMIUM, NODE };
+	struct tracer_opts o = { .samples_per_second = 19 };
+	struct exe_file *files[16] = { NULL };
+	const char *paths[16];
+	struct tracer *tr = NULL;
+	struct exe_mgr *em = NULL;
+	struct bpfmaps *bm;
+	struct exe_stats st;
+	struct krows k = { .outer = -1 };
+	uint64_t checked = 0;
+	glob_t jvms = { 0 };
+	int n = 0, i;
+	size_t j;
+
+	for (i = 0; i < 5; i++)
+		if (!present(fixed[i]))
+			return;
+	if (glob(JVMS, 0, NULL, &jvms) || !jvms.gl_pathc) {
+		test_skip("no JVM (%s)", JVMS);
+		return;
+	}
+	for (i = 0; i < 5; i++)
+		paths[n++] = fixed[i];
+	for (j = 0; j < jvms.gl_pathc && n < 16; j++)
+		paths[n++] = jvms.gl_pathv[j];
+	if (!ASSERT_OK(tracer_open(&o, NULL, NULL, NULL, &tr), "tracer_open"))
+		goto out;
+	bm = tracer_maps(tr);
+	if (!ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.row_chunks, 0, "no chunk before a file needs one");
+	ASSERT_EQ(st.rows_cap, DELTA_ROWS_DEFAULT, "the default bound");
+	for (i = 0; i < n; i++) {
+		files[i] = load(em, paths[i]);
+		if (files[i])
+			ASSERT_EQ(files[i]->deltas, EXE_DELTAS_LOADED, paths[i]);
+	}
+	exe_get_stats(em, &st);
+	test_note("%d files: %" PRIu64 " rows in %" PRIu64 " chunks (%" PRIu64
+		  " MiB) of at most %" PRIu64 "; %" PRIu64 " files split",
+		  n, st.rows_used, st.row_chunks,
+		  st.rows_alloc * 4 >> 20, st.rows_cap, st.split_files);
+	ASSERT_EQ(st.rows_full, 0, "no file refused for rows");
+	ASSERT_EQ(st.pages_full, 0, "no page refused");
+	ASSERT_EQ(st.rules_full, 0, "no rule refused");
+	ASSERT_GT(st.rows_used, 2500000, "the rows of all of them");
+	if (!ASSERT_OK(krows_open(&k), "delta_rows among our descriptors"))
+		goto out;
+	for (i = 0; i < n; i++) {
+		int d;
+
+		/* two paths of one file (a JDK's symbolic links) */
+		for (d = 0; d < i && files[d] != files[i]; d++)
+			;
+		if (files[i] && d == i)
+			ASSERT_EQ(rows_differ(bm, files[i], paths[i], kernel_row,
+					      &k, &checked),
+				  0, paths[i]);
+	}
+	test_note("%" PRIu64 " rows read back from the kernel", checked);
+	ASSERT_GT(checked, 2500000, "every file's rows compared");
+out:
+	for (i = 0; i < n; i++)
+		exe_put(em, files[i]);
+	krows_close(&k);
+	globfree(&jvms);
+	exe_mgr_free(em);
+	tracer_free(tr);
+}
+
 /* Distinct (device, inode) pairs of the executable file mappings of
  * these processes, read from their maps: the files to open. */
 static int distinct_files(const pid_t *pids, int n)
@@ -341,7 +679,7 @@ TEST_ROOT(procmgr_sync_many_opens_each_file_once)
 	files = distinct_files(pids, 4);
 	test_note("4 sleep processes map %d distinct files", files);
 	ASSERT_GE(files, 3, "sleep, libc and ld.so at least");
-	if (!ASSERT_OK(bm_mem_new(1 << 17, &bm), "maps") ||
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager") ||
 	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
 		goto out;
