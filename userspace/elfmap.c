@@ -638,3 +638,64 @@ int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc)
 	*name = (const char *)d;
 	return 0;
 }
+
+/* One symbol table against the names still missing (found[i] false). */
+static unsigned find_syms_in(const struct elfm *e, const Elf64_Shdr *sh,
+			     const char *const *names, unsigned n,
+			     uint64_t *value, uint64_t *size, bool *found)
+{
+	const Elf64_Shdr *shdrs, *strsh;
+	const uint8_t *sym, *str;
+	size_t sym_len, str_len, i;
+	unsigned nsh, k, got = 0;
+
+	shdrs = elfm_shdrs(e, &nsh);
+	if (sh->sh_link >= nsh || sh->sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	strsh = &shdrs[sh->sh_link];
+	if (elfm_section_bytes(e, sh, &sym, &sym_len) ||
+	    elfm_section_bytes(e, strsh, &str, &str_len))
+		return 0;
+	for (i = 0; i + sizeof(Elf64_Sym) <= sym_len; i += sizeof(Elf64_Sym)) {
+		Elf64_Sym s;
+		const char *name;
+		size_t max;
+
+		memcpy(&s, sym + i, sizeof(s));
+		if (s.st_shndx == SHN_UNDEF || !s.st_name ||
+		    s.st_name >= str_len)
+			continue;
+		name = (const char *)str + s.st_name;
+		max = str_len - s.st_name;
+		for (k = 0; k < n; k++) {
+			size_t len = strlen(names[k]);
+
+			if (found[k] || len >= max || memcmp(name, names[k], len) ||
+			    name[len])
+				continue;
+			value[k] = s.st_value;
+			size[k] = s.st_size;
+			found[k] = true;
+			got++;
+		}
+	}
+	return got;
+}
+
+unsigned elfm_find_syms(const struct elfm *e, const char *const *names,
+			unsigned n, uint64_t *value, uint64_t *size)
+{
+	static const char *const tables[] = { ".dynsym", ".symtab" };
+	bool found[64] = { false };
+	unsigned t, got = 0;
+
+	if (n > 64)
+		n = 64;
+	for (t = 0; t < 2 && got < n; t++) {
+		const Elf64_Shdr *sh = elfm_section(e, tables[t]);
+
+		if (sh)
+			got += find_syms_in(e, sh, names, n, value, size, found);
+	}
+	return got;
+}

@@ -79,6 +79,13 @@ int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
 /* Is [lo, hi) inside one executable segment (or section)? */
 int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
 
+/* Defined symbols by exact name, from .dynsym, then .symtab: for each
+ * names[i] found, value[i] and size[i] are set (left alone otherwise).
+ * Returns how many names were found.  Each table is walked once, bounded
+ * by the file. */
+unsigned elfm_find_syms(const struct elfm *e, const char *const *names,
+			unsigned n, uint64_t *value, uint64_t *size);
+
 /* Walk the notes in [p, p + len) (an ELF note section, or the kernel's
  * /sys/kernel/notes) for the first of that owner and type; *desc points
  * into p.  Returns 0 or -ENOENT. */

@@ -319,12 +319,15 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 
 static void file_free(struct exe_file *f)
 {
+	unsigned k;
+
 	if (!f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
 	symb_free(f->syms);
-	free(f->interp_data);
+	for (k = 0; k < INTERP_COUNT; k++)
+		free(f->interp_data[k]);
 	free(f->row_ext);
 	free(f->pages);
 	free(f->path);
@@ -776,4 +779,23 @@ void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns)
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out)
 {
 	*out = m->st;
+}
+
+int exe_set_interp(struct exe_file *f, unsigned kind, void *data, size_t len)
+{
+	if (kind == INTERP_NONE || kind >= INTERP_COUNT || f->interp_data[kind])
+		return -EEXIST;
+	f->interp_data[kind] = data;
+	f->interp_len[kind] = len;
+	f->interp_mask |= 1u << kind;
+	return 0;
+}
+
+const void *exe_interp_data(const struct exe_file *f, unsigned kind,
+			    size_t *len)
+{
+	if (kind >= INTERP_COUNT || !f->interp_data[kind])
+		return NULL;
+	*len = f->interp_len[kind];
+	return f->interp_data[kind];
 }

@@ -44,8 +44,7 @@ struct exe_file {
 	ino_t ino;
 	int refs;
 	enum exe_deltas deltas;
-	uint32_t interp;   /* enum interp_kind found in the file */
-	void *interp_data; /* the interpreter module's per-file data (freed) */
+	uint32_t interp_mask; /* bit per enum interp_kind found in the file */
 	bool is_vdso;
 	uint32_t n_segs;
 	struct ea_seg segs[EA_MAX_SEGS]; /* PT_LOADs, executable first */
@@ -59,6 +58,9 @@ struct exe_file {
 	uint32_t n_pages;
 	struct symb_table *syms;
 	bool syms_tried;
+	/* what each interpreter module found in the file (exe_set_interp) */
+	void *interp_data[INTERP_COUNT];
+	size_t interp_len[INTERP_COUNT];
 	struct exe_file *next_free;
 };
 
@@ -88,10 +90,21 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
 /* Load no stack deltas: every file is walked by frame pointer (to
  * compare the two unwinders). */
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
-/* Called once per new file, before it is used: interpreter detection.
- * It may set f->interp and f->interp_data (malloc'd; freed with f). */
+/* Called once per new file, before it is used: interpreter detection,
+ * which records what it finds with exe_set_interp(). */
 typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);
 void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg);
+/* The file holds runtime kind (enum interp_kind), described by data
+ * (malloc'd; the file owns it from here, and frees it).  Returns 0, or
+ * -EEXIST when the kind was set already. */
+int exe_set_interp(struct exe_file *f, unsigned kind, void *data, size_t len);
+/* What exe_set_interp() recorded for kind, or NULL. */
+const void *exe_interp_data(const struct exe_file *f, unsigned kind,
+			    size_t *len);
+static inline bool exe_is_vdso(const struct exe_file *f)
+{
+	return f->is_vdso;
+}
 /* Also drops the chunks of rows it created in the maps. */
 void exe_mgr_free(struct exe_mgr *m);
 

@@ -404,6 +404,21 @@ static void print_summary(struct daemon *d)
 	}
 }
 
+/* One series per interpreter runtime: a field of its stats. */
+static void interp_series(FILE *f, const char *name, const char *type,
+			  const char *help, const struct interp_stats *is,
+			  size_t field)
+{
+	unsigned k;
+
+	fprintf(f, "# HELP ebpf_profiler_%s %s\n# TYPE ebpf_profiler_%s %s\n",
+		name, help, name, type);
+	for (k = 1; k < INTERP_COUNT; k++)
+		fprintf(f, "ebpf_profiler_%s{runtime=\"%s\"} %" PRIu64 "\n", name,
+			interp_module(k)->name,
+			*(const uint64_t *)((const char *)&is[k] + field));
+}
+
 /* The Prometheus text of every counter the daemon keeps. */
 static void publish_metrics(struct daemon *d)
 {
@@ -413,10 +428,11 @@ static void publish_metrics(struct daemon *d)
 	struct bpfmaps *bm = tracer_maps(d->tr);
 	struct tp_stats ts;
 	struct exe_stats es;
-	struct interp_stats is;
+	struct interp_stats is[INTERP_COUNT];
 	struct pm_stats ps;
 	struct rep_stats rs;
 	char *buf = NULL;
+	unsigned k;
 	size_t len = 0;
 	FILE *f;
 	int i;
@@ -430,7 +446,8 @@ static void publish_metrics(struct daemon *d)
 	tp_get_stats(d->tp, &ts);
 	exe_get_stats(d->em, &es);
 	pm_get_stats(d->pm, &ps);
-	interp_get_stats(d->im, &is);
+	for (k = 1; k < INTERP_COUNT; k++)
+		interp_get_stats(d->im, k, &is[k]);
 #define P(name, type, help, fmt, ...)                                          \
 	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
 		   "# TYPE ebpf_profiler_" name " " type "\n"                   \
@@ -477,18 +494,29 @@ static void publish_metrics(struct daemon *d)
 		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_rows\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"py_procs\"} %" PRIu64 "\n",
-		ps.trie_full, es.rows_full, es.pages_full, es.rules_full, is.map_full);
-	P("python_processes", "gauge", "Processes whose CPython frames are unwound.",
-	  " %" PRIu64, is.procs_python);
-	P("python_files_detected_total", "counter", "Files found to hold a CPython runtime.",
-	  " %" PRIu64, is.files_python);
-	fprintf(f, "# HELP ebpf_profiler_python_frames_symbolized_total Python frames named, or not (the process was gone or its memory unreadable).\n"
-		   "# TYPE ebpf_profiler_python_frames_symbolized_total counter\n"
-		   "ebpf_profiler_python_frames_symbolized_total{result=\"ok\"} %" PRIu64 "\n"
-		   "ebpf_profiler_python_frames_symbolized_total{result=\"failed\"} %" PRIu64 "\n",
-		is.symbolize_ok, is.symbolize_fail);
+		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
+		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
+	/* per interpreter runtime, labelled by its -tracers name */
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (interp_module(k)->map_name)
+			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
+				interp_module(k)->map_name, is[k].map_full);
+	interp_series(f, "interp_processes", "gauge",
+		      "Processes whose frames of this runtime are unwound.", is,
+		      offsetof(struct interp_stats, procs));
+	interp_series(f, "interp_files_detected_total", "counter",
+		      "Files found to hold this runtime.", is,
+		      offsetof(struct interp_stats, files));
+	interp_series(f, "interp_attach_errors_total", "counter",
+		      "Processes of this runtime not unwound: layout refused or table full.",
+		      is, offsetof(struct interp_stats, attach_errors));
+	fprintf(f, "# HELP ebpf_profiler_interp_frames_symbolized_total Interpreter frames named, or not (the process was gone or its memory unreadable).\n"
+		   "# TYPE ebpf_profiler_interp_frames_symbolized_total counter\n");
+	for (k = 1; k < INTERP_COUNT; k++)
+		fprintf(f, "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"ok\"} %" PRIu64 "\n"
+			   "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"failed\"} %" PRIu64 "\n",
+			interp_module(k)->name, is[k].symbolize_ok,
+			interp_module(k)->name, is[k].symbolize_fail);
 	P("processes", "gauge", "Processes tracked.", " %" PRIu64, ps.procs);
 	P("files", "gauge", "Executable files tracked.", " %" PRIu64, es.files);
 	P("files_loaded", "gauge", "Files with stack deltas in the BPF maps.",
@@ -694,17 +722,10 @@ static int run(struct daemon *d)
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
 	to.log_level = d->cfg.bpf_log_level;
-	to.python = true;
-	{
-		/* validate -tracers before loading anything */
-		struct interp_mgr *probe = NULL;
-
-		err = interp_mgr_new(NULL, NULL, d->cfg.tracers, &probe);
-		if (err)
-			return err;
-		to.python = interp_python_enabled(probe);
-		interp_mgr_free(probe);
-	}
+	/* validate -tracers before loading anything */
+	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
+	if (err)
+		return err;
 	/* Start-up runs on two threads.  The cache opens on one (its
 	 * integrity check runs in a child process) and finds the kernel
 	 * types, while this one creates the BPF maps.  Then the processes
@@ -736,7 +757,7 @@ static int run(struct daemon *d)
 	exe_mgr_set_detect(d->em, interp_detect, d->im);
 	pm_set_synced_hook(d->pm, interp_synced, d->im);
 	pm_set_forget_hook(d->pm, interp_forget, d->im);
-	po.interp_frame = interp_frame;
+	po.interp_frame = interp_symbolize;
 	po.interp_arg = d->im;
 	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
 	po.send_error_frames = d->cfg.send_error_frames;

@@ -289,11 +289,11 @@ static uint32_t add_loc(struct tp *tp, uint64_t h, const struct rep_location *l)
 
 static uint32_t kernel_loc(struct tp *tp, uint64_t addr)
 {
-	struct rep_location l = { .kind = REP_FRAME_KERNEL, .mapping = REP_NONE,
+	struct rep_location l = { .kind = FRAME_KERNEL, .mapping = REP_NONE,
 				  .address = addr };
 	uint64_t h, off;
 	bool found;
-	uint32_t i = find_loc(tp, REP_FRAME_KERNEL, 0, addr, &h, &found);
+	uint32_t i = find_loc(tp, FRAME_KERNEL, 0, addr, &h, &found);
 	const char *name;
 	char buf[64];
 
@@ -313,7 +313,7 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 			   const struct pm_mapping *pmm, uint64_t addr,
 			   bool ret_addr)
 {
-	struct rep_location l = { .kind = REP_FRAME_NATIVE, .address = addr };
+	struct rep_location l = { .kind = FRAME_NATIVE, .address = addr };
 	uint64_t h, off;
 	bool found;
 	uint32_t i, map = intern_mapping(tp, pid, f, pmm,
@@ -321,7 +321,7 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 
 	if (map == REP_NONE)
 		return REP_NONE;
-	i = find_loc(tp, REP_FRAME_NATIVE, map, addr, &h, &found);
+	i = find_loc(tp, FRAME_NATIVE, map, addr, &h, &found);
 	if (found)
 		return i;
 	l.mapping = map;
@@ -338,7 +338,7 @@ static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
 static uint32_t unknown_loc(struct tp *tp, uint32_t pid, uint64_t pc,
 			    const char *what)
 {
-	struct rep_location l = { .kind = REP_FRAME_NATIVE, .mapping = REP_NONE,
+	struct rep_location l = { .kind = FRAME_NATIVE, .mapping = REP_NONE,
 				  .address = pc };
 	uint64_t h, id = hm_hash(what, strlen(what), pid);
 	bool found;
@@ -352,10 +352,10 @@ static uint32_t unknown_loc(struct tp *tp, uint32_t pid, uint64_t pc,
 
 static uint32_t error_loc(struct tp *tp, uint32_t code)
 {
-	struct rep_location l = { .kind = REP_FRAME_ERROR, .mapping = REP_NONE };
+	struct rep_location l = { .kind = FRAME_ERROR, .mapping = REP_NONE };
 	uint64_t h;
 	bool found;
-	uint32_t i = find_loc(tp, REP_FRAME_ERROR, 0, code, &h, &found);
+	uint32_t i = find_loc(tp, FRAME_ERROR, 0, code, &h, &found);
 	char buf[96];
 
 	if (found)
@@ -366,29 +366,39 @@ static uint32_t error_loc(struct tp *tp, uint32_t code)
 	return add_loc(tp, h, &l);
 }
 
+/* A frame of an interpreter (kind FRAME_INTERP(runtime)): named by its
+ * module; its objects live in process memory, so the key holds the pid. */
 static uint32_t interp_loc(struct tp *tp, uint32_t pid, unsigned kind,
-			   __u64 data, __u64 payload)
+			   unsigned flags, uint64_t data, const __u64 *payload,
+			   unsigned np)
 {
-	struct rep_location l = { .mapping = REP_NONE };
-	char name[512], file[512];
-	uint64_t h, key[2] = { data, payload };
+	struct rep_location l = { .kind = kind, .mapping = REP_NONE,
+				  .address = data };
+	struct interp_frame f = { .kind = kind - FRAME_INTERP_BASE,
+				  .flags = flags, .data = data, .n_payload = np };
+	struct interp_symbol sym;
+	uint64_t h, key[2 + FRAME_MAX_PAYLOAD] = { data, np };
 	bool found;
 	uint32_t i;
 
-	/* interpreter objects live in process memory: key by pid too */
+	memcpy(f.payload, payload, np * sizeof(*payload));
+	memcpy(key + 2, payload, np * sizeof(*payload));
 	i = find_loc(tp, kind, hm_hash(key, sizeof(key), pid), pid, &h, &found);
 	if (found)
 		return i;
-	name[0] = file[0] = 0;
 	if (!tp->o.interp_frame ||
-	    tp->o.interp_frame(tp->o.interp_arg, pid, kind, data, payload, &l,
-			       name, sizeof(name), file, sizeof(file))) {
-		snprintf(name, sizeof(name), "[interp 0x%llx]",
-			 (unsigned long long)payload);
-		l.kind = REP_FRAME_NATIVE;
+	    tp->o.interp_frame(tp->o.interp_arg, pid, &f, &sym)) {
+		snprintf(sym.name, sizeof(sym.name), "[%s 0x%llx]",
+			 rep_frame_kind_name(kind),
+			 (unsigned long long)(np ? payload[0] : data));
+		sym.file[0] = 0;
+		sym.line = 0;
+	} else {
+		l.address = sym.address;
 	}
-	l.function = arena_str(tp, name);
-	l.filename = file[0] ? arena_str(tp, file) : NULL;
+	l.line = sym.line;
+	l.function = arena_str(tp, sym.name);
+	l.filename = sym.file[0] ? arena_str(tp, sym.file) : NULL;
 	return add_loc(tp, h, &l);
 }
 
@@ -559,15 +569,18 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 	for (i = 0; i < h->n_user && n < MAX_KERNEL_FRAMES + MAX_USER_FRAMES;) {
 		__u64 w = uw[i];
 		unsigned kind = FRAME_KIND(w), flags = FRAME_FLAGS(w);
+		unsigned np = FRAME_NPAYLOAD(w);
 		uint64_t data = FRAME_DATA(w);
 		bool ret = flags & FRAME_F_RETURN_ADDR;
 		uint32_t loc = REP_NONE;
 
+		if (np > FRAME_MAX_PAYLOAD || i + np >= h->n_user)
+			goto bad;
 		switch (kind) {
 		case FRAME_NATIVE: {
 			struct exe_file *f;
 
-			if (i + 1 >= h->n_user)
+			if (np != 1)
 				goto bad;
 			f = exe_find(tp->em, uw[i + 1]);
 			if (f)
@@ -610,14 +623,12 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 			loc = error_loc(tp, (uint32_t)data);
 			break;
 		default:
-			if (kind >= FRAME_PYTHON && kind < FRAME_ERROR) {
-				if (i + 1 >= h->n_user)
-					goto bad;
-				loc = interp_loc(tp, h->pid, kind, data, uw[i + 1]);
-				i += 2;
-				break;
-			}
-			goto bad;
+			if (!FRAME_IS_INTERP(kind))
+				goto bad;
+			loc = interp_loc(tp, h->pid, kind, flags, data, uw + i + 1,
+					 np);
+			i += 1 + np;
+			break;
 		}
 		if (loc == REP_NONE) {
 			tp->st.dropped_full++;

@@ -101,7 +101,7 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 		.start = m->start,
 		.end = m->end,
 		.flags = m->flags,
-		.interp = m->file ? m->file->interp : 0,
+		.interp_mask = m->file ? m->file->interp_mask : 0,
 	};
 	int n, i, err = 0;
 
@@ -520,9 +520,9 @@ int pm_sync(struct pm *pm, pid_t pid)
 				m.flags |= MAP_F_FP_ONLY;
 			else
 				m.flags |= MAP_F_DELTAS;
-			if (m.file->interp) {
+			if (m.file->interp_mask) {
 				m.flags |= MAP_F_INTERP;
-				pi.interp_mask |= 1u << m.file->interp;
+				pi.interp_mask |= m.file->interp_mask;
 			}
 		}
 		if (nn == cap) {

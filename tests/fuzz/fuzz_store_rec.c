@@ -53,7 +53,7 @@ static void consume(unsigned kind, const void *buf, size_t len)
 		if (dt_file_deserialize(buf, len, &f) == 0)
 			dt_file_lookup(f, f->text_lo);
 		dt_file_free(f);
-	} else if (kind == STORE_KIND_PYTHON && len == sizeof(info)) {
+	} else if (kind == STORE_KIND_INTERP(INTERP_PYTHON) && len == sizeof(info)) {
 		memcpy(&info, buf, sizeof(info));
 		if (info.format == PY_INFO_FORMAT &&
 		    py_ctx_add_proc(py, 1, &info, 0x1000) == 0)

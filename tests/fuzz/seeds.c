@@ -245,11 +245,11 @@ static void store_seeds(const void *table, size_t tlen,
 	store_put(s, id, STORE_KIND_DELTAS, NULL, 0);
 	for (i = 0; i < npy && i < 2; i++) {
 		id[0] = (uint8_t)(2 + i);
-		store_put(s, id, STORE_KIND_PYTHON, &py[i], sizeof(py[i]));
+		store_put(s, id, STORE_KIND_INTERP(INTERP_PYTHON), &py[i], sizeof(py[i]));
 	}
 	for (i = 0; i < 4; i++) {
 		static const unsigned kinds[] = { STORE_KIND_DELTAS,
-						  STORE_KIND_PYTHON };
+						  STORE_KIND_INTERP(INTERP_PYTHON) };
 		unsigned k;
 
 		id[0] = (uint8_t)i;
