@@ -713,6 +713,12 @@ fail:
 	return err;
 }
 
+struct exe_file *exe_ref(struct exe_file *f)
+{
+	f->refs++;
+	return f;
+}
+
 void exe_put(struct exe_mgr *m, struct exe_file *f)
 {
 	if (!f || f->refs <= 0)

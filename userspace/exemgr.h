@@ -114,6 +114,8 @@ void exe_mgr_free(struct exe_mgr *m);
  * Returns 0 with *out set, or a negative errno (-ENOEXEC: not ELF).
  */
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out);
+/* Take another reference on a file one is held on; returns f. */
+struct exe_file *exe_ref(struct exe_file *f);
 /* Drop a reference; the file is unloaded some time after the last one. */
 void exe_put(struct exe_mgr *m, struct exe_file *f);
 /* The file with this BPF file id, or NULL (also after unload, for a

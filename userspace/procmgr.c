@@ -399,8 +399,7 @@ static struct exe_file *scanned_file(struct pm *pm, dev_t dev, uint64_t ino)
 	f = (struct exe_file *)(uintptr_t)v;
 	if (f->dev != dev || f->ino != ino) /* a hash collision */
 		return NULL;
-	f->refs++;
-	return f;
+	return exe_ref(f);
 }
 
 /* Only when the maps line names the inode f holds open: a file found by
@@ -476,7 +475,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 			m.file = get_vdso(pm);
 			if (!m.file)
 				continue;
-			m.file->refs++;
+			exe_ref(m.file);
 			m.flags = MAP_F_VDSO;
 			m.offset = 0;
 		} else if (!strcmp(mpath, "[vsyscall]")) {
@@ -493,8 +492,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 				    p->maps[i].end == end &&
 				    p->maps[i].offset == off && p->maps[i].file &&
 				    p->maps[i].file->ino == ino) {
-					m.file = p->maps[i].file;
-					m.file->refs++;
+					m.file = exe_ref(p->maps[i].file);
 					break;
 				}
 			if (!m.file && pm->scanning)
