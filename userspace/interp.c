@@ -189,9 +189,11 @@ int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 /* ---- files ---------------------------------------------------------------- */
 
 /* A file's blob for one runtime, from the store or detected and stored.
- * An empty record means "not this runtime". */
-static int detect_one(struct interp_mgr *im, unsigned k, struct exe_file *f,
-		      int fd, void **data, size_t *len)
+ * An empty record means "not this runtime".  *cached: answered by the
+ * store. */
+static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
+		      const char *path, int fd, void **data, size_t *len,
+		      bool *cached)
 {
 	const struct interp_module *m = modules[k];
 	enum store_kind sk = STORE_KIND_INTERP(k);
@@ -199,10 +201,11 @@ static int detect_one(struct interp_mgr *im, unsigned k, struct exe_file *f,
 
 	*data = NULL;
 	*len = 0;
-	if (im->store && store_get(im->store, f->id.b, sk, data, len) == 0) {
+	*cached = false;
+	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
 		err = *len ? m->check(*data, *len) : -ENOENT;
 		if (!err || !*len) {
-			im->st[k].detect_cached++;
+			*cached = true;
 			return err;
 		}
 		/* a record this build cannot use: detect again */
@@ -210,16 +213,35 @@ static int detect_one(struct interp_mgr *im, unsigned k, struct exe_file *f,
 		*data = NULL;
 		*len = 0;
 	}
-	err = m->detect(im->state[k], f->path, fd, data, len);
+	err = m->detect(im->state[k], path, fd, data, len);
 	if (err == 0 && m->check(*data, *len))
 		err = -EPROTO;
 	if (im->store && (err == 0 || err == -ENOENT || err == -ENOTSUP))
-		store_put(im->store, f->id.b, sk, *data, err ? 0 : *len);
+		store_put(im->store, id, sk, *data, err ? 0 : *len);
 	if (err) {
 		free(*data);
 		*data = NULL;
 	}
 	return err;
+}
+
+unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
+		     const char *path, int fd)
+{
+	unsigned k, found = 0;
+
+	for (k = 1; k < INTERP_COUNT; k++) {
+		void *data;
+		size_t len;
+		bool cached;
+
+		if ((im->mask & (1u << k)) &&
+		    detect_one(im, k, id, path, fd, &data, &len, &cached) == 0) {
+			free(data);
+			found++;
+		}
+	}
+	return found;
 }
 
 void interp_detect(void *arg, struct exe_file *f, int fd)
@@ -232,9 +254,16 @@ void interp_detect(void *arg, struct exe_file *f, int fd)
 	for (k = 1; k < INTERP_COUNT; k++) {
 		void *data;
 		size_t len;
+		bool cached;
+		int err;
 
-		if (!(im->mask & (1u << k)) ||
-		    detect_one(im, k, f, fd, &data, &len))
+		if (!(im->mask & (1u << k)))
+			continue;
+		err = detect_one(im, k, f->id.b, f->path, fd, &data, &len,
+				 &cached);
+		if (cached)
+			im->st[k].detect_cached++;
+		if (err)
 			continue;
 		if (exe_set_interp(f, k, data, len)) {
 			free(data);

@@ -147,6 +147,12 @@ void interp_synced(void *im, struct pm_proc *p);
 void interp_forget(void *im, pid_t pid);
 int interp_symbolize(void *im, uint32_t pid, const struct interp_frame *f,
 		     struct interp_symbol *out);
+/* `cache warm`: detect each enabled runtime in the file (id: its file
+ * id) and keep the result in the store, as interp_detect would.  Safe
+ * from several threads when the modules' detect is (it uses no module
+ * state and touches no counter).  Returns how many runtimes it holds. */
+unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
+		     const char *path, int fd);
 void interp_get_stats(struct interp_mgr *im, unsigned kind,
 		      struct interp_stats *out);
 
