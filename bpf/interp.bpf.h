@@ -6,9 +6,10 @@
  *
  *   static __always_inline int <name>_unwind(struct scratch *s, __u64 lookup)
  *
- * called at a native frame of a file that holds its runtime (lookup: the
- * frame's pc, minus one for a return address), returning enum
- * interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>] and
+ * called at a native frame of a file that holds its runtime, or of
+ * anonymous code in a process that runs it (s->st.cur.file_id 0: maybe
+ * its JIT's) (lookup: the frame's pc, minus one for a return address),
+ * returning enum interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>] and
  * s->ibuf, counts frames in s->st.n_interp[INTERP_<NAME>] and its errors in
  * its own METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
  * once its whole VM stack is walked.  The unwinders run inside the native
@@ -23,11 +24,14 @@
 
 #include "python.bpf.h"
 #include "test.bpf.h"
+#include "php.bpf.h"
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 {
-	__u32 mask = s->st.cur.interp_mask & enabled_interps &
-		     ~s->st.interp_done;
+	/* a file's runtimes; at anonymous code, the process' (JIT code) */
+	__u32 mask = (s->st.cur.file_id ? s->st.cur.interp_mask :
+					  s->st.proc_interps) &
+		     enabled_interps & ~s->st.interp_done;
 	int r;
 
 #define INTERP_TRY_(NAME, name, type)                                          \

@@ -47,6 +47,8 @@ struct ustate {
 	__u16 n_native, n_fp;
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
+	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
+			     * asked at anonymous code (their JIT) */
 	/* each interpreter's cursor between its calls in one sample (zeroed
 	 * per sample; the meaning is the unwinder's own) */
 	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];

@@ -370,8 +370,10 @@ static long native_step(__u32 i, void *arg)
 	}
 
 	rel = lookup - st->cur.bias;
-	/* an interpreter's code: its frames may replace the native one */
-	if (st->cur.flags & MAP_F_INTERP) {
+	/* an interpreter's code, or anonymous code in a process running
+	 * one (its JIT): its frames may replace the native one */
+	if ((st->cur.flags & MAP_F_INTERP) ||
+	    (!st->cur.file_id && st->proc_interps)) {
 		int r = interp_unwind(s, lookup);
 
 		if (r == INTERP_REPLACED)
@@ -570,6 +572,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 
 	pi = bpf_map_lookup_elem(&pid_info, &pid);
+	if (pi)
+		s->st.proc_interps = pi->interp_mask;
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk
 		 * and ask userland to load the process */

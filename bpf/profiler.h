@@ -67,7 +67,8 @@ enum prog_index {
  */
 #define INTERPRETERS(X)                                                        \
 	X(PYTHON, python, "cpython")                                           \
-	X(TEST, test, "test")
+	X(TEST, test, "test")                                                  \
+	X(PHP, php, "php")
 
 enum interp_kind {
 	INTERP_NONE = 0,

@@ -263,6 +263,8 @@ void interp_detect(void *arg, struct exe_file *f, int fd)
 				 &cached);
 		if (cached)
 			im->st[k].detect_cached++;
+		if (err == -ENOTSUP)
+			im->st[k].files_unsupported++;
 		if (err)
 			continue;
 		if (exe_set_interp(f, k, data, len)) {

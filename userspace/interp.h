@@ -111,6 +111,8 @@ struct interp_module {
 /* Counters per runtime, kept by the manager. */
 struct interp_stats {
 	uint64_t files;		 /* files holding the runtime */
+	uint64_t files_unsupported; /* files holding a version or build of it
+				     * not supported (PHP's ZTS builds) */
 	uint64_t procs;		 /* processes attached now */
 	uint64_t detect_cached;	 /* detections answered by the store */
 	uint64_t attach_errors;	 /* attach refused (layout, table full) */

@@ -504,11 +504,20 @@ int pm_sync(struct pm *pm, pid_t pid)
 				pm->st.opens++;
 				err = exe_get(pm->em, fd, mpath, &m.file);
 				close(fd);
-				if (err) {
+				if (err == -ENOEXEC) {
+					/* code in a file that is not ELF: a
+					 * JIT's buffer in shared memory (PHP's
+					 * opcache maps /dev/zero): anonymous
+					 * code, as above */
+					m.file = NULL;
+					m.flags = MAP_F_FP_ONLY;
+					m.bias = 0;
+				} else if (err) {
 					err = 0;
 					continue;
 				}
-				if (pm->scanning)
+				err = 0;
+				if (pm->scanning && m.file)
 					note_scanned(pm, dev, ino, m.file);
 			}
 		}
