@@ -20,6 +20,7 @@
 #include "hashmap.h"
 #include "interp.h"
 #include "log.h"
+#include "interp_php.h"
 #include "php.h"
 
 #define PHP_INFO_FORMAT 2
@@ -298,7 +299,8 @@ struct php_state {
 	struct hm procs;
 };
 
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+static int read_proc(void *arg, pid_t pid, uint64_t addr, void *buf,
+		     size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)addr, len };
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -308,9 +310,22 @@ static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+struct php_reader {
+	php_read_fn read;
+	void *arg;
+	pid_t pid;
+};
+
+static int read_mem(const struct php_reader *r, uint64_t addr, void *buf,
+		    size_t len)
+{
+	return r->read(r->arg, r->pid, addr, buf, len);
+}
+
 /* A zend_string's text into out (cut at n - 1 bytes).  Returns 0 or an
  * error; a length above 1 MiB is not a name. */
-static int read_zstr(pid_t pid, uint64_t addr, char *out, size_t n)
+static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
+		     size_t n)
 {
 	uint64_t len;
 	int err;
@@ -318,14 +333,14 @@ static int read_zstr(pid_t pid, uint64_t addr, char *out, size_t n)
 	out[0] = 0;
 	if (!addr)
 		return -ENOENT;
-	err = read_mem(pid, addr + STR_LEN, &len, sizeof(len));
+	err = read_mem(r, addr + STR_LEN, &len, sizeof(len));
 	if (err)
 		return err;
 	if (len > (1u << 20))
 		return -EINVAL;
 	if (len >= n)
 		len = n - 1;
-	err = read_mem(pid, addr + STR_VAL, out, len);
+	err = read_mem(r, addr + STR_VAL, out, len);
 	if (err)
 		return err;
 	out[len] = 0;
@@ -375,38 +390,52 @@ static void php_detach(void *state, pid_t pid)
 	hm_del(&st->procs, (uint64_t)pid);
 }
 
-static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			 struct interp_symbol *out)
+int php_frame_name(php_read_fn read, void *arg, pid_t pid,
+		   uint16_t filename_off, const struct interp_frame *f,
+		   struct interp_symbol *out)
 {
-	struct php_state *st = state;
+	const struct php_reader r = { read, arg, pid };
 	uint64_t func = f->n_payload ? f->payload[0] : 0, name = 0, scope = 0;
-	uint64_t cname = 0, file = 0, filename_off;
+	uint64_t cname = 0, file = 0;
 	unsigned type = (unsigned)(f->data >> 32);
 	char fn[160], cls[96];
 	int err;
 
-	if (!hm_get(&st->procs, (uint64_t)pid, &filename_off) || !func)
-		return -ESRCH;
-	err = read_mem(pid, func + FN_NAME, &name, 8);
+	out->name[0] = out->file[0] = 0;
+	if (!func)
+		return -EINVAL;
+	err = read_mem(&r, func + FN_NAME, &name, 8);
 	if (!err)
-		err = read_mem(pid, func + FN_SCOPE, &scope, 8);
+		err = read_mem(&r, func + FN_SCOPE, &scope, 8);
 	if (err)
 		return err;
-	if (read_zstr(pid, name, fn, sizeof(fn)))
+	if (read_zstr(&r, name, fn, sizeof(fn)))
 		snprintf(fn, sizeof(fn), "%s",
 			 type == PHP_EVAL_CODE ? "{eval}" : "{main}");
 	cls[0] = 0;
-	if (scope && read_mem(pid, scope + CE_NAME, &cname, 8) == 0)
-		read_zstr(pid, cname, cls, sizeof(cls));
+	if (scope && read_mem(&r, scope + CE_NAME, &cname, 8) == 0)
+		read_zstr(&r, cname, cls, sizeof(cls));
 	if (cls[0])
 		snprintf(out->name, sizeof(out->name), "%s::%s", cls, fn);
 	else
 		snprintf(out->name, sizeof(out->name), "%s", fn);
 	if (type != PHP_INTERNAL_FUNCTION &&
-	    read_mem(pid, func + filename_off, &file, 8) == 0)
-		read_zstr(pid, file, out->file, sizeof(out->file));
+	    read_mem(&r, func + filename_off, &file, 8) == 0)
+		read_zstr(&r, file, out->file, sizeof(out->file));
 	out->line = (uint32_t)f->data;
 	return 0;
+}
+
+static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			 struct interp_symbol *out)
+{
+	struct php_state *st = state;
+	uint64_t filename_off;
+
+	if (!hm_get(&st->procs, (uint64_t)pid, &filename_off))
+		return -ESRCH;
+	return php_frame_name(read_proc, NULL, pid, (uint16_t)filename_off, f,
+			      out);
 }
 
 #define PHP_METRIC_NAME_(name, desc) #name,

@@ -274,6 +274,40 @@ static void store_seeds(const void *table, size_t tlen,
 		fprintf(stderr, "seeds: could not remove %s\n", dir);
 }
 
+/* A method of a class in a user script, laid out as PHP 8.2 has it: the
+ * zend_function at 0, its name, class, class name and file after it
+ * (addresses from 0x10000, as fuzz_phpframe maps its image). */
+static void phpframe_seeds(void)
+{
+	uint8_t img[10 + 512] = { 0 };
+	uint8_t *m = img + 10;
+	uint64_t data = 42 | (2ULL << 32), v;
+	static const struct {
+		unsigned at;
+		const char *s;
+	} strs[] = { { 256, "compare" }, { 320, "Sorter" }, { 384, "/srv/usort.php" } };
+	unsigned i;
+
+	memcpy(img, &data, 8);
+	img[8] = 152; /* zend_op_array.filename in 8.2 */
+	m[0] = 2;     /* ZEND_USER_FUNCTION */
+	v = 0x10000 + 256;
+	memcpy(m + 8, &v, 8); /* function_name */
+	v = 0x10000 + 200;
+	memcpy(m + 16, &v, 8); /* scope: a class entry at 200 */
+	v = 0x10000 + 320;
+	memcpy(m + 200 + 8, &v, 8); /* zend_class_entry.name */
+	v = 0x10000 + 384;
+	memcpy(m + 152, &v, 8); /* filename */
+	for (i = 0; i < 3; i++) {
+		uint64_t len = strlen(strs[i].s);
+
+		memcpy(m + strs[i].at + 16, &len, 8);
+		memcpy(m + strs[i].at + 24, strs[i].s, len);
+	}
+	write_seed("phpframe", "method", img, sizeof(img), NULL, 0);
+}
+
 static void pycode_seeds(int layouts)
 {
 	/* a patch: the first frame's code pointer moved into the table */
@@ -329,6 +363,7 @@ int main(int argc, char **argv)
 	store_seeds(first_table, first_len, py, npy);
 	free(first_table);
 	pycode_seeds(npy);
+	phpframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);
 	return 0;
 }
