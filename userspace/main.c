@@ -465,8 +465,9 @@ static void publish_metrics(struct daemon *d)
 	fprintf(f, "# HELP ebpf_profiler_bpf_events_total BPF per-CPU counters.\n"
 		   "# TYPE ebpf_profiler_bpf_events_total counter\n");
 	for (i = 0; i < METRIC_COUNT; i++)
-		fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
-			metric_name(i), m[i]);
+		if (metric_defined(i))
+			fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
+				metric_name(i), m[i]);
 	fprintf(f, "# HELP ebpf_profiler_unwind_errors_total Stacks that ended in an error, by reason.\n"
 		   "# TYPE ebpf_profiler_unwind_errors_total counter\n");
 	for (i = 0; i < METRIC_COUNT; i++)

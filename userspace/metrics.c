@@ -17,6 +17,11 @@ const char *metric_name(unsigned id)
 	return n ? n : "?";
 }
 
+bool metric_defined(unsigned id)
+{
+	return id < METRIC_CORE_COUNT || interp_metric_name(id) != NULL;
+}
+
 const char *metric_help(unsigned id)
 {
 	const char *n = id < METRIC_CORE_COUNT ? help[id] :
