@@ -718,7 +718,7 @@ out:
  * rule (CFA = rsp + 8 * (first + i) + 16): n distinct rules that no other
  * file has unless its range of first overlaps.  Written as assembly with
  * .cfi directives into dir/name.S and built into dir/name.so (path in
- * out).  Returns 0, or -1 when gcc could not build it.  Also used by
+ * out), with one exported function, rules_spin(n), that loops n times.  Returns 0, or -1 when gcc could not build it.  Also used by
  * tests/integration/test_hostile_rules.c.
  */
 int exemgr_test_rules_lib(const char *dir, const char *name, unsigned n,
@@ -735,7 +735,11 @@ int exemgr_test_rules_lib(const char *dir, const char *name, unsigned n,
 	f = fopen(src, "w");
 	if (!f)
 		return -1;
-	fprintf(f, "\t.text\n");
+	/* rules_spin(n): a loop to burn CPU in the file (CFA = rsp + 8,
+	 * a rule every file has) */
+	fprintf(f, "\t.text\n\t.globl rules_spin\n\t.type rules_spin, @function\n"
+		   "rules_spin:\n\t.cfi_startproc\n1:\tdec %%rdi\n\tjnz 1b\n"
+		   "\tret\n\t.cfi_endproc\n\t.size rules_spin, .-rules_spin\n");
 	for (i = 0; i < n; i++)
 		fprintf(f, "\t.cfi_startproc\n\tnop\n\t.cfi_def_cfa_offset %u\n"
 			   "\tret\n\t.cfi_endproc\n",
