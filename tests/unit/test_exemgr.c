@@ -898,3 +898,64 @@ out:
 	exe_mgr_free(em);
 	bm_mem_free(bm);
 }
+
+/* The rows' and pages' shares: libLLVM (950 K rows) is more than a
+ * file's 1/4 of a 2 M-row bound; libc (22 pages) more than a file's 1/8
+ * of a 64-entry pages map, and, as a user's copy with only the owner's
+ * share set, more than an owner's 1/4 of it.  Each is walked by frame
+ * pointer, counted by table and limit, and takes nothing. */
+TEST(exemgr_rows_and_pages_shares)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *f = NULL, *g = NULL, *u = NULL;
+	struct exe_stats st;
+	uid_t user = getuid() ? getuid() : 65534;
+	char copy[4096], *cmd;
+
+	if (!present(LIBLLVM))
+		return;
+	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	f = load(em, LIBLLVM);
+	if (!f)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(f->deltas, EXE_DELTAS_NONE, "libLLVM walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_ROWS][0], 1, "counted: rows, a file's");
+	ASSERT_EQ(st.rows_full, 0, "not as the bound reached");
+	ASSERT_EQ(st.rows_used, 0, "no row taken");
+
+	bm->max_entries[BM_PAGES] = 64;
+	g = load(em, LIBC);
+	if (!g)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(g->deltas, EXE_DELTAS_NONE, "libc walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_PAGES][0], 1, "counted: pages, a file's");
+
+	/* a user's copy of libc (another file id: its own path and size) */
+	exe_mgr_set_share(em, EXE_TABLE_PAGES, 0, 4);
+	snprintf(copy, sizeof(copy), "%s/libc-copy.so", test_tmpdir());
+	if (asprintf(&cmd, "cp %s %s && echo >> %s", LIBC, copy, copy) < 0)
+		goto out;
+	ASSERT_OK(system(cmd), "copy libc");
+	free(cmd);
+	if (getuid() == 0 && !ASSERT_OK(chown(copy, user, user), "chown"))
+		goto out;
+	u = load(em, copy);
+	if (!u)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(u->deltas, EXE_DELTAS_NONE, "the copy walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_PAGES][1], 1, "counted: pages, an owner's");
+	ASSERT_EQ(st.loaded, 0, "nothing loaded");
+	ASSERT_EQ(st.rules_used, RULE_FIXED_COUNT, "no rule taken");
+out:
+	exe_put(em, f);
+	exe_put(em, g);
+	exe_put(em, u);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
