@@ -512,6 +512,11 @@ static void publish_metrics(struct daemon *d)
 		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
 		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
+	/* per interpreter runtime, labelled by its -tracers name */
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (interp_module(k)->map_name)
+			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
+				interp_module(k)->map_name, is[k].map_full);
 	fprintf(f, "# HELP ebpf_profiler_files_over_share_total Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).\n"
 		   "# TYPE ebpf_profiler_files_over_share_total counter\n");
 	for (k = 0; k < EXE_TABLE_COUNT; k++)
@@ -522,11 +527,6 @@ static void publish_metrics(struct daemon *d)
 	P("rules_freed_total", "counter",
 	  "Unwind rules taken back from unloaded files.", " %" PRIu64,
 	  es.rules_freed);
-	/* per interpreter runtime, labelled by its -tracers name */
-	for (k = 1; k < INTERP_COUNT; k++)
-		if (interp_module(k)->map_name)
-			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
-				interp_module(k)->map_name, is[k].map_full);
 	interp_series(f, "interp_processes", "gauge",
 		      "Processes whose frames of this runtime are unwound.", is,
 		      offsetof(struct interp_stats, procs));
