@@ -300,6 +300,21 @@ static void write_stdout(struct daemon *d)
 	free(buf);
 }
 
+/* The shared tables' fair shares (issue 16): files refused for taking
+ * more than theirs, by table, and the rules taken back from unloaded
+ * files.  Part of the summary line. */
+static void print_summary_shares(const struct exe_stats *es)
+{
+	unsigned t;
+
+	for (t = 0; t < EXE_TABLE_COUNT; t++)
+		fprintf(stderr, "over_share_%s=%" PRIu64 " ", exe_table_name(t),
+			exe_over_share(es, t));
+	fprintf(stderr, "rules_used=%" PRIu64 " rules_freed=%" PRIu64
+			" rules_full=%" PRIu64 " ",
+		es->rules_used, es->rules_freed, es->rules_full);
+}
+
 /* The counters of every sink, summed. */
 static void sink_totals(struct daemon *d, struct rep_stats *t)
 {
@@ -318,21 +333,6 @@ static void sink_totals(struct daemon *d, struct rep_stats *t)
 		t->queue_drops += rs.queue_drops;
 		t->write_errors += rs.write_errors;
 	}
-}
-
-/* The shared tables' fair shares (issue 16): files refused for taking
- * more than theirs, by table, and the rules taken back from unloaded
- * files.  Part of the summary line. */
-static void print_summary_shares(const struct exe_stats *es)
-{
-	unsigned t;
-
-	for (t = 0; t < EXE_TABLE_COUNT; t++)
-		fprintf(stderr, "over_share_%s=%" PRIu64 " ", exe_table_name(t),
-			exe_over_share(es, t));
-	fprintf(stderr, "rules_used=%" PRIu64 " rules_freed=%" PRIu64
-			" rules_full=%" PRIu64 " ",
-		es->rules_used, es->rules_freed, es->rules_full);
 }
 
 static void print_summary(struct daemon *d)
