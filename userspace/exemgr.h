@@ -52,6 +52,9 @@ struct exe_file {
 	int fd;
 	uint64_t inode_key;
 	uint64_t unused_since_ns;
+	uid_t owner;	  /* the file's owner: whose share it takes */
+	uint16_t *rule_idx; /* the global rules it holds a reference on */
+	uint32_t n_rule_idx;
 	struct exe_rows *row_ext; /* where its rows are, n_row_ext runs */
 	uint32_t n_row_ext, n_blocks;
 	uint64_t *pages;
@@ -62,6 +65,14 @@ struct exe_file {
 	void *interp_data[INTERP_COUNT];
 	size_t interp_len[INTERP_COUNT];
 	struct exe_file *next_free;
+};
+
+/* The shared tables a file takes a share of. */
+enum exe_table {
+	EXE_TABLE_RULES,
+	EXE_TABLE_ROWS,
+	EXE_TABLE_PAGES,
+	EXE_TABLE_COUNT,
 };
 
 struct exe_stats {
@@ -75,21 +86,40 @@ struct exe_stats {
 	uint64_t errors;      /* files that could not be read or parsed */
 	uint64_t rows_full;   /* files not loaded: the rows' bound reached */
 	uint64_t pages_full;  /* page updates that failed */
-	uint64_t rules_full;  /* rows lowered to invalid: rule table full */
+	uint64_t rules_full;  /* files not loaded: the rule table full */
 	uint64_t rows_used;   /* rows the loaded files take (in blocks) */
 	uint64_t rows_alloc;  /* rows in the chunks that exist */
 	uint64_t rows_cap;    /* the bound: rows in every chunk allowed */
 	uint64_t row_chunks;  /* chunks that exist */
 	uint64_t split_files; /* files loaded in several runs (a count) */
-	uint64_t rules_used;
+	uint64_t rules_used;  /* rules in the table now (fixed ones too) */
 	uint64_t unloaded;
+	uint64_t rules_freed; /* rules no loaded file held, taken back */
+	/* files not loaded (frame-pointer walk) because they would take
+	 * more than their share of a table: by table, the file's own share
+	 * or its owner's (enum exe_table, then 0 = file, 1 = owner) */
+	uint64_t over_share[EXE_TABLE_COUNT][2];
 };
+
+/* "rules", "rows", "pages": for the metrics' labels. */
+const char *exe_table_name(unsigned table);
+/* Sum of over_share of one table (both limits). */
+static inline uint64_t exe_over_share(const struct exe_stats *st, unsigned table)
+{
+	return st->over_share[table][0] + st->over_share[table][1];
+}
 
 /* store may be NULL (no cache).  Returns 0 or -ENOMEM. */
 int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
 /* Load no stack deltas: every file is walked by frame pointer (to
  * compare the two unwinders). */
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
+/* Fair shares: no file takes more than 1/file_div of a shared table,
+ * and the files of one owner other than root together no more than
+ * 1/owner_div (0: no limit).  For tests; the defaults are
+ * EXE_*_SHARE_DIV. */
+void exe_mgr_set_share(struct exe_mgr *m, unsigned table, unsigned file_div,
+		       unsigned owner_div);
 /* Called once per new file, before it is used: interpreter detection,
  * which records what it finds with exe_set_interp(). */
 typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);

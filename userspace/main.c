@@ -300,6 +300,21 @@ static void write_stdout(struct daemon *d)
 	free(buf);
 }
 
+/* The shared tables' fair shares (issue 16): files refused for taking
+ * more than theirs, by table, and the rules taken back from unloaded
+ * files.  Part of the summary line. */
+static void print_summary_shares(const struct exe_stats *es)
+{
+	unsigned t;
+
+	for (t = 0; t < EXE_TABLE_COUNT; t++)
+		fprintf(stderr, "over_share_%s=%" PRIu64 " ", exe_table_name(t),
+			exe_over_share(es, t));
+	fprintf(stderr, "rules_used=%" PRIu64 " rules_freed=%" PRIu64
+			" rules_full=%" PRIu64 " ",
+		es->rules_used, es->rules_freed, es->rules_full);
+}
+
 /* The counters of every sink, summed. */
 static void sink_totals(struct daemon *d, struct rep_stats *t)
 {
@@ -350,6 +365,7 @@ static void print_summary(struct daemon *d)
 		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used,
 		es.rows_full, ps.syncs, rs.send_ok,
 		rs.send_fail, rs.queue_drops, secs);
+	print_summary_shares(&es);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
 	for (i = 0; i < METRIC_COUNT; i++) {
@@ -502,6 +518,16 @@ static void publish_metrics(struct daemon *d)
 		if (interp_module(k)->map_name)
 			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
 				interp_module(k)->map_name, is[k].map_full);
+	fprintf(f, "# HELP ebpf_profiler_files_over_share_total Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).\n"
+		   "# TYPE ebpf_profiler_files_over_share_total counter\n");
+	for (k = 0; k < EXE_TABLE_COUNT; k++)
+		fprintf(f, "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"file\"} %" PRIu64 "\n"
+			   "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"owner\"} %" PRIu64 "\n",
+			exe_table_name(k), es.over_share[k][0],
+			exe_table_name(k), es.over_share[k][1]);
+	P("rules_freed_total", "counter",
+	  "Unwind rules taken back from unloaded files.", " %" PRIu64,
+	  es.rules_freed);
 	interp_series(f, "interp_processes", "gauge",
 		      "Processes whose frames of this runtime are unwound.", is,
 		      offsetof(struct interp_stats, procs));
