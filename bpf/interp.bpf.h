@@ -25,6 +25,7 @@
 #include "python.bpf.h"
 #include "test.bpf.h"
 #include "php.bpf.h"
+#include "perl.bpf.h"
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 {

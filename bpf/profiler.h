@@ -68,7 +68,8 @@ enum prog_index {
 #define INTERPRETERS(X)                                                        \
 	X(PYTHON, python, "cpython")                                           \
 	X(TEST, test, "test")                                                  \
-	X(PHP, php, "php")
+	X(PHP, php, "php")                                                     \
+	X(PERL, perl, "perl")
 
 enum interp_kind {
 	INTERP_NONE = 0,

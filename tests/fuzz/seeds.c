@@ -308,6 +308,44 @@ static void phpframe_seeds(void)
 	write_seed("phpframe", "method", img, sizeof(img), NULL, 0);
 }
 
+/* A named sub (CVf_NAMED: its name a HEK in the CV) of package main
+ * and its COP, laid out as Perl 5.36 has them (addresses from 0x10000,
+ * as fuzz_perlframe maps its image). */
+static void perlframe_seeds(void)
+{
+	uint8_t img[24 + 512] = { 0 };
+	uint8_t *m = img + 24;
+	uint64_t v, line = 22, cv = 0x10000, cop = 0x10000 + 400;
+	uint32_t flags = 0x8000, oook = 0x02000000;
+	int32_t len;
+
+	memcpy(img, &line, 8);
+	memcpy(img + 8, &cv, 8);
+	memcpy(img + 16, &cop, 8);
+	v = 0x10000 + 64;
+	memcpy(m + 0, &v, 8); /* CV's body at 64 */
+	memcpy(m + 64 + 0x5c, &flags, 4);
+	v = 0x10000 + 200;
+	memcpy(m + 64 + 0x38, &v, 8); /* the name HEK at 200 */
+	len = 9;
+	memcpy(m + 200 + 4, &len, 4);
+	memcpy(m + 200 + 8, "by_weight", 9);
+	v = 0x10000 + 240;
+	memcpy(m + 64 + 0x20, &v, 8); /* the stash (an HV head) at 240 */
+	memcpy(m + 240 + 12, &oook, 4);
+	v = 0x10000 + 280;
+	memcpy(m + 240, &v, 8); /* its body at 280, aux at body + 0x20 */
+	v = 0x10000 + 360;
+	memcpy(m + 280 + 0x20, &v, 8); /* its name HEK at 360 */
+	len = 4;
+	memcpy(m + 360 + 4, &len, 4);
+	memcpy(m + 360 + 8, "main", 4);
+	v = 0x10000 + 460;
+	memcpy(m + 400 + 0x30, &v, 8); /* the COP's file */
+	memcpy(m + 460, "/srv/callbacks.pl", 17);
+	write_seed("perlframe", "named_sub", img, sizeof(img), NULL, 0);
+}
+
 static void pycode_seeds(int layouts)
 {
 	/* a patch: the first frame's code pointer moved into the table */
@@ -364,6 +402,7 @@ int main(int argc, char **argv)
 	free(first_table);
 	pycode_seeds(npy);
 	phpframe_seeds();
+	perlframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);
 	return 0;
 }
