@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "hashmap.h"
 #include "log.h"
@@ -413,4 +414,55 @@ void interp_get_stats(struct interp_mgr *im, unsigned kind,
 	memset(out, 0, sizeof(*out));
 	if (im && interp_module(kind))
 		*out = im->st[kind];
+}
+
+/* ---- for modules ------------------------------------------------------------ */
+
+int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
+			size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	(void)arg;
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int interp_procs_init(void **state)
+{
+	struct hm *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	hm_init(m);
+	*state = m;
+	return 0;
+}
+
+void interp_procs_fini(void *state)
+{
+	hm_free(state);
+	free(state);
+}
+
+void interp_procs_detach(void *state, pid_t pid)
+{
+	hm_del(state, (uint64_t)pid);
+}
+
+int interp_procs_put(void *state, pid_t pid, uint64_t word)
+{
+	struct hm *m = state;
+	uint64_t old;
+
+	if (m->count >= INTERP_PROCS_MAX && !hm_get(m, (uint64_t)pid, &old))
+		return -ENOSPC;
+	return hm_put(m, (uint64_t)pid, word);
+}
+
+bool interp_procs_get(void *state, pid_t pid, uint64_t *word)
+{
+	return hm_get(state, (uint64_t)pid, word);
 }

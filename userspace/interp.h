@@ -120,6 +120,28 @@ struct interp_stats {
 	uint64_t symbolize_ok, symbolize_fail;
 };
 
+/* ---- for modules --------------------------------------------------------- */
+
+/* Read len bytes at addr in process pid: the shape of the readers modules
+ * name frames through (tests and fuzz targets pass their own).  0, or a
+ * negative errno (-EFAULT for a short read). */
+typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
+			      size_t len);
+/* The reader of live processes (process_vm_readv; arg unused). */
+int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
+			size_t len);
+
+/* A module state that is one word per attached process (the version or
+ * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable
+ * as a module's init, fini and detach. */
+#define INTERP_PROCS_MAX 4096
+int interp_procs_init(void **state);
+void interp_procs_fini(void *state);
+void interp_procs_detach(void *state, pid_t pid);
+/* 0, -ENOSPC (full) or -ENOMEM. */
+int interp_procs_put(void *state, pid_t pid, uint64_t word);
+bool interp_procs_get(void *state, pid_t pid, uint64_t *word);
+
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);
 /* Parse -tracers ("all", or a comma list of native and module names)

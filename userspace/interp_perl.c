@@ -13,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "elfmap.h"
-#include "hashmap.h"
 #include "interp.h"
 #include "interp_perl.h"
 #include "log.h"
@@ -127,39 +125,12 @@ static int perl_check(const void *data, size_t len)
 	return 0;
 }
 
-/* pid -> its version (for the name offsets), bounded as the BPF map. */
-#define PERL_PROCS_MAX 4096
-
-struct perl_state {
-	struct hm procs;
-};
-
-static int perl_init(void **state)
-{
-	struct perl_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return -ENOMEM;
-	hm_init(&st->procs);
-	*state = st;
-	return 0;
-}
-
-static void perl_fini(void *state)
-{
-	struct perl_state *st = state;
-
-	hm_free(&st->procs);
-	free(st);
-}
-
 static int perl_attach(void *state, struct interp_mgr *im,
 		       const struct interp_attach *a)
 {
-	struct perl_state *st = state;
 	const struct perl_info *info = a->files[0].data;
 	const struct perl_offsets *o = offsets_of(info->revision, info->version);
-	uint64_t bias = a->files[0].bias, old;
+	uint64_t bias = a->files[0].bias;
 	uint32_t key = (uint32_t)a->pid;
 	struct perl_proc pp = {
 		.interp = info->interp + bias,
@@ -178,28 +149,22 @@ static int perl_attach(void *state, struct interp_mgr *im,
 	};
 	int err;
 
-	if (st->procs.count >= PERL_PROCS_MAX &&
-	    !hm_get(&st->procs, (uint64_t)a->pid, &old))
-		return -ENOSPC;
+	/* the version, for the names' offsets */
+	err = interp_procs_put(state, a->pid, info->version);
+	if (err)
+		return err;
 	err = interp_map_update(im, INTERP_PERL, &key, &pp);
 	if (err) {
 		log_warn_once("perl_procs map is full: Perl frames of new processes are not unwound");
-		return err;
+		interp_procs_detach(state, a->pid);
 	}
-	return hm_put(&st->procs, (uint64_t)a->pid, info->version);
-}
-
-static void perl_detach(void *state, pid_t pid)
-{
-	struct perl_state *st = state;
-
-	hm_del(&st->procs, (uint64_t)pid);
+	return err;
 }
 
 /* ---- names ---------------------------------------------------------------- */
 
 struct perl_reader {
-	perl_read_fn read;
+	interp_read_fn read;
 	void *arg;
 	pid_t pid;
 };
@@ -291,7 +256,7 @@ static bool stash_name(const struct perl_reader *r, const struct perl_offsets *o
 
 #define PERL_CVF_NAMED 0x8000
 
-int perl_frame_name(perl_read_fn read, void *arg, pid_t pid,
+int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct perl_offsets *o, const struct interp_frame *f,
 		    struct interp_symbol *out)
 {
@@ -339,30 +304,18 @@ int perl_frame_name(perl_read_fn read, void *arg, pid_t pid,
 	return 0;
 }
 
-static int read_proc(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	(void)arg;
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			  struct interp_symbol *out)
 {
-	struct perl_state *st = state;
 	const struct perl_offsets *o;
 	uint64_t version;
 
-	if (!hm_get(&st->procs, (uint64_t)pid, &version))
+	if (!interp_procs_get(state, pid, &version))
 		return -ESRCH;
 	o = offsets_of(5, (unsigned)version);
 	if (!o)
 		return -ESRCH;
-	return perl_frame_name(read_proc, NULL, pid, o, f, out);
+	return perl_frame_name(interp_read_process, NULL, pid, o, f, out);
 }
 
 #define PERL_METRIC_NAME_(name, desc) #name,
@@ -380,11 +333,11 @@ const struct interp_module interp_module_perl = {
 	.map_name = "perl_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct perl_proc),
-	.init = perl_init,
-	.fini = perl_fini,
+	.init = interp_procs_init,
+	.fini = interp_procs_fini,
 	.detect = perl_detect,
 	.check = perl_check,
 	.attach = perl_attach,
-	.detach = perl_detach,
+	.detach = interp_procs_detach,
 	.symbolize = perl_symbolize,
 };

@@ -23,15 +23,11 @@ struct perl_offsets {
 	uint16_t aux_name, aux_name_count;		/* xpvhv_aux */
 };
 
-/* Read len bytes at addr in process pid; 0 or a negative errno. */
-typedef int (*perl_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
-			    size_t len);
-
 /* Name one Perl frame (bpf/perl.h: data = line, payload = CV and COP)
  * from memory read through read: "package::sub", "main" for the
  * program's own frame, "(eval)"; the file from the COP.  Returns 0, or a
  * negative errno when the sub cannot be read. */
-int perl_frame_name(perl_read_fn read, void *arg, pid_t pid,
+int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct perl_offsets *o, const struct interp_frame *f,
 		    struct interp_symbol *out);
 

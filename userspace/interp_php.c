@@ -17,7 +17,6 @@
 
 #include "deltas.h"
 #include "elfmap.h"
-#include "hashmap.h"
 #include "interp.h"
 #include "log.h"
 #include "interp_php.h"
@@ -290,28 +289,8 @@ static int php_attach(void *state, struct interp_mgr *im,
 
 /* ---- names ---------------------------------------------------------------- */
 
-/* A frame's zend_function says everything symbolize needs but the
- * op_array offsets of the process' minor version: pid -> its
- * op_filename, kept by attach (bounded by the BPF map's size). */
-#define PHP_PROCS_MAX 4096
-
-struct php_state {
-	struct hm procs;
-};
-
-static int read_proc(void *arg, pid_t pid, uint64_t addr, void *buf,
-		     size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 struct php_reader {
-	php_read_fn read;
+	interp_read_fn read;
 	void *arg;
 	pid_t pid;
 };
@@ -347,50 +326,23 @@ static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
 	return strlen(out) == len ? 0 : -EINVAL;
 }
 
-static int php_init(void **state)
-{
-	struct php_state *st = calloc(1, sizeof(*st));
-
-	if (!st)
-		return -ENOMEM;
-	hm_init(&st->procs);
-	*state = st;
-	return 0;
-}
-
-static void php_fini(void *state)
-{
-	struct php_state *st = state;
-
-	hm_free(&st->procs);
-	free(st);
-}
-
 static int php_attach_state(void *state, struct interp_mgr *im,
 			    const struct interp_attach *a)
 {
-	struct php_state *st = state;
 	const struct php_info *info = a->files[0].data;
-	uint64_t old;
 	int err;
 
-	if (st->procs.count >= PHP_PROCS_MAX &&
-	    !hm_get(&st->procs, (uint64_t)a->pid, &old))
-		return -ENOSPC;
+	/* the op_array offset of its version, for the names */
+	err = interp_procs_put(state, a->pid, info->op_filename);
+	if (err)
+		return err;
 	err = php_attach(state, im, a);
-	if (!err)
-		err = hm_put(&st->procs, (uint64_t)a->pid, info->op_filename);
+	if (err)
+		interp_procs_detach(state, a->pid);
 	return err;
 }
 
-static void php_detach(void *state, pid_t pid)
-{
-	struct php_state *st = state;
-
-	hm_del(&st->procs, (uint64_t)pid);
-}
-
-int php_frame_name(php_read_fn read, void *arg, pid_t pid,
+int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		   uint16_t filename_off, const struct interp_frame *f,
 		   struct interp_symbol *out)
 {
@@ -429,13 +381,12 @@ int php_frame_name(php_read_fn read, void *arg, pid_t pid,
 static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			 struct interp_symbol *out)
 {
-	struct php_state *st = state;
 	uint64_t filename_off;
 
-	if (!hm_get(&st->procs, (uint64_t)pid, &filename_off))
+	if (!interp_procs_get(state, pid, &filename_off))
 		return -ESRCH;
-	return php_frame_name(read_proc, NULL, pid, (uint16_t)filename_off, f,
-			      out);
+	return php_frame_name(interp_read_process, NULL, pid,
+			      (uint16_t)filename_off, f, out);
 }
 
 #define PHP_METRIC_NAME_(name, desc) #name,
@@ -453,11 +404,11 @@ const struct interp_module interp_module_php = {
 	.map_name = "php_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct php_proc),
-	.init = php_init,
-	.fini = php_fini,
+	.init = interp_procs_init,
+	.fini = interp_procs_fini,
 	.detect = php_detect,
 	.check = php_check,
 	.attach = php_attach_state,
-	.detach = php_detach,
+	.detach = interp_procs_detach,
 	.symbolize = php_symbolize,
 };

@@ -8,17 +8,12 @@
 
 #include "interp.h"
 
-/* Read len bytes at addr in process pid; 0 or a negative errno (-EFAULT
- * for a short read). */
-typedef int (*php_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
-			   size_t len);
-
 /* Name one PHP frame (bpf/php.h: data = line | type << 32, payload = the
  * zend_function) from memory read through read: "Class::method",
  * "function", "{main}"; the file of user code.  filename_off: the
  * zend_op_array.filename offset of the process' version.  Returns 0, or
  * a negative errno when the function cannot be read. */
-int php_frame_name(php_read_fn read, void *arg, pid_t pid,
+int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		   uint16_t filename_off, const struct interp_frame *f,
 		   struct interp_symbol *out);
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "elfmap.h"
 #include "interp.h"
@@ -84,16 +83,6 @@ static int test_attach(void *state, struct interp_mgr *im,
 	return interp_map_update(im, INTERP_TEST, &key, &tp);
 }
 
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			  struct interp_symbol *out)
 {
@@ -104,12 +93,12 @@ static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 	(void)state;
 	if (f->n_payload < 1)
 		return -EINVAL;
-	err = read_mem(pid, f->payload[0], &code, sizeof(code));
+	err = interp_read_process(NULL, pid, f->payload[0], &code, sizeof(code));
 	if (err)
 		return err;
 	if (code.magic != TEST_CODE_MAGIC)
 		return -EINVAL;
-	err = read_mem(pid, code.name, name, sizeof(name));
+	err = interp_read_process(NULL, pid, code.name, name, sizeof(name));
 	if (err)
 		return err;
 	name[sizeof(name) - 1] = 0;

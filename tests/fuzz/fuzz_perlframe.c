@@ -7,14 +7,11 @@
  * HEK, the stash and its aux struct, the COP's file) is followed as in a
  * live process, which may hold anything.  Perl 5.36's offsets.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "interp_perl.h"
-
-#define BASE 0x10000ULL
 
 static const struct perl_offsets o536 = {
 	.i_curcop = 0xd0, .i_curstackinfo = 0xe0, .si_cxstack = 0x08,
@@ -25,28 +22,11 @@ static const struct perl_offsets o536 = {
 	.hv_array = 0x10, .hv_aux = 0x20, .aux_name = 0, .aux_name_count = 0x1c,
 };
 
-struct image {
-	const uint8_t *p;
-	size_t len;
-};
-
-static int read_image(void *arg, pid_t pid, uint64_t addr, void *buf,
-		      size_t len)
-{
-	const struct image *im = arg;
-
-	(void)pid;
-	if (addr < BASE || addr - BASE > im->len || len > im->len - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, im->p + (addr - BASE), len);
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct interp_frame f = { .kind = INTERP_PERL, .n_payload = 2 };
 	struct interp_symbol out;
-	struct image im;
+	struct fz_image im;
 
 	if (size < 24)
 		return 0;
@@ -55,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&f.payload[1], data + 16, 8);
 	im.p = data + 24;
 	im.len = size - 24;
-	if (perl_frame_name(read_image, &im, 1, &o536, &f, &out) == 0 &&
+	if (perl_frame_name(fz_image_read, &im, 1, &o536, &f, &out) == 0 &&
 	    (strlen(out.name) >= sizeof(out.name) ||
 	     strlen(out.file) >= sizeof(out.file)))
 		__builtin_trap();
