@@ -94,6 +94,12 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 
 	if (!p || lookup < p->loop_lo || lookup >= p->loop_hi)
 		return INTERP_NOT_HERE;
+	/* PL_curinterp is the main thread's interpreter: another thread
+	 * (ithreads) runs its own, found through its TSD slot (not yet) */
+	if (s->hdr.tid != s->hdr.pid) {
+		s->st.interp_done |= 1u << INTERP_PERL;
+		return INTERP_NOT_HERE;
+	}
 	lc.p = p;
 	if (!cur[1]) {
 		cur[1] = 1;
