@@ -238,18 +238,19 @@ TEST(symbols_huge_sizes)
 	close(fd);
 }
 
-/* An image of n function symbols at 0x1000 + i, all named name. */
-static int same_name_image(uint32_t n, const char *name)
+/* An image of n function symbols at 0x1000 + i, all named name, or with
+ * distinct names of that length (the last bytes tell them apart). */
+static int name_image(uint32_t n, const char *name, bool distinct)
 {
-	size_t nlen = strlen(name), len;
+	size_t nlen = strlen(name), len, slen = 1 + (distinct ? n : 1) * (nlen + 1);
 	Elf64_Sym *syms = calloc(n + 1, sizeof(*syms));
-	char *strs = calloc(1, nlen + 2);
+	char *strs = calloc(1, slen);
 	struct synth_sec secs[3] = {
 		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
 		  (size_t)n + 16 },
 		{ ".symtab", SHT_SYMTAB, 0, 0, syms,
 		  (n + 1) * sizeof(*syms), 3, sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, nlen + 2 },
+		{ ".strtab", SHT_STRTAB, 0, 0, strs, slen },
 	};
 	uint8_t *img;
 	uint32_t i;
@@ -257,9 +258,15 @@ static int same_name_image(uint32_t n, const char *name)
 
 	if (!syms || !strs)
 		goto out;
-	memcpy(strs + 1, name, nlen);
+	for (i = 0; i < (distinct ? n : 1); i++) {
+		char *p = strs + 1 + (size_t)i * (nlen + 1);
+
+		memcpy(p, name, nlen);
+		if (distinct && nlen >= 8)
+			snprintf(p + nlen - 8, 9, "%08x", i);
+	}
 	for (i = 1; i <= n; i++)
-		syms[i] = (Elf64_Sym){ .st_name = 1,
+		syms[i] = (Elf64_Sym){ .st_name = distinct ? 1 + (i - 1) * (nlen + 1) : 1,
 				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 				       .st_shndx = 1, .st_value = 0x1000 + i - 1,
 				       .st_size = 1 };
@@ -292,7 +299,7 @@ TEST(symbols_interned_and_bounded)
 	memset(name, 'x', 1000);
 	name[1000] = 0;
 	name[0] = 'f';
-	fd = same_name_image(200000, name);
+	fd = name_image(200000, name, false);
 	if (!ASSERT_GE(fd, 0, "image"))
 		return;
 	held = mallinfo2().uordblks;
@@ -308,7 +315,7 @@ TEST(symbols_interned_and_bounded)
 	symb_free(t);
 	close(fd);
 
-	fd = same_name_image(SYMB_MAX_SYMS + 1, "f");
+	fd = name_image(SYMB_MAX_SYMS + 1, "f", false);
 	if (!ASSERT_GE(fd, 0, "image"))
 		return;
 	before = budget_count(BUDGET_SYMBOLS);
@@ -316,5 +323,40 @@ TEST(symbols_interned_and_bounded)
 	ASSERT_EQ(symb_load_fd(fd, &t), -EFBIG, "over the bound");
 	ASSERT_TRUE(t == NULL, "no table");
 	ASSERT_EQ(budget_count(BUDGET_SYMBOLS), before + 1, "counted");
+	close(fd);
+}
+
+/* Distinct names past SYMB_MAX_NAME_BYTES: no names, counted. */
+TEST(symbols_name_bytes_bounded)
+{
+	const size_t nlen = 1 << 20;
+	uint32_t n = SYMB_MAX_NAME_BYTES / nlen + 1;
+	struct symb_table *t = NULL;
+	char *name = malloc(nlen + 1);
+	uint64_t before;
+	int fd;
+
+	if (!ASSERT_NOT_NULL(name, "name"))
+		return;
+	memset(name, 'b', nlen);
+	name[nlen] = 0;
+	fd = name_image(n, name, true);
+	free(name);
+	if (!ASSERT_GE(fd, 0, "image"))
+		return;
+	before = budget_count(BUDGET_SYMBOL_BYTES);
+	ASSERT_EQ(symb_load_fd(fd, &t), -EFBIG, "over the bound");
+	ASSERT_TRUE(t == NULL, "no table");
+	ASSERT_EQ(budget_count(BUDGET_SYMBOL_BYTES), before + 1, "counted");
+	close(fd);
+	/* one name fewer fits */
+	name = malloc(nlen + 1);
+	memset(name, 'b', nlen);
+	name[nlen] = 0;
+	fd = name_image(n - 2, name, true);
+	free(name);
+	if (ASSERT_GE(fd, 0, "image") && ASSERT_OK(symb_load_fd(fd, &t), "within"))
+		ASSERT_EQ(symb_count(t), n - 2, "all kept");
+	symb_free(t);
 	close(fd);
 }
