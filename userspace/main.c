@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cache_cmd.h"
 #include "config.h"
 #include "deltas.h"
@@ -409,6 +410,12 @@ static void print_summary(struct daemon *d)
 		if (samples && m[METRIC_SAMPLES_SENT])
 			fprintf(stderr, " bpf_ns_per_trace=%.0f",
 				(double)run_ns / m[METRIC_SAMPLES_SENT]);
+		/* files given up on (budget.h), by reason when any */
+		fprintf(stderr, " files_over_budget=%" PRIu64, budget_total());
+		for (i = 0; i < BUDGET_COUNT; i++)
+			if (budget_count(i))
+				fprintf(stderr, " over_budget_%s=%" PRIu64,
+					budget_name(i), budget_count(i));
 		fprintf(stderr, "\n");
 	}
 	if (d->cfg.verbose) {
@@ -619,6 +626,11 @@ static void publish_metrics(struct daemon *d)
 	}
 	P("build_info", "gauge", "Version of the agent.",
 	  "{version=\"%s\",revision=\"%s\"} 1", EP_VERSION, EP_GIT_REV);
+	fprintf(f, "# HELP ebpf_profiler_files_over_budget_total Files given up on (no names, no debug file, a section left out), by the budget they were over.\n"
+		   "# TYPE ebpf_profiler_files_over_budget_total counter\n");
+	for (i = 0; i < BUDGET_COUNT; i++)
+		fprintf(f, "ebpf_profiler_files_over_budget_total{reason=\"%s\"} %" PRIu64 "\n",
+			budget_name(i), budget_count(i));
 #undef P
 	fclose(f);
 	metrics_server_publish(d->metrics, buf, len);
