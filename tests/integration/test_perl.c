@@ -18,14 +18,24 @@
 #define PERL "/usr/bin/perl"
 #define HZ "499"
 
-static int profile_perl(const char *script, struct folded *f, char **err)
+/* Profile a script for 6 s; false (after a skip or a failure) when
+ * there is no profile to look at. */
+static bool profile_perl(const char *script, struct folded *f, char **err)
 {
 	char path[512];
 	char *argv[] = { PERL, path, "30", NULL };
 
+	if (access(PERL, X_OK)) {
+		test_skip("%s is not installed", PERL);
+		return false;
+	}
 	snprintf(path, sizeof(path), "%s/tests/workloads/perl/%s", test_srcdir(),
 		 script);
-	return h_profile_workload(argv, "6s", HZ, NULL, f, err);
+	if (ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, f, err), 0,
+		      "profiler exit code"))
+		return true;
+	printf("%s\n", *err ? *err : "");
+	return false;
 }
 
 TEST_ROOT(perl_split_60_30_10)
@@ -39,14 +49,8 @@ TEST_ROOT(perl_split_60_30_10)
 	char *err = NULL;
 	int i, k;
 
-	if (access(PERL, X_OK)) {
-		test_skip("%s is not installed", PERL);
-		return;
-	}
-	if (!ASSERT_EQ(profile_perl("split.pl", &f, &err), 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_perl("split.pl", &f, &err))
 		goto out;
-	}
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
@@ -100,15 +104,8 @@ TEST_ROOT(perl_callbacks_between_frames)
 	char *err = NULL;
 	int i, k;
 
-	if (access(PERL, X_OK)) {
-		test_skip("%s is not installed", PERL);
-		return;
-	}
-	if (!ASSERT_EQ(profile_perl("callbacks.pl", &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_perl("callbacks.pl", &f, &err))
 		goto out;
-	}
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack, *a, *b;
 		uint64_t c = f.lines[i].count;
@@ -160,14 +157,8 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 	char *err = NULL;
 	int i, k;
 
-	if (access(PERL, X_OK)) {
-		test_skip("%s is not installed", PERL);
-		return;
-	}
-	if (!ASSERT_EQ(profile_perl("threads.pl", &f, &err), 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_perl("threads.pl", &f, &err))
 		goto out;
-	}
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 		int hits = 0;
