@@ -513,7 +513,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 		struct pm_mapping m = { 0 };
 		dev_t dev;
 		char perms[5], *mpath;
-		int fd;
+		int fd = -1;
 
 		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
 				       &mpath) || perms[2] != 'x')
@@ -552,10 +552,17 @@ int pm_sync(struct pm *pm, pid_t pid)
 				enum pm_mismatch why;
 
 				fd = open_mapping(pid, &em, dev, ino, mpath, &why);
-				if (why)
+				if (why) {
+					/* another file: none is used; known,
+					 * walked by frame pointer, so that
+					 * its pcs do not trigger rescans */
 					pm->st.mismatch[why]++;
-				if (fd < 0)
+					m.flags = MAP_F_FP_ONLY;
+				} else if (fd < 0) {
 					continue;
+				}
+			}
+			if (!m.file && fd >= 0) {
 				pm->st.opens++;
 				err = exe_get(pm->em, fd, mpath, &m.file);
 				close(fd);
