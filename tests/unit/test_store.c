@@ -750,6 +750,8 @@ TEST(store_untrusted_dir)
 	static const char text[] = "not LMDB's to write\n";
 	char path[600], back[64] = "";
 	struct stat st;
+	struct store_opts small = { .max_bytes = 1 << 20 };
+	struct store_stats sst;
 	struct store *s = NULL;
 	int fd, i;
 
@@ -797,9 +799,16 @@ TEST(store_untrusted_dir)
 	ASSERT_OK(stat(target, &st), "stat the target");
 	ASSERT_EQ(st.st_size, (off_t)sizeof(text) - 1, "its size unchanged");
 	/* and without the links, a fresh store opens */
-	ASSERT_OK(store_open(dir, NULL, &s), "open once the links are gone");
+	ASSERT_OK(store_open(dir, &small, &s), "open once the links are gone");
 	ASSERT_OK(put_seed(s, 1, STORE_KIND_DELTAS, 100), "put");
+	/* a failed write is counted (the daemon exports it) */
+	store_get_stats(s, &sst);
+	ASSERT_EQ(store_put_errors(s), 0, "no put error yet");
+	ASSERT_EQ(put_seed(s, 2, STORE_KIND_DELTAS, sst.max_bytes / 2 + 1), -E2BIG,
+		  "a put over half the limit");
+	ASSERT_EQ(store_put_errors(s), 1, "counted");
 	store_free(s);
+	ASSERT_EQ(store_put_errors(NULL), 0, "no store: 0");
 }
 
 /* ---- locks ---------------------------------------------------------------- */
