@@ -166,13 +166,12 @@ wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 #
 # The gap allowed: 5 points, or 4 standard deviations of the heavy share
 # (60%) when n samples leave more doubt, 100 * sqrt(0.6 * 0.4 / n): 5.0
-# points from 1536 samples up, 8.8 at 500, 13.9 at 200.  Measured, the
-# shares scatter as sampling noise alone would (the heavy share's rms gap
-# 3.2 points at n = 300 on the host at load 8, against 2.8 expected), and a
-# row at 499 Hz takes 300 to 2000 Python samples, as the machine is loaded.
-# 4 deviations keep a false failure out of a whole matrix; a frame taken
-# for another (light counted as medium, a chain missing) still moves a
-# share by 10 points or more.
+# points from 1536 samples up, 8.8 at 500, 13.9 at 200.  Measured over 21
+# rows (three matrices at load 4 to 9, 601 to 2488 Python samples a row),
+# the heavy share scattered as sampling noise alone would: 1.00 of that
+# deviation rms, 2.6 at most (4.1 points).  4 deviations keep a false
+# failure out of a whole matrix; a frame taken for another (light counted
+# as medium, a chain missing) still moves a share by 10 points or more.
 pycomm=$(basename "${python:-none}" | cut -c 1-15)
 # shellcheck disable=SC2046 # seven numbers
 set -- $(awk -v comm="$pycomm" '
