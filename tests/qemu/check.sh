@@ -8,9 +8,9 @@
 # Starts two workloads: split-nofp-pie (no frame pointers: the stack-delta
 # unwinder must work on this kernel) and, when EP_PYTHON is set, pyburn.py
 # (60/30/10 of CPU over heavy/medium/light: the CPython unwinder must work
-# on this kernel too).  One daemon profiles both (-pid
-# twice) for EP_DURATION seconds at EP_HZ (then SIGTERM, which makes it
-# write its output and exit).  The check passes when every BPF program
+# on this kernel too).  One daemon profiles both (-pid twice) for
+# EP_DURATION seconds at EP_HZ (then SIGTERM, which makes it write its
+# output and exit).  The check passes when every BPF program
 # loaded, samples were taken, the native workload's stacks reach main with
 # chain_a in them, and the Python workload's stacks are complete with its
 # split where the script puts it.  Prints one line
@@ -29,7 +29,8 @@
 #   EP_EXPECT_PROGRAMS  BPF programs the skeleton holds; 0 or unset: any > 0
 #   EP_DURATION         seconds of sampling after the daemon started (5)
 #   EP_HZ               samples per second and CPU (499)
-#   EP_START_TIMEOUT    seconds the daemon may take to start (240)
+#   EP_START_TIMEOUT    seconds the daemon, or pyburn.py, may take to start (240)
+#   EP_PY_MIN_SAMPLES   fewest Python samples for a PASS (200)
 #   EP_PROFILER_ARGS    extra profiler flags (e.g. -bpf-log-level 2)
 
 bin=${EP_BIN:-ebpf-profiler}
@@ -41,17 +42,13 @@ expect=${EP_EXPECT_PROGRAMS:-0}
 duration=${EP_DURATION:-5}
 hz=${EP_HZ:-499}
 start_timeout=${EP_START_TIMEOUT:-240}
-# Fewest Python samples that make a split worth checking (see below)
+# fewest Python samples that make a split worth checking (see below)
 py_min_samples=${EP_PY_MIN_SAMPLES:-200}
 kernel=$(uname -r)
 
 rm -rf "$work"
 mkdir -p "$work/cache" || exit 1
 
-# The profile covers EP_DURATION seconds from the moment the daemon says
-# it started: its startup (mostly the verifier, 20-30 times slower under
-# TCG) would otherwise eat into a -duration, which counts from exec.  The
-# workload runs until the profile is written.
 pids="" pypid="" pyup=1
 if [ -n "$python" ]; then
 	# -S -E: no site module, no PYTHON* variables; the guest holds only
@@ -73,6 +70,10 @@ if [ -n "$python" ]; then
 		ticks=$((ticks + 1))
 	done
 fi
+# The profile covers EP_DURATION seconds from the moment the daemon says
+# it started: its startup (mostly the verifier, 20-30 times slower under
+# TCG) would otherwise eat into a -duration, which counts from exec.  The
+# workload runs until the profile is written.
 "$workload" 600 &
 wpid=$!
 pids="$pids -pid $wpid"
