@@ -130,7 +130,18 @@ struct tp {
 	struct hm sample_by_hash;
 
 	uint32_t scratch[MAX_KERNEL_FRAMES + MAX_USER_FRAMES + 8];
+
+	/* records waiting for their process' sync, oldest first */
+	struct tp_wait **wait;
+	uint32_t n_wait, cap_wait;
+	size_t wait_bytes;
 };
+
+/* The waiting list's bounds: its memory, and how long a record waits
+ * for a request the loop has not served (a sync that takes longer is
+ * not waited for: the record is named by what is known). */
+#define TP_WAIT_MAX_BYTES (4u << 20)
+#define TP_WAIT_MAX_NS (2000000000ULL)
 
 static int64_t clock_offset(void)
 {
@@ -531,27 +542,15 @@ full:
 	tp->st.dropped_full++;
 }
 
-void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
+/* Name the frames of one record and aggregate it. */
+static void add_record(struct tp *tp, const struct trace_hdr *h,
+		       const __u64 *words)
 {
 	uint32_t *locs = tp->scratch, n = 0, i;
 	const __u64 *uw = words + h->n_kernel;
 	struct pm_proc *proc = NULL;
 	bool proc_tried = false;
 
-	tp->st.traces++;
-	if (h->flags & TRACE_F_UNSYNCED)
-		tp->st.unsynced++;
-	if (h->flags & TRACE_F_TRUNCATED)
-		tp->st.truncated++;
-	if (h->flags & TRACE_F_COMPLETE)
-		tp->st.complete++;
-	if (h->flags & TRACE_F_KERNEL_ONLY)
-		tp->st.kernel_only++;
-	if (h->flags & TRACE_F_ERROR) {
-		tp->st.unwind_errors++;
-		if (h->error < METRIC_COUNT)
-			tp->st.errors_by_code[h->error]++;
-	}
 
 	/* leaf first: the kernel frames, then the user frames */
 	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++)
@@ -580,15 +579,12 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 		case FRAME_RAW: {
 			const struct pm_mapping *m = NULL;
 
-			/* an unsynced process: map the pc through our own
-			 * copy of its mappings, loading them now if needed */
+			/* an unsynced process, or a pc BPF did not know:
+			 * map it through our copy of the mappings (a record
+			 * of a process not loaded waited for its sync) */
 			if (!proc_tried) {
 				proc_tried = true;
 				proc = pm_find(tp->pm, (pid_t)h->pid);
-				if (!proc || !proc->synced) {
-					pm_sync(tp->pm, (pid_t)h->pid);
-					proc = pm_find(tp->pm, (pid_t)h->pid);
-				}
 			}
 			if (proc)
 				m = pm_find_mapping(proc, data - (ret ? 1 : 0));
@@ -634,6 +630,112 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 	return;
 bad:
 	tp->st.bad_records++;
+}
+
+/* A record of a process whose sync was asked for: kept until the poll
+ * loop served the request (tp_retry). */
+struct tp_wait {
+	uint64_t since_ns;
+	size_t bytes;
+	struct trace_hdr h;
+	__u64 words[];
+};
+
+static bool proc_synced(struct tp *tp, uint32_t pid)
+{
+	struct pm_proc *p = pm_find(tp->pm, (pid_t)pid);
+
+	return p && p->synced;
+}
+
+/* Keep a copy of the record; false when the waiting list is full. */
+static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
+{
+	size_t nw = (size_t)h->n_kernel + h->n_user;
+	size_t bytes = sizeof(struct tp_wait) + nw * sizeof(__u64);
+	struct tp_wait *w, **arr;
+
+	if (tp->wait_bytes + bytes > TP_WAIT_MAX_BYTES)
+		return false;
+	if (tp->n_wait == tp->cap_wait) {
+		uint32_t cap = tp->cap_wait ? tp->cap_wait * 2 : 64;
+
+		arr = reallocarray(tp->wait, cap, sizeof(*arr));
+		if (!arr)
+			return false;
+		tp->wait = arr;
+		tp->cap_wait = cap;
+	}
+	w = malloc(bytes);
+	if (!w)
+		return false;
+	w->since_ns = exe_now_ns();
+	w->bytes = bytes;
+	w->h = *h;
+	memcpy(w->words, words, nw * sizeof(__u64));
+	tp->wait[tp->n_wait++] = w;
+	tp->wait_bytes += bytes;
+	tp->st.waited++;
+	return true;
+}
+
+void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
+{
+	tp->st.traces++;
+	if (h->flags & TRACE_F_UNSYNCED)
+		tp->st.unsynced++;
+	if (h->flags & TRACE_F_TRUNCATED)
+		tp->st.truncated++;
+	if (h->flags & TRACE_F_COMPLETE)
+		tp->st.complete++;
+	if (h->flags & TRACE_F_KERNEL_ONLY)
+		tp->st.kernel_only++;
+	if (h->flags & TRACE_F_ERROR) {
+		tp->st.unwind_errors++;
+		if (h->error < METRIC_COUNT)
+			tp->st.errors_by_code[h->error]++;
+	}
+	/* A process not loaded yet: its raw pcs are named through the
+	 * mappings its sync reads.  Ask for it and keep the record until the
+	 * poll loop has served the request: reading /proc and extracting
+	 * files never run here.  Full: named now, by what is known. */
+	if ((h->flags & TRACE_F_UNSYNCED) && !proc_synced(tp, h->pid)) {
+		if (pm_request(tp->pm, (pid_t)h->pid, PM_REQ_SYNC) == 0 &&
+		    park(tp, h, words))
+			return;
+		tp->st.wait_full++;
+	}
+	add_record(tp, h, words);
+}
+
+void tp_retry(struct tp *tp, bool force)
+{
+	uint64_t now = exe_now_ns();
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < tp->n_wait; i++) {
+		struct tp_wait *w = tp->wait[i];
+		bool expired = now - w->since_ns >= TP_WAIT_MAX_NS;
+
+		/* synced, or the request is done and did not sync it (the
+		 * process is gone): named as well as it can be */
+		if (!force && !expired && !proc_synced(tp, w->h.pid) &&
+		    pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
+			tp->wait[kept++] = w;
+			continue;
+		}
+		if (expired)
+			tp->st.wait_expired++;
+		add_record(tp, &w->h, w->words);
+		tp->wait_bytes -= w->bytes;
+		free(w);
+	}
+	tp->n_wait = kept;
+}
+
+uint32_t tp_waiting(struct tp *tp)
+{
+	return tp->n_wait;
 }
 
 void tp_batch(struct tp *tp, struct rep_batch *b)
@@ -683,6 +785,9 @@ void tp_free(struct tp *tp)
 {
 	if (!tp)
 		return;
+	for (uint32_t i = 0; i < tp->n_wait; i++)
+		free(tp->wait[i]);
+	free(tp->wait);
 	tp_reset(tp);
 	free(tp->maps);
 	free(tp->locs);

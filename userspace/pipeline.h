@@ -45,6 +45,9 @@ struct tp_stats {
 	uint64_t kernel_only;	 /* records without a user stack */
 	uint64_t raw_unresolved; /* raw pcs in no known mapping */
 	uint64_t bad_records;	 /* malformed frame words */
+	uint64_t waited;	 /* records kept until their process' sync */
+	uint64_t wait_full;	 /* records named at once: no room to wait */
+	uint64_t wait_expired;	 /* records whose sync was not served in time */
 	uint64_t errors_by_code[METRIC_COUNT];
 };
 
@@ -52,8 +55,16 @@ struct tp_stats {
 int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   const struct tp_opts *opts, struct tp **out);
 void tp_free(struct tp *tp);
-/* Add one record (the tracer's callback). */
+/* Add one record (the tracer's callback).  A record of a process not
+ * loaded yet asks the process manager for a sync (pm_request) and waits,
+ * copied, in a bounded list until tp_retry finds the request served. */
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words);
+/* Aggregate the waiting records whose sync was served (or failed, or
+ * took too long); force: all of them (at an interval's cut).  The poll
+ * loop calls it after pm_service. */
+void tp_retry(struct tp *tp, bool force);
+/* Records waiting now. */
+uint32_t tp_waiting(struct tp *tp);
 /* Fill b with the current interval's aggregate.  b stays valid until the
  * next tp_reset() or tp_add_trace().  start_ns/end_ns: unix ns. */
 void tp_batch(struct tp *tp, struct rep_batch *b);
