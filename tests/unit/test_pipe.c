@@ -306,3 +306,44 @@ out:
 	tp_free(tp);
 	fixture_free(&f);
 }
+
+/* Interning by whole keys: every distinct frame, stack and sample is its
+ * own entry, and an equal one is found again. */
+TEST(pipeline_interns_exact_keys)
+{
+	struct trace_hdr h = { .pid = 0, .tid = 0, .flags = TRACE_F_KERNEL_ONLY,
+			       .n_kernel = 2, .comm = "kthread" };
+	struct tp_opts o = { .period_ns = 1000000 };
+	struct pm_fixture f;
+	struct rep_batch b;
+	struct tp *tp = NULL;
+	__u64 w[2];
+	uint32_t i, round, bad = 0, n = 50000;
+
+	if (!fixture(&f) || !ASSERT_OK(tp_new(f.pm, f.em, NULL, &o, &tp), "tp"))
+		goto out;
+	/* stacks (a, a + 1): every location but the ends in two stacks */
+	for (round = 0; round < 2; round++)
+		for (i = 0; i < n; i++) {
+			w[0] = 0xffffffff81000000ULL + i;
+			w[1] = w[0] + 1;
+			h.tid = i % 7;
+			tp_add_trace(tp, &h, w);
+		}
+	tp_batch(tp, &b);
+	ASSERT_EQ(b.n_locations, n + 1, "one location per address");
+	ASSERT_EQ(b.n_stacks, n, "one stack per pair");
+	ASSERT_EQ(b.n_samples, n, "the second round found every sample");
+	for (i = 0; i < b.n_samples; i++) {
+		const struct rep_stack *s = &b.stacks[b.samples[i].stack];
+
+		if (b.samples[i].count != 2 || s->n != 2 ||
+		    b.locations[s->locations[1]].address !=
+			    b.locations[s->locations[0]].address + 1)
+			bad++;
+	}
+	ASSERT_EQ(bad, 0, "each sample: two records, its own frames");
+out:
+	tp_free(tp);
+	fixture_free(&f);
+}
