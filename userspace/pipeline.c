@@ -216,10 +216,13 @@ struct tp {
 };
 
 /* The waiting list's bounds: its memory, and how long a record waits
- * for a request the loop has not served (a sync that takes longer is
- * not waited for: the record is named by what is known). */
+ * for a request the loop has not served.  The requests are served first
+ * in first out, at least one a round, so a request is served unless the
+ * loop is stuck; the time is a safety net, longer than the longest
+ * extraction seen (a few seconds for a 500 MB file), and an interval's
+ * cut takes every record anyway. */
 #define TP_WAIT_MAX_BYTES (4u << 20)
-#define TP_WAIT_MAX_NS (2000000000ULL)
+#define TP_WAIT_MAX_NS (10000000000ULL)
 
 static int64_t clock_offset(void)
 {
@@ -661,10 +664,16 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 	/* A process not loaded yet: its raw pcs are named through the
 	 * mappings its sync reads.  Ask for it and keep the record until the
 	 * poll loop has served the request: reading /proc and extracting
-	 * files never run here.  Full: named now, by what is known. */
+	 * files never run here.  A process with a request pending (an exec,
+	 * a pc in no known mapping) waits for it too, so the record is named
+	 * by the mappings it ran with.  Full: named now, by what is known. */
 	if ((h->flags & TRACE_F_UNSYNCED) && !proc_synced(tp, h->pid)) {
 		if (pm_request(tp->pm, (pid_t)h->pid, PM_REQ_SYNC) == 0 &&
 		    park(tp, h, words))
+			return;
+		tp->st.wait_full++;
+	} else if (h->n_user && pm_is_pending(tp->pm, (pid_t)h->pid)) {
+		if (park(tp, h, words))
 			return;
 		tp->st.wait_full++;
 	}
@@ -680,10 +689,9 @@ void tp_retry(struct tp *tp, bool force)
 		struct tp_wait *w = tp->wait[i];
 		bool expired = now - w->since_ns >= TP_WAIT_MAX_NS;
 
-		/* synced, or the request is done and did not sync it (the
-		 * process is gone): named as well as it can be */
-		if (!force && !expired && !proc_synced(tp, w->h.pid) &&
-		    pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
+		/* its request served (synced, or the process is gone): named
+		 * as well as it can be */
+		if (!force && !expired && pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
 			tp->wait[kept++] = w;
 			continue;
 		}

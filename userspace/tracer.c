@@ -6,6 +6,7 @@
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,6 +438,7 @@ static void stop_drain(struct tracer *t)
 static int start_drain(struct tracer *t)
 {
 	uint64_t qb = (uint64_t)t->rb_bytes * 8;
+	sigset_t all, old;
 	int err;
 
 	if (qb < (16u << 20))
@@ -446,7 +448,12 @@ static int start_drain(struct tracer *t)
 		return err;
 	t->last_pass_ns = exe_now_ns();
 	t->threaded = true;
+	/* signals go to the main thread: the thread starts with them all
+	 * blocked */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&t->drain, NULL, drain_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		t->threaded = false;
 	return err;

@@ -282,6 +282,20 @@ TEST(pipeline_record_waits_for_sync)
 	tp_batch(tp, &b);
 	ASSERT_EQ(b.n_samples, 1, "aggregated at once");
 
+	/* a request pending for it (an exec, a pc in no known mapping): the
+	 * record waits for that sync too */
+	tp_reset(tp);
+	ASSERT_OK(pm_request(f.pm, getpid(), PM_REQ_SYNC), "request");
+	h.flags = 0;
+	tp_add_trace(tp, &h, &w);
+	ASSERT_EQ(tp_waiting(tp), 1, "waits for the pending request");
+	pm_service(f.pm, 0);
+	tp_retry(tp, false);
+	ASSERT_EQ(tp_waiting(tp), 0, "served: aggregated");
+	tp_batch(tp, &b);
+	ASSERT_EQ(b.n_samples, 1, "one sample");
+	h.flags = TRACE_F_UNSYNCED;
+
 	/* a process that is gone: its request fails, the record is named
 	 * as well as it can be; an interval's cut takes what still waits */
 	tp_reset(tp);
