@@ -44,12 +44,14 @@ struct ustate {
 	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
 	__u32 interp_pushed; /* frames the last interpreter walk pushed */
 	/* frames unwound per kind, added to the counters once per sample */
-	__u16 n_native, n_fp, n_python, pad16;
+	__u16 n_native, n_fp;
+	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
-	__u32 pad;
-	/* interpreter cursors */
-	__u64 py_frame;	   /* next Python frame to walk, 0 = start */
-	__u64 py_tstate;
+	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
+			     * asked at anonymous code (their JIT) */
+	/* each interpreter's cursor between its calls in one sample (zeroed
+	 * per sample; the meaning is the unwinder's own) */
+	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];
 };
 
 /* 8-byte slots below the CFA read at once per frame: the return address
@@ -63,8 +65,19 @@ struct scratch {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	struct ustate st;
-	__u8 pybuf[PY_FRAME_READ_MAX]; /* one Python frame, read at once */
+	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
 	__u64 win[SIGCTX_REGS]; /* the CFA window, or a sigcontext */
+};
+
+/* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a
+ * native frame of a file holding its runtime. */
+enum interp_result {
+	INTERP_NOT_HERE = 0, /* not its code: the native frame stays */
+	INTERP_REPLACED = 1, /* it pushed the frames this native frame runs;
+			      * the native step unwinds the frame itself */
+	INTERP_UNWOUND = 2,  /* it pushed frames and moved pc and the
+			      * registers to the caller (JIT code without
+			      * CFI) */
 };
 
 #define NO_PROG 0xffffffffu
@@ -79,8 +92,8 @@ __weak const volatile __u32 filter_pids = 0;
 __weak const volatile __u32 filter_cgroups = 0;
 /* Minimum time between two reports of the same process (ns). */
 __weak const volatile __u64 report_interval_ns = 500000000ULL;
-/* Interpreter unwinders enabled (-tracers). */
-__weak const volatile __u32 enable_python = 1;
+/* Interpreter unwinders enabled (-tracers): bit per enum interp_kind. */
+__weak const volatile __u32 enabled_interps = 0;
 /* Frames a sample may hold (<= MAX_USER_FRAMES). */
 __weak const volatile __u32 max_frames = MAX_USER_FRAMES;
 
@@ -275,21 +288,24 @@ static __always_inline bool push_word(struct scratch *s, __u64 w)
 	return true;
 }
 
-/* Append a frame of one or two words; false when it does not fit (the
- * trace is then marked truncated). */
-static __always_inline bool push_frame(struct scratch *s, __u64 w0, __u64 w1,
-				       int nw)
+/* Append a frame: its header word (FRAME_WORD) and np payload words (p0,
+ * p1 in that order; up to FRAME_MAX_PAYLOAD with push_word after it).
+ * False when it does not fit: the trace is then marked truncated. */
+static __always_inline bool push_frame(struct scratch *s, __u64 w0, __u64 p0,
+				       __u64 p1, __u32 np)
 {
 	__u32 n = s->hdr.n_kernel + s->st.n_words;
 
 	/* keep one word for a trailing error frame */
-	if (n + nw + 1 > MAX_TRACE_WORDS || s->hdr.n_frames >= max_frames) {
+	if (n + np + 2 > MAX_TRACE_WORDS || s->hdr.n_frames >= max_frames) {
 		s->hdr.flags |= TRACE_F_TRUNCATED;
 		return false;
 	}
-	push_word(s, w0);
-	if (nw > 1)
-		push_word(s, w1);
+	push_word(s, w0 | ((__u64)(np & 0xf) << 52));
+	if (np > 0)
+		push_word(s, p0);
+	if (np > 1)
+		push_word(s, p1);
 	s->hdr.n_frames++;
 	return true;
 }
@@ -325,8 +341,9 @@ static __always_inline void send_trace(void *ctx, struct scratch *s)
 		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
 	if (s->st.n_fp)
 		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
-	if (s->st.n_python)
-		metric_add(METRIC_FRAMES_PYTHON, s->st.n_python);
+	for (int k = 1; k < INTERP_COUNT; k++)
+		if (s->st.n_interp[k])
+			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
 }
 
 /* Tail-call the next unwinder, or send the trace when there is none or

@@ -9,11 +9,11 @@
  * (hash of 64 KiB pages, then a 16-step binary search over the page's
  * rows), evaluate its rule, read the return address.  Files without CFI
  * and processes userland has not loaded yet are walked by frame pointer.
- * When the pc enters an interpreter loop the matching interpreter unwinder
- * is tail-called; it hands back here.
+ * At a frame of a file holding an interpreter, the interpreter unwinders
+ * (interp.bpf.h) may push that runtime's frames in its place.
  */
 #include "maps.bpf.h"
-#include "python.bpf.h"
+#include "interp.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -362,7 +362,7 @@ static long native_step(__u32 i, void *arg)
 			metric_inc(METRIC_ERR_NO_MAPPING);
 			report_pid(st->pid, PEV_UNKNOWN_PC, pc, false);
 		}
-		if (!push_frame(s, FRAME_WORD(FRAME_RAW, flags, pc), 0, 1))
+		if (!push_frame(s, FRAME_WORD(FRAME_RAW, flags, pc), 0, 0, 0))
 			goto too_deep;
 		err = fp_step(st);
 		st->n_fp++;
@@ -370,17 +370,19 @@ static long native_step(__u32 i, void *arg)
 	}
 
 	rel = lookup - st->cur.bias;
-	/* an interpreter loop: its frames replace the native one */
-	if (enable_python && (st->cur.flags & MAP_F_INTERP) &&
-	    st->cur.interp == INTERP_PYTHON &&
-	    !(st->interp_done & (1u << INTERP_PYTHON))) {
-		struct py_proc *p = py_eval_frame(st->pid, lookup);
+	/* an interpreter's code, or anonymous code in a process running
+	 * one (its JIT): its frames may replace the native one */
+	if ((st->cur.flags & MAP_F_INTERP) ||
+	    (!st->cur.file_id && st->proc_interps)) {
+		int r = interp_unwind(s, lookup);
 
-		if (p && py_unwind(s, p) > 0)
+		if (r == INTERP_REPLACED)
 			goto unwind;
+		if (r == INTERP_UNWOUND)
+			goto next;
 	}
 	if (!push_frame(s, FRAME_WORD(FRAME_NATIVE, flags, pc - st->cur.bias),
-			st->cur.file_id, 2))
+			st->cur.file_id, 0, 1))
 		goto too_deep;
 unwind:
 
@@ -570,6 +572,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	}
 
 	pi = bpf_map_lookup_elem(&pid_info, &pid);
+	if (pi)
+		s->st.proc_interps = pi->interp_mask;
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk
 		 * and ask userland to load the process */

@@ -49,19 +49,39 @@
 #define MAX_TAIL_CALLS 29
 
 /* ---- tail-call program indices (prog_array "progs") --------------------- */
-/* The CPython unwinder runs inside the native program (a nested bpf_loop,
- * python.bpf.h); an unwinder too large for that gets its own slot here. */
+/* The interpreter unwinders run inside the native program (bpf/interp.bpf.h);
+ * an unwinder too large for that gets its own slot here. */
 enum prog_index {
 	PROG_NATIVE = 0,
 	PROG_COUNT = 1,
 };
 
-/* ---- interpreter kinds (mapping flags and frame kinds share them) ------- */
+/* ---- interpreters: the one registry ------------------------------------- */
+/*
+ * X(NAME, name, frame type): every interpreter unwinder, in this order.
+ * NAME gives INTERP_NAME; name is the -tracers word, the prefix of the
+ * module's files (bpf/<name>.bpf.h, userspace/interp_<name>.c) and of its
+ * symbols (<name>_unwind in BPF, interp_module_<name> in userland); the
+ * frame type is the OTLP profile.frame.type of its frames.  A runtime is
+ * added here, in its own files, and by one include in bpf/interp.bpf.h.
+ */
+#define INTERPRETERS(X)                                                        \
+	X(PYTHON, python, "cpython")                                           \
+	X(TEST, test, "test")                                                  \
+	X(PHP, php, "php")                                                     \
+	X(PERL, perl, "perl")
+
 enum interp_kind {
 	INTERP_NONE = 0,
-	INTERP_PYTHON = 1,
-	INTERP_COUNT = 2,
+#define INTERP_ENUM_(NAME, name, type) INTERP_##NAME,
+	INTERPRETERS(INTERP_ENUM_)
+#undef INTERP_ENUM_
+	INTERP_COUNT,
 };
+/* Cursor words an unwinder keeps in the per-sample state between its calls
+ * (struct ustate.icur), and the bytes of its read buffer (scratch.ibuf). */
+#define INTERP_CURSOR_WORDS 4
+#define INTERP_BUF_MAX 256
 
 /* ---- per-CPU counters (X-macro: name, description) ---------------------- */
 #define METRICS_LIST(X)                                                        \
@@ -89,17 +109,32 @@ enum interp_kind {
 	X(ERR_PC_ZERO, "unwind: return address zero without stop marker")      \
 	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
 	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
-	X(ERR_PY_READ, "python: reading interpreter memory failed")            \
-	X(ERR_PY_NO_TSTATE, "python: no thread state for this thread")         \
-	X(ERR_PY_TOO_DEEP, "python: more frames than the limit")               \
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
-	X(FRAMES_PYTHON, "python frames unwound")                              \
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)")
 
 #define METRIC_ENUM_(name, desc) METRIC_##name,
-enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_COUNT };
-#undef METRIC_ENUM_
+enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
+
+/* Each interpreter has METRIC_INTERP_SLOTS counters of its own after the
+ * core ones, declared in its header as <NAME>_METRICS(X) with the same
+ * X(name, description) form; its first is the frames it unwound (added
+ * once per sample by the native program), the others its error ids,
+ * named ERR_<NAME>_*.  An error id ends a stack as the core ones do. */
+#define METRIC_INTERP_SLOTS 8
+#define METRIC_INTERP_BASE(kind)                                               \
+	(METRIC_CORE_COUNT + ((kind)-1) * METRIC_INTERP_SLOTS)
+#define METRIC_COUNT METRIC_INTERP_BASE(INTERP_COUNT)
+/* An interpreter's counter ids, METRIC_<name>, from its list. */
+#define INTERP_METRIC_IDS(KIND, LIST)                                          \
+	enum {                                                                 \
+		KIND##_METRIC_BEFORE_ = METRIC_INTERP_BASE(INTERP_##KIND) - 1, \
+		LIST(INTERP_METRIC_ID_) KIND##_METRIC_END_                     \
+	};                                                                     \
+	_Static_assert(KIND##_METRIC_END_ - METRIC_INTERP_BASE(INTERP_##KIND) <= \
+			       METRIC_INTERP_SLOTS,                            \
+		       #KIND " counters fit their range")
+#define INTERP_METRIC_ID_(name, desc) METRIC_##name,
 
 /* ---- trace record (ring buffer "traces") -------------------------------- */
 
@@ -126,30 +161,42 @@ struct trace_hdr {
 _Static_assert(sizeof(struct trace_hdr) == 56, "trace_hdr layout");
 
 /*
- * A user frame is one header word followed by payload words:
- *   bits 63..56 kind, 55..48 flags, 47..0 data.
+ * A user frame is one header word followed by 0 to 3 payload words:
+ *   bits 63..56 kind, 55..52 payload words, 51..48 flags, 47..0 data.
  *   FRAME_NATIVE: data = address in the ELF file's virtual address space
  *                 (pc - load bias); one payload word: the file id's high
  *                 64 bits.
  *   FRAME_RAW:    data = the absolute pc; no payload.  Userland maps it
  *                 through /proc/PID/maps (unsynced process, unknown pc).
- *   FRAME_PYTHON: data = instruction index; payload: code object address.
  *   FRAME_ERROR:  data = METRIC_ERR_* code; no payload.
- * Kernel frames are raw 64-bit addresses and come first.
+ *   FRAME_INTERP(kind): an interpreter's frame; data and payload are its
+ *                 unwinder's (bpf/<name>.bpf.h) and go to its symbolizer.
+ * Kernel frames are raw 64-bit addresses and come first.  FRAME_KERNEL and
+ * FRAME_GO never appear in a record: they are the kinds userland gives
+ * kernel frames and the native frames of Go programs.  The one frame-kind
+ * number of BPF, the pipeline and the reporter.
  */
 enum frame_kind {
 	FRAME_NATIVE = 1,
 	FRAME_RAW = 2,
-	FRAME_PYTHON = 3,
-	FRAME_ERROR = 15,
+	FRAME_ERROR = 3,
+	FRAME_KERNEL = 4,
+	FRAME_GO = 5,
+	FRAME_INTERP_BASE = 16,
+	FRAME_KIND_COUNT = FRAME_INTERP_BASE + INTERP_COUNT,
 };
+#define FRAME_INTERP(interp) (FRAME_INTERP_BASE + (interp))
+#define FRAME_IS_INTERP(kind)                                                  \
+	((kind) > FRAME_INTERP_BASE && (kind) < FRAME_KIND_COUNT)
 #define FRAME_F_RETURN_ADDR 0x1 /* pc is a return address: subtract one */
+#define FRAME_MAX_PAYLOAD 3
 #define FRAME_DATA_MASK 0xffffffffffffULL
 #define FRAME_WORD(kind, flags, data)                                          \
-	(((__u64)(kind) << 56) | ((__u64)(flags) << 48) |                      \
+	(((__u64)(kind) << 56) | ((__u64)((flags)&0xf) << 48) |                \
 	 ((__u64)(data)&FRAME_DATA_MASK))
 #define FRAME_KIND(w) ((unsigned)((w) >> 56))
-#define FRAME_FLAGS(w) ((unsigned)(((w) >> 48) & 0xff))
+#define FRAME_NPAYLOAD(w) ((unsigned)(((w) >> 52) & 0xf))
+#define FRAME_FLAGS(w) ((unsigned)(((w) >> 48) & 0xf))
 #define FRAME_DATA(w) ((w)&FRAME_DATA_MASK)
 
 /* ---- process events (ring buffer "events") ------------------------------ */
@@ -190,7 +237,7 @@ _Static_assert(sizeof(struct mapping_key) == 16, "mapping_key layout");
 
 #define MAP_F_DELTAS 0x1   /* stack deltas are loaded for file_id */
 #define MAP_F_FP_ONLY 0x2  /* the file has no CFI: walk frame pointers */
-#define MAP_F_INTERP 0x4   /* the file holds an interpreter loop */
+#define MAP_F_INTERP 0x4   /* the file holds interpreter code */
 #define MAP_F_VDSO 0x8	   /* the vDSO */
 struct mapping_info {
 	__u64 file_id; /* high 64 bits of the 128-bit file id */
@@ -198,7 +245,8 @@ struct mapping_info {
 	__u64 start;   /* the mapping's range, to skip lookups for the next */
 	__u64 end;     /*   frame in the same mapping */
 	__u32 flags;   /* MAP_F_* */
-	__u32 interp;  /* enum interp_kind when MAP_F_INTERP */
+	__u32 interp_mask; /* bit per enum interp_kind, with MAP_F_INTERP: a
+			    * file may hold more than one runtime */
 };
 _Static_assert(sizeof(struct mapping_info) == 40, "mapping_info layout");
 
@@ -348,113 +396,5 @@ enum fixed_rule {
 };
 /* Rows carry a 16-bit rule index. */
 #define MAX_RULES 65536
-
-/* ---- python ------------------------------------------------------------- */
-
-/*
- * How the frames of one thread are laid out (py_proc.frame_model).  The
- * walk starts at the thread's PyThreadState and follows a chain of frames
- * from the innermost outwards; what differs is where one invocation of
- * _PyEval_EvalFrameDefault (one native frame) ends in that chain.
- */
-enum py_frame_model {
-	/* 3.8-3.10: a PyFrameObject chain through f_back; every Python call
-	 * is its own _PyEval_EvalFrameDefault invocation, so each frame
-	 * pairs with one native eval frame.  f_lasti is an int. */
-	PY_FRAMES_OBJECT = 1,
-	/* 3.11: _PyInterpreterFrame chain through previous; Python-to-Python
-	 * calls stay in one invocation, whose first frame has is_entry set.
-	 * prev_instr is a pointer into the code object. */
-	PY_FRAMES_ENTRY = 2,
-	/* 3.12, 3.13: as 3.11, but each invocation pushes a shim frame
-	 * (owner == PY_OWNED_BY_CSTACK) below its first real frame; the shim
-	 * is not a Python frame and marks the boundary. */
-	PY_FRAMES_SHIM = 3,
-};
-
-/* _PyInterpreterFrame.owner of a shim frame (3.12, 3.13:
- * FRAME_OWNED_BY_CSTACK; 3.14 renames it).  Owners 0 (thread), 1
- * (generator) and 2 (frame object) are ordinary frames. */
-#define PY_OWNED_BY_CSTACK 3
-/* An offset the version does not have. */
-#define PY_OFF_NONE 0xffff
-/* The instruction index of a frame that has not started (f_lasti == -1,
- * prev_instr one unit before the code): its line is co_firstlineno. */
-#define PY_INSTR_NONE 0xffffffffU
-/* Thread states examined to find the current thread's (the list is
- * newest first, so recently started threads are found sooner). */
-#define PY_TSTATE_SCAN_MAX 64
-/* Bytes of a frame read at once; every field the walk uses lies below
- * py_proc.f_read_size, which is at most this. */
-#define PY_FRAME_READ_MAX 128
-
-/*
- * Per-process Python data (map "py_procs", key pid), filled by userland
- * (py_proc_fill() in interp_python.h).  Addresses are the process's
- * (load bias applied).  Offsets are bytes into the named structure;
- * PY_OFF_NONE when the version lacks the field.  py_walk_stack() in
- * userspace/interp_python.c does this same walk and is the reference for
- * the BPF program.
- *
- * Current thread (once per sample, at the first eval-loop frame):
- *   interp = *(runtime + rt_interp_main)
- *   ts = *(interp + is_tstate_head)
- *   up to PY_TSTATE_SCAN_MAX times, while ts:
- *     if *(ts + ts_thread_id) == task->thread.fsbase: found
- *     ts = *(ts + ts_next)
- *   (thread_id is pthread_self(), the thread pointer on x86-64 for glibc
- *   and musl; 3.11+ may compare *(ts + ts_native_tid) with the tid.)
- *   cur = *(ts + ts_frame); if cf_current_frame != PY_OFF_NONE and cur:
- *   cur = *(cur + cf_current_frame)
- *
- * At each native frame whose pc (pc - 1 for a return address) is in
- * [eval_lo, eval_hi) or [cold_lo, cold_hi), instead of that frame:
- *   while cur:
- *     read f_read_size bytes at cur into buf
- *     next = *(u64 *)(buf + f_back)
- *     if frame_model == PY_FRAMES_SHIM && buf[f_owner] == PY_OWNED_BY_CSTACK:
- *       cur = next; break                  shim: this invocation is done
- *     code = *(u64 *)(buf + f_code)
- *     if frame_model == PY_FRAMES_OBJECT:
- *       lasti = *(s32 *)(buf + f_lasti)
- *       instr = lasti < 0 ? PY_INSTR_NONE : lasti >> lasti_shift
- *     else:
- *       d = *(u64 *)(buf + f_lasti) - code - co_code_adaptive
- *       instr = (s64)d < 0 ? PY_INSTR_NONE : d / 2
- *     push FRAME_PYTHON(instr, code)
- *     cur = next
- *     if frame_model == PY_FRAMES_OBJECT: break      one frame per call
- *     if frame_model == PY_FRAMES_ENTRY && buf[f_is_entry]: break
- *   then go on unwinding natively from the eval frame.
- */
-struct py_proc {
-	__u64 runtime;	 /* &_PyRuntime */
-	__u64 code_type; /* &PyCode_Type: a code object's ob_type */
-	__u64 tss_key;	 /* &autoTSSkey._key (u32 pthread key), 0 if unknown */
-	__u64 eval_lo;	 /* _PyEval_EvalFrameDefault: [eval_lo, eval_hi) */
-	__u64 eval_hi;
-	__u64 cold_lo; /* its .cold part [cold_lo, cold_hi); 0, 0 if none */
-	__u64 cold_hi;
-	__u16 version;	   /* major << 8 | minor: 0x030b for 3.11 */
-	__u8 frame_model;  /* enum py_frame_model */
-	__u8 lasti_shift;  /* PY_FRAMES_OBJECT: code units = f_lasti >> shift */
-	__u16 f_read_size; /* bytes to read per frame (<= PY_FRAME_READ_MAX) */
-	__u16 rt_interp_main; /* _PyRuntime -> interpreters.main */
-	__u16 is_tstate_head; /* PyInterpreterState -> threads.head */
-	__u16 ts_next;	      /* PyThreadState -> next */
-	__u16 ts_thread_id;   /* PyThreadState -> thread_id (pthread_t) */
-	__u16 ts_native_tid;  /* PyThreadState -> native_thread_id (3.11+) */
-	__u16 ts_frame;	 /* -> frame (3.8-3.10), cframe (3.11, 3.12),
-			  *    current_frame (3.13) */
-	__u16 cf_current_frame; /* _PyCFrame -> current_frame (3.11, 3.12) */
-	__u16 f_back;	  /* f_back / previous */
-	__u16 f_code;	  /* f_code / f_executable */
-	__u16 f_lasti;	  /* f_lasti (s32) / prev_instr / instr_ptr (pointer) */
-	__u16 f_is_entry; /* is_entry (u8, 3.11) */
-	__u16 f_owner;	  /* owner (u8, 3.11+) */
-	__u16 co_code_adaptive; /* bytecode in the code object (3.11+) */
-	__u16 pad[4];
-};
-_Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
 
 #endif /* EBPF_PROFILER_SHARED_H */

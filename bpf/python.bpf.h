@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPython unwinder (3.8 to 3.13), called by the native unwinder when a
+ * The CPython unwinder (3.8 to 3.13), called through bpf/interp.bpf.h when a
  * frame's pc is in the interpreter loop (_PyEval_EvalFrameDefault and its
  * .cold part).  It pushes the Python frames that loop invocation runs and
  * hands back; the native unwinder then unwinds the loop's own frame with
@@ -15,9 +15,10 @@
 #define EP_PYTHON_BPF_H
 
 #include "maps.bpf.h"
+#include "python.h"
 
 /* Python frames one loop invocation may push (3.11+ run many frames per
- * invocation; deeper ones are truncated, counted as ERR_PY_TOO_DEEP). */
+ * invocation; deeper ones are truncated, counted as ERR_PYTHON_TOO_DEEP). */
 #define PY_MAX_PER_CALL 512
 
 struct {
@@ -46,8 +47,13 @@ static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
 }
 
+/* Its cursor in struct ustate.icur[INTERP_PYTHON]. */
+#define PY_CUR_FRAME 0	/* next Python frame to walk */
+#define PY_CUR_TSTATE 1 /* the thread's PyThreadState, 0 until found */
+#define py_cur(st) ((st)->icur[INTERP_PYTHON])
+
 /* Find the current thread's PyThreadState and its innermost frame.
- * Returns 0 or a METRIC_ERR_PY_* code. */
+ * Returns 0 or a METRIC_ERR_PYTHON_* code. */
 static __always_inline __u32 py_find_frame(struct ustate *st,
 					   const struct py_proc *p)
 {
@@ -57,24 +63,24 @@ static __always_inline __u32 py_find_frame(struct ustate *st,
 
 	if (py_read_u64(p->runtime + p->rt_interp_main, &interp) || !interp ||
 	    py_read_u64(interp + p->is_tstate_head, &ts))
-		return METRIC_ERR_PY_READ;
+		return METRIC_ERR_PYTHON_READ;
 	for (i = 0; i < PY_TSTATE_SCAN_MAX && ts; i++) {
 		if (py_read_u64(ts + p->ts_thread_id, &v))
-			return METRIC_ERR_PY_READ;
+			return METRIC_ERR_PYTHON_READ;
 		if (v == fsbase)
 			break;
 		if (py_read_u64(ts + p->ts_next, &ts))
-			return METRIC_ERR_PY_READ;
+			return METRIC_ERR_PYTHON_READ;
 	}
 	if (!ts || v != fsbase)
-		return METRIC_ERR_PY_NO_TSTATE;
+		return METRIC_ERR_PYTHON_NO_TSTATE;
 	if (py_read_u64(ts + p->ts_frame, &cur))
-		return METRIC_ERR_PY_READ;
+		return METRIC_ERR_PYTHON_READ;
 	if (p->cf_current_frame != PY_OFF_NONE && cur &&
 	    py_read_u64(cur + p->cf_current_frame, &cur))
-		return METRIC_ERR_PY_READ;
-	st->py_tstate = ts;
-	st->py_frame = cur;
+		return METRIC_ERR_PYTHON_READ;
+	py_cur(st)[PY_CUR_TSTATE] = ts;
+	py_cur(st)[PY_CUR_FRAME] = cur;
 	return 0;
 }
 
@@ -92,7 +98,7 @@ struct py_loop_ctx {
 		 * used for the access (clang may check a copy) */             \
 		o_ &= PY_FRAME_READ_MAX - 1;                                   \
 		if (ok_ && o_ <= PY_FRAME_READ_MAX - sizeof(type))             \
-			(out) = *(type *)&(s)->pybuf[o_];                      \
+			(out) = *(type *)&(s)->ibuf[o_];                       \
 		ok_;                                                           \
 	})
 
@@ -104,7 +110,7 @@ static long py_step(__u32 i, void *arg)
 	struct scratch *s = lc->s;
 	struct py_proc *p = lc->p;
 	struct ustate *st = &s->st;
-	__u64 cur = st->py_frame, next = 0, code = 0, ptr = 0;
+	__u64 cur = py_cur(st)[PY_CUR_FRAME], next = 0, code = 0, ptr = 0;
 	__u32 size = p->f_read_size, instr = PY_INSTR_NONE;
 	__u8 owner = 0, is_entry = 0;
 	__s32 lasti = 0;
@@ -115,8 +121,8 @@ static long py_step(__u32 i, void *arg)
 	}
 	if (size > PY_FRAME_READ_MAX)
 		size = PY_FRAME_READ_MAX;
-	if (bpf_probe_read_user(s->pybuf, size, (const void *)cur)) {
-		push_error(s, METRIC_ERR_PY_READ);
+	if (bpf_probe_read_user(s->ibuf, size, (const void *)cur)) {
+		push_error(s, METRIC_ERR_PYTHON_READ);
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
 	}
@@ -127,7 +133,7 @@ static long py_step(__u32 i, void *arg)
 			goto bad;
 		if (owner == PY_OWNED_BY_CSTACK) {
 			/* the shim below this invocation's first frame */
-			st->py_frame = next;
+			py_cur(st)[PY_CUR_FRAME] = next;
 			return 1;
 		}
 	}
@@ -147,13 +153,14 @@ static long py_step(__u32 i, void *arg)
 		if (d >= 0)
 			instr = (__u32)((__u64)d >> 1);
 	}
-	if (!push_frame(s, FRAME_WORD(FRAME_PYTHON, 0, instr), code, 2)) {
+	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PYTHON), 0, instr),
+			code, 0, 1)) {
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
 	}
-	st->n_python++;
+	st->n_interp[INTERP_PYTHON]++;
 	st->interp_pushed++;
-	st->py_frame = next;
+	py_cur(st)[PY_CUR_FRAME] = next;
 	if (p->frame_model == PY_FRAMES_OBJECT)
 		return 1; /* one frame per loop invocation */
 	if (p->frame_model == PY_FRAMES_ENTRY) {
@@ -163,10 +170,10 @@ static long py_step(__u32 i, void *arg)
 			return 1;
 	}
 	if (i + 1 >= PY_MAX_PER_CALL)
-		metric_inc(METRIC_ERR_PY_TOO_DEEP);
+		metric_inc(METRIC_ERR_PYTHON_TOO_DEEP);
 	return 0;
 bad:
-	push_error(s, METRIC_ERR_BAD_RULE);
+	push_error(s, METRIC_ERR_PYTHON_LAYOUT);
 	st->interp_done |= 1u << INTERP_PYTHON;
 	return 1;
 }
@@ -179,7 +186,7 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 	struct py_loop_ctx lc = { .s = s, .p = p };
 	__u32 err;
 
-	if (!st->py_tstate) {
+	if (!py_cur(st)[PY_CUR_TSTATE]) {
 		err = py_find_frame(st, p);
 		if (err) {
 			metric_inc(err);
@@ -190,6 +197,17 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 	st->interp_pushed = 0;
 	bpf_loop(PY_MAX_PER_CALL, py_step, &lc, 0);
 	return st->interp_pushed;
+}
+
+/* The entry bpf/interp.bpf.h calls at a frame of a file holding CPython:
+ * lookup is the frame's pc (minus one for a return address). */
+static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
+{
+	struct py_proc *p = py_eval_frame(s->st.pid, lookup);
+
+	if (!p || py_unwind(s, p) == 0)
+		return INTERP_NOT_HERE;
+	return INTERP_REPLACED;
 }
 
 #endif

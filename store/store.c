@@ -40,6 +40,10 @@
  */
 #include "store.h"
 
+#include <linux/types.h>
+
+#include "profiler.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -281,6 +285,11 @@ const char *store_kind_name(unsigned kind)
 		return label;
 		STORE_KINDS(STORE_KIND_NAME_)
 #undef STORE_KIND_NAME_
+#define STORE_KIND_INTERP_NAME_(NAME, name, type)                              \
+	case STORE_KIND_INTERP_BASE + INTERP_##NAME:                           \
+		return #name;
+		INTERPRETERS(STORE_KIND_INTERP_NAME_)
+#undef STORE_KIND_INTERP_NAME_
 	default:
 		return NULL;
 	}

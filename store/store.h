@@ -39,7 +39,6 @@
 /* X(name, value, label): the record kinds, and their names for output. */
 #define STORE_KINDS(X)                                                         \
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
-	X(PYTHON, 2, "python")     /* interpreter offsets for CPython */       \
 	X(SYMBOLS, 3, "symbols")   /* on-host symbol table */                  \
 	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */ \
 	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */
@@ -48,8 +47,12 @@ enum store_kind {
 #define STORE_KIND_ENUM_(name, val, label) STORE_KIND_##name = val,
 	STORE_KINDS(STORE_KIND_ENUM_)
 #undef STORE_KIND_ENUM_
-	STORE_KIND_MAX = 16, /* kinds are 1 .. STORE_KIND_MAX - 1 */
+	/* each interpreter module's detection result (interp.h), by enum
+	 * interp_kind: STORE_KIND_INTERP(kind), named as the module */
+	STORE_KIND_INTERP_BASE = 32,
+	STORE_KIND_MAX = 64, /* kinds are 1 .. STORE_KIND_MAX - 1 */
 };
+#define STORE_KIND_INTERP(interp) ((enum store_kind)(STORE_KIND_INTERP_BASE + (interp)))
 
 /* "deltas", ..., or NULL for a kind without a name. */
 const char *store_kind_name(unsigned kind);

@@ -13,7 +13,6 @@ const size_t bm_key_size[BM_COUNT] = {
 	[BM_MAPPINGS] = sizeof(struct mapping_key),
 	[BM_PAGES] = sizeof(struct page_key),
 	[BM_RULES] = 4,
-	[BM_PY_PROCS] = 4,
 	[BM_PID_FILTER] = 4,
 	[BM_CGROUP_FILTER] = 8,
 };
@@ -23,7 +22,6 @@ const size_t bm_val_size[BM_COUNT] = {
 	[BM_MAPPINGS] = sizeof(struct mapping_info),
 	[BM_PAGES] = sizeof(struct page_info),
 	[BM_RULES] = sizeof(struct unwind_rule),
-	[BM_PY_PROCS] = sizeof(struct py_proc),
 	[BM_PID_FILTER] = 1,
 	[BM_CGROUP_FILTER] = 1,
 };
@@ -132,6 +130,8 @@ static int mem_update(void *ctx, enum bm_map m, const void *key,
 	uint8_t *s = mem_find(t, key);
 	uint32_t i;
 
+	if (!t->ks)
+		return -ENOENT; /* an interpreter's slot never bound */
 	if (!s) {
 		if ((t->used + 1) * 4 >= t->cap * 3 && mem_grow(t))
 			return -ENOMEM;
@@ -187,7 +187,23 @@ static void mem_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 	free(mem);
 }
 
+static int mem_bind(void *ctx, enum bm_map m, const char *name,
+		    size_t key_size, size_t val_size)
+{
+	struct mem_table *t = &((struct mem_ctx *)ctx)->t[m];
+
+	(void)name;
+	if (m < BM_INTERP_BASE || !key_size || !val_size)
+		return -EINVAL;
+	if (t->cap && (t->ks != key_size || t->vs != val_size))
+		return -EINVAL;
+	t->ks = key_size;
+	t->vs = val_size;
+	return 0;
+}
+
 static const struct bpfmaps_ops mem_ops = {
+	.bind = mem_bind,
 	.update = mem_update,
 	.remove = mem_remove,
 	.lookup = mem_lookup,

@@ -25,11 +25,14 @@ enum bm_map {
 	BM_MAPPINGS,	/* struct mapping_key -> struct mapping_info */
 	BM_PAGES,	/* struct page_key -> struct page_info */
 	BM_RULES,	/* u32 index -> struct unwind_rule (through bm->rules) */
-	BM_PY_PROCS,	/* u32 pid -> struct py_proc */
 	BM_PID_FILTER,	/* u32 pid -> u8 */
 	BM_CGROUP_FILTER, /* u64 cgroup id -> u8 */
-	BM_COUNT,
+	/* one map per interpreter unwinder, BM_INTERP(kind): named and sized
+	 * by its module (interp.h), bound with bm_bind() */
+	BM_INTERP_BASE,
+	BM_COUNT = BM_INTERP_BASE + INTERP_COUNT,
 };
+#define BM_INTERP(kind) ((enum bm_map)(BM_INTERP_BASE + (kind)))
 
 struct bpfmaps_ops {
 	int (*update)(void *ctx, enum bm_map m, const void *key, const void *val);
@@ -42,6 +45,11 @@ struct bpfmaps_ops {
 	 * without it, bm_update_batch() updates them one by one. */
 	int (*update_batch)(void *ctx, enum bm_map m, const void *keys,
 			    const void *vals, uint32_t n, uint32_t *done);
+	/* Find the BPF map called name for slot m (an interpreter's), with
+	 * these key and value sizes.  0, -ENOENT (no such map) or -EINVAL
+	 * (other sizes). */
+	int (*bind)(void *ctx, enum bm_map m, const char *name, size_t key_size,
+		    size_t val_size);
 	/* Create chunk idx of the rows (DELTA_CHUNK_BLOCKS zeroed blocks)
 	 * and put it where BPF finds it; *mem: its memory, shared with the
 	 * kernel, valid until chunk_drop. */
@@ -50,7 +58,8 @@ struct bpfmaps_ops {
 	void (*chunk_drop)(void *ctx, uint32_t idx, struct row_block *mem);
 };
 
-/* The key and value sizes of each map. */
+/* The key and value sizes of each map (0 for the interpreters' slots,
+ * whose sizes their modules give to bm_bind). */
 extern const size_t bm_key_size[BM_COUNT], bm_val_size[BM_COUNT];
 
 struct bpfmaps {
@@ -97,6 +106,12 @@ static inline int bm_update_batch(struct bpfmaps *bm, enum bm_map m,
 	if (err)
 		bm->update_errors[m]++;
 	return err;
+}
+
+static inline int bm_bind(struct bpfmaps *bm, enum bm_map m, const char *name,
+			  size_t key_size, size_t val_size)
+{
+	return bm->ops->bind(bm->ctx, m, name, key_size, val_size);
 }
 
 static inline int bm_remove(struct bpfmaps *bm, enum bm_map m, const void *k)

@@ -125,7 +125,7 @@ struct warm {
 
 	/* Counters, updated with atomics. */
 	uint64_t files, done, elf, extracted, nocfi, skipped, failed,
-		bytes_in, bytes_stored;
+		bytes_in, bytes_stored, runtimes;
 	double t0;
 };
 
@@ -294,6 +294,8 @@ static void warm_file(struct warm *w, const char *path)
 	ADD(w->bytes_stored, len);
 	if (!len)
 		ADD(w->nocfi, 1);
+	if (w->ex->warm_file)
+		ADD(w->runtimes, w->ex->warm_file(id.b, path, fd));
 out:
 	free(buf);
 	close(fd);
@@ -478,10 +480,11 @@ static int cmd_warm(const struct cache_args *a, const struct cache_extractor *ex
 	dt = now_s() - w.t0;
 	printf("cache warm: files=%" PRIu64 " elf=%" PRIu64
 	       " extracted=%" PRIu64 " nocfi=%" PRIu64 " skipped=%" PRIu64
-	       " failed=%" PRIu64 " bytes_in=%" PRIu64
+	       " failed=%" PRIu64 " runtimes=%" PRIu64 " bytes_in=%" PRIu64
 	       " bytes_stored=%" PRIu64 " seconds=%.2f files/s=%.0f"
 	       " MB/s=%.1f\n",
 	       w.files, w.elf, w.extracted, w.nocfi, w.skipped, w.failed,
+	       w.runtimes,
 	       w.bytes_in, w.bytes_stored, dt, dt > 0 ? w.files / dt : 0.0,
 	       dt > 0 ? w.bytes_in / dt / 1e6 : 0.0);
 	fflush(stdout);

@@ -21,6 +21,7 @@
 struct store;
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* argv[0] is "cache", argv[1] the action.  Returns the exit code: 0, or 1
  * after one line on stderr saying what went wrong. */
@@ -37,6 +38,10 @@ struct cache_extractor {
 	 * types for CO-RE), once per warm run.  Returns 0 or a negative
 	 * errno (reported, not fatal). */
 	int (*warm_extra)(struct store *s);
+	/* Optional: after a file's record is stored, keep what else the
+	 * daemon finds in a file (interpreter runtimes).  Thread-safe.
+	 * Returns how many runtimes the file holds. */
+	unsigned (*warm_file)(const uint8_t id[16], const char *path, int fd);
 };
 
 /* cache_cmd_main() with the extractor given. */

@@ -12,6 +12,7 @@
 
 #include "deltas.h"
 #include "fileid.h"
+#include "interp.h"
 #include "kbtf.h"
 #include "procmgr.h"
 #include "store.h"
@@ -81,18 +82,34 @@ static int warm_kernel_types(struct store *s)
 	return err;
 }
 
+/* The interpreter runtimes the daemon would find, for warm_file: the
+ * runtimes on by default, detected into the warm run's store. */
+static struct interp_mgr *warm_im;
+
 static int warm_extra(struct store *s)
 {
 	int err = warm_vdso(s), err2 = warm_kernel_types(s);
 
+	if (!warm_im && interp_mgr_new(NULL, s, "all", &warm_im))
+		warm_im = NULL; /* no memory: files get their deltas only */
 	return err ? err : err2;
+}
+
+static unsigned warm_file(const uint8_t id[16], const char *path, int fd)
+{
+	return warm_im ? interp_warm(warm_im, id, path, fd) : 0;
 }
 
 int cache_cmd_main(int argc, char **argv)
 {
-	static const struct cache_extractor deltas = { extract_deltas, warm_extra };
+	static const struct cache_extractor deltas = { extract_deltas, warm_extra,
+						       warm_file };
+	int rc;
 
 	/* libelf wants its version set before any thread uses it. */
 	elf_version(EV_CURRENT);
-	return cache_cmd_run(argc, argv, &deltas);
+	rc = cache_cmd_run(argc, argv, &deltas);
+	interp_mgr_free(warm_im);
+	warm_im = NULL;
+	return rc;
 }

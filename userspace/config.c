@@ -60,7 +60,7 @@ static const struct opt opts[] = {
 	O("off-cpu-threshold", NULL, OPT_DOUBLE, off_cpu_threshold, 0, 0,
 	  "off-CPU sampling probability (accepted for compatibility; not supported yet)"),
 	O("tracers", "t", OPT_STRING, tracers, 0, 0,
-	  "unwinders to enable: all, or a list of native,python"),
+	  "unwinders to enable: all (the runtimes on by default), or a comma list of native and runtime names"),
 	O("map-scale-factor", NULL, OPT_INT, map_scale_factor, 0, 8,
 	  "each step doubles the BPF mapping, page and row maps"),
 	O("max-delta-rows", NULL, OPT_SIZE, max_delta_rows, 0, 0,

@@ -15,11 +15,15 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include "fsutil.h"
+#include "budget.h"
 
 /* Pointer encodings (LSB, DW_EH_PE_*). */
 #define PE_ABSPTR 0x00
@@ -1258,118 +1262,324 @@ int ehf_debug_frame(const struct elfm *e, const struct elfm *text_of,
 	return parser_done(P);
 }
 
-/* ---- debuglink ------------------------------------------------------- */
+/* ---- debuglink -------------------------------------------------------
+ *
+ * The names come from the user's file: a debuglink name, and the file's
+ * own directory, which its owner controls.  Root must not open, through
+ * them, anything the user could not (a symlink "x.debug -> /etc/shadow"),
+ * nor read a file of any size to check its CRC on the thread that
+ * extracts.  So: no realpath(); every candidate is opened under a
+ * directory fd, without symlinks in the user's directories (openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else one component at a time
+ * with O_NOFOLLOW), only if it is a regular file; a sparse one is not
+ * used, and a CRC reads at most DEBUG_CRC_MAX bytes within DEBUG_CRC_NS
+ * through a small buffer (page cache, not our memory).
+ */
 
-static uint32_t file_crc(const struct elfm *e)
+/* A larger debug-link candidate is not CRC'd: files_over_budget{reason=
+ * "crc_size"}.  Real debug files this large carry a build id and are
+ * found under the debug directory by it, with no CRC. */
+#define DEBUG_CRC_MAX (512ULL << 20)
+/* A CRC that takes longer (a slow or contended disk) is given up:
+ * files_over_budget{reason="crc_time"}.  512 MiB take about 0.3 s. */
+#define DEBUG_CRC_NS (2ULL * 1000000000ULL)
+#define DEBUG_CRC_CHUNK (256 * 1024)
+
+static uint64_t mono_ns(void)
 {
-	size_t len, done = 0;
-	const uint8_t *d = elfm_data(e, &len);
-	uLong c = crc32(0L, Z_NULL, 0);
+	struct timespec ts;
 
-	while (done < len) {
-		size_t chunk = len - done > (1U << 30) ? (1U << 30) : len - done;
-
-		c = crc32(c, d + done, (uInt)chunk);
-		done += chunk;
-	}
-	return (uint32_t)c;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Open path as a debug file for e: it must be another file, an ELF, and
- * match the debuglink CRC or (without a debuglink) the build id. */
-static int try_debug_file(const struct elfm *e, const char *path,
-			  bool have_link, uint32_t crc, struct elfm **out)
+/* CRC-32 of the first size bytes of fd.  0, -EIO when the file is
+ * shorter, -ETIMEDOUT past the deadline (counted), -errno. */
+static int file_crc(int fd, uint64_t size, uint32_t *out)
+{
+	uint64_t done = 0, deadline = mono_ns() + DEBUG_CRC_NS;
+	uLong c = crc32(0L, Z_NULL, 0);
+	uint8_t *buf = malloc(DEBUG_CRC_CHUNK);
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (done < size) {
+		size_t want = size - done > DEBUG_CRC_CHUNK ? DEBUG_CRC_CHUNK
+							    : size - done;
+		ssize_t n = pread(fd, buf, want, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		c = crc32(c, buf, (uInt)n);
+		done += (uint64_t)n;
+		if (mono_ns() > deadline) {
+			budget_over(BUDGET_CRC_TIME);
+			err = -ETIMEDOUT;
+			break;
+		}
+	}
+	free(buf);
+	*out = (uint32_t)c;
+	return err;
+}
+
+/* openat2(2) where the C library has no wrapper. */
+static int sys_openat2(int dirfd, const char *rel, uint64_t flags,
+		       uint64_t resolve)
+{
+#ifdef SYS_openat2
+	struct open_how how = { .flags = flags, .resolve = resolve };
+
+	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* For tests: take the path a kernel without openat2 (before 5.6) takes. */
+bool ehf_no_openat2;
+
+/*
+ * An O_PATH fd for rel under dirfd (rel absolute: from /, dirfd unused),
+ * never leaving dirfd (".." out of it, absolute symlinks) and, with
+ * nofollow, through no symlink at all.  -ELOOP for a symlink, -EXDEV for
+ * a way out, -errno else.
+ */
+static int open_under(int dirfd, const char *rel, bool want_dir,
+		      bool nofollow)
+{
+	uint64_t resolve = RESOLVE_NO_MAGICLINKS |
+			   (nofollow ? RESOLVE_NO_SYMLINKS : 0) |
+			   (rel[0] == '/' ? 0 : RESOLVE_BENEATH);
+	char comp[NAME_MAX + 1];
+	const char *p = rel;
+	int fd, next;
+
+	if (rel[0] == '/' && dirfd != AT_FDCWD)
+		return -EXDEV;
+	fd = ehf_no_openat2 ? -1 :
+	     sys_openat2(rel[0] == '/' ? AT_FDCWD : dirfd, rel,
+			 O_PATH | O_CLOEXEC | (want_dir ? O_DIRECTORY : 0),
+			 resolve);
+	if (fd >= 0)
+		return fd;
+	if (!ehf_no_openat2 && errno != ENOSYS)
+		return -errno;
+	/* No openat2: walk the components, each opened O_NOFOLLOW */
+	fd = rel[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+			   : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		struct stat st;
+		bool last;
+
+		last = p[n] == 0 || p[n + strspn(p + n, "/")] == 0;
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			p += n + (p[n] == '/');
+			continue;
+		}
+		if (n > NAME_MAX || (n == 2 && !strncmp(p, "..", 2))) {
+			close(fd);
+			return n > NAME_MAX ? -ENAMETOOLONG : -EXDEV;
+		}
+		memcpy(comp, p, n);
+		comp[n] = 0;
+		next = openat(fd, comp, O_PATH | O_CLOEXEC |
+					  (nofollow ? O_NOFOLLOW : 0));
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+		if (fstat(fd, &st) < 0) {
+			next = -errno;
+			close(fd);
+			return next;
+		}
+		if (S_ISLNK(st.st_mode) || (!last && !S_ISDIR(st.st_mode))) {
+			close(fd);
+			return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+		}
+		p += n;
+		p += strspn(p, "/");
+	}
+	return fd;
+}
+
+/* rel under dirfd as open_under(), opened for reading only when it is a
+ * regular file (a FIFO would block us, a device's open run its driver):
+ * the fd, -ENOEXEC for anything else, or open_under()'s error. */
+static int open_regular_under(int dirfd, const char *rel, bool nofollow)
+{
+	char self[32];
+	struct stat st;
+	int pfd, fd;
+
+	pfd = open_under(dirfd, rel, false, nofollow);
+	if (pfd < 0)
+		return pfd;
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -ENOEXEC;
+	}
+	/* that very inode, not whatever the name leads to by now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(pfd);
+	return fd;
+}
+
+/* Use the open file fd as a debug file for e: another file, not sparse,
+ * an ELF, and, with check_crc, of that CRC-32 (bounded), else of the
+ * same build id. */
+static int try_debug_file(const struct elfm *e, int fd, bool check_crc,
+			  uint32_t crc, struct elfm **out)
 {
 	const uint8_t *id1, *id2;
-	size_t n1, n2;
 	struct elfm *d = NULL;
-	int fd, err;
+	struct stat st;
+	size_t n1, n2;
+	uint32_t c;
+	int err;
 
-	/* next to a user's binary: maybe a FIFO, or a link to a device */
-	fd = fs_open_regular(path);
-	if (fd < 0)
-		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (elfm_same_file(e, &st))
+		return -ENOENT; /* the debuglink names the file itself */
+	/* a 4 GiB hole costs nothing to make and seconds to read */
+	if (budget_is_sparse(&st)) {
+		budget_over(BUDGET_SPARSE);
+		return -EFBIG;
+	}
+	if (check_crc) {
+		if ((uint64_t)st.st_size > DEBUG_CRC_MAX) {
+			budget_over(BUDGET_CRC_SIZE);
+			return -EFBIG;
+		}
+		err = file_crc(fd, (uint64_t)st.st_size, &c);
+		if (err)
+			return err;
+		if (c != crc)
+			return -ENOENT;
+	}
 	err = elfm_open_fd(fd, &d);
-	close(fd);
 	if (err)
 		return err;
-	if (have_link) {
-		if (file_crc(d) != crc)
-			err = -ENOENT;
-	} else if (elfm_build_id(e, &id1, &n1) != 0 ||
-		   elfm_build_id(d, &id2, &n2) != 0 || n1 != n2 ||
-		   memcmp(id1, id2, n1) != 0) {
-		err = -ENOENT;
-	}
-	if (err) {
+	if (!check_crc &&
+	    (elfm_build_id(e, &id1, &n1) != 0 || elfm_build_id(d, &id2, &n2) != 0 ||
+	     n1 != n2 || memcmp(id1, id2, n1) != 0)) {
 		elfm_free(d);
-		return err;
+		return -ENOENT;
 	}
 	*out = d;
 	return 0;
+}
+
+/* Open rel under dirfd and try it; 0 when it is e's debug file.
+ * *refused is set when the path went through a symlink or out. */
+static int try_candidate(const struct elfm *e, int dirfd, const char *rel,
+			 bool nofollow, bool check_crc, uint32_t crc,
+			 bool *refused, struct elfm **out)
+{
+	int fd = open_regular_under(dirfd, rel, nofollow), err;
+
+	if (fd == -ELOOP || fd == -EXDEV)
+		*refused = true;
+	if (fd < 0)
+		return fd;
+	err = try_debug_file(e, fd, check_crc, crc, out);
+	close(fd);
+	return err;
 }
 
 int ehf_open_debuglink(const struct elfm *e, const char *path,
 		       const char *debug_dir, struct elfm **out,
 		       char *found, size_t found_len)
 {
-	char cand[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
-	const char *name = NULL;
+	char rel[PATH_MAX], dir[PATH_MAX];
+	const char *name = NULL, *where = "", *mirror;
+	bool have_link, refused = false;
+	int dd = -1, own = -1, k, n, err = -ENOENT;
 	const uint8_t *id;
 	uint32_t crc = 0;
-	bool have_link;
 	size_t id_len, i;
-	int k;
 
 	*out = NULL;
 	if (!debug_dir)
 		debug_dir = "/usr/lib/debug";
 	have_link = elfm_debuglink(e, &name, &crc) == 0;
 	/* The name is a file name, never a path. */
-	if (have_link && (strchr(name, '/') || strlen(name) > NAME_MAX))
+	if (have_link && (strchr(name, '/') || strlen(name) > NAME_MAX ||
+			  !strcmp(name, ".") || !strcmp(name, "..")))
 		have_link = false;
-	if (elfm_build_id(e, &id, &id_len) == 0 && id_len >= 2 &&
+	/* the administrator's directory: trusted, symlinks inside it too */
+	dd = open(debug_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dd >= 0 && elfm_build_id(e, &id, &id_len) == 0 && id_len >= 2 &&
 	    id_len <= 64) {
-		int n = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/",
-				 debug_dir, id[0]);
-
-		for (i = 1; i < id_len && n > 0 && (size_t)n + 3 < sizeof(cand); i++)
-			n += snprintf(cand + n, sizeof(cand) - n, "%02x", id[i]);
-		if (n > 0 && (size_t)n + 7 < sizeof(cand)) {
-			strcpy(cand + n, ".debug");
-			if (try_debug_file(e, cand, have_link, crc, out) == 0)
-				goto found;
+		n = snprintf(rel, sizeof(rel), ".build-id/%02x/", id[0]);
+		for (i = 1; i < id_len; i++)
+			n += snprintf(rel + n, sizeof(rel) - n, "%02x", id[i]);
+		strcpy(rel + n, ".debug");
+		err = try_candidate(e, dd, rel, false, false, 0, &refused, out);
+		if (err == 0) {
+			where = debug_dir;
+			goto found;
 		}
 	}
-	if (!have_link || !path)
-		return -ENOENT;
-	if (!realpath(path, real))
-		snprintf(real, sizeof(real), "%s", path);
-	snprintf(cand, sizeof(cand), "%s", real);
-	snprintf(dir, sizeof(dir), "%s", dirname(cand));
+	err = -ENOENT;
+	if (!have_link || !path || path[0] != '/')
+		goto out;
+	snprintf(rel, sizeof(rel), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(rel));
+	mirror = dir + strspn(dir, "/"); /* debug_dir/<dir>/, relative */
+	/* the user's directory: no symlink anywhere on the way */
+	own = open_under(AT_FDCWD, dir, true, true);
+	if (own == -ELOOP || own == -EXDEV)
+		refused = true;
 	for (k = 0; k < 3; k++) {
-		int n;
+		int at = k < 2 ? own : dd;
 
-		if (k == 0)
-			n = snprintf(cand, sizeof(cand), "%s/%s", dir, name);
-		else if (k == 1)
-			n = snprintf(cand, sizeof(cand), "%s/.debug/%s", dir,
-				     name);
-		else
-			n = snprintf(cand, sizeof(cand), "%s%s/%s", debug_dir,
-				     dir, name);
-		if (n < 0 || (size_t)n >= sizeof(cand))
+		if (at < 0)
 			continue;
-		if (strcmp(cand, real) == 0)
-			continue; /* the debuglink names the file itself */
-		if (try_debug_file(e, cand, true, crc, out) == 0)
+		if (k == 0)
+			n = snprintf(rel, sizeof(rel), "%s", name);
+		else if (k == 1)
+			n = snprintf(rel, sizeof(rel), ".debug/%s", name);
+		else
+			n = snprintf(rel, sizeof(rel), "%s%s%s", mirror,
+				     mirror[0] ? "/" : "", name);
+		if (n < 0 || (size_t)n >= sizeof(rel))
+			continue;
+		err = try_candidate(e, at, rel, k < 2, true, crc, &refused, out);
+		if (err == 0) {
+			where = k < 2 ? dir : debug_dir;
 			goto found;
+		}
 	}
-	return -ENOENT;
+	err = -ENOENT;
+	goto out;
 found:
 	if (found && found_len)
-		snprintf(found, found_len, "%s", cand);
-	return 0;
+		snprintf(found, found_len, "%s%s%s", where,
+			 where[0] && where[1] ? "/" : "", rel);
+out:
+	/* one count per file, however many candidates were refused */
+	if (refused)
+		budget_over(BUDGET_DEBUG_PATH);
+	if (own >= 0)
+		close(own);
+	if (dd >= 0)
+		close(dd);
+	return err;
 }
 
 /* ---- synthetic PLT rows ---------------------------------------------- */

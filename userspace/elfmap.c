@@ -14,6 +14,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "budget.h"
+
 /* Bounds on header tables: real files have a few dozen of each; these
  * only stop a hostile count from making us allocate gigabytes. */
 #define MAX_PHDRS 4096
@@ -34,6 +36,8 @@ struct elfm {
 	unsigned shnum;
 	const char *shstr; /* section names, NULL when absent */
 	size_t shstr_len;
+	uint64_t real_size; /* bytes the file holds on disk (budget.h) */
+	uint64_t dev, ino;  /* 0 over memory */
 };
 
 /* ---- files that shrink under the mapping --------------------------------
@@ -222,6 +226,7 @@ int elfm_open_mem(const void *data, size_t len, struct elfm **out)
 	e->guard = -1;
 	e->data = data;
 	e->size = len;
+	e->real_size = len;
 	err = open_common(e);
 	if (err) {
 		elfm_free(e);
@@ -258,6 +263,9 @@ int elfm_open_fd(int fd, struct elfm **out)
 	e->map = map;
 	e->data = map;
 	e->size = st.st_size;
+	e->real_size = budget_real_size(&st);
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
 	e->guard = guard_add(map, st.st_size);
 	err = open_common(e);
 	if (err) {
@@ -284,6 +292,23 @@ const uint8_t *elfm_data(const struct elfm *e, size_t *len)
 {
 	*len = e->size;
 	return e->data;
+}
+
+bool elfm_same_file(const struct elfm *e, const struct stat *st)
+{
+	return e->ino && e->dev == (uint64_t)st->st_dev &&
+	       e->ino == (uint64_t)st->st_ino;
+}
+
+uint64_t elfm_decompress_budget(const struct elfm *e)
+{
+	uint64_t b = ELFM_DECOMPRESS_SLACK;
+
+	if (e->real_size < (ELFM_MAX_DECOMPRESSED - b) / ELFM_DECOMPRESS_RATIO)
+		b += e->real_size * ELFM_DECOMPRESS_RATIO;
+	else
+		b = ELFM_MAX_DECOMPRESSED;
+	return b < ELFM_MAX_DECOMPRESSED ? b : ELFM_MAX_DECOMPRESSED;
 }
 
 const Elf64_Ehdr *elfm_ehdr(const struct elfm *e)
@@ -398,11 +423,17 @@ int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
 	if (raw_len < sizeof(ch) || raw_len - sizeof(ch) > UINT32_MAX)
 		return -EINVAL;
 	memcpy(&ch, raw, sizeof(ch));
-	/* zlib cannot expand more than 1032:1; a size beyond that (or the
-	 * absolute bound) is a lie we should not allocate for. */
-	if (ch.ch_size == 0 || ch.ch_size > ELFM_MAX_DECOMPRESSED ||
-	    ch.ch_size / 1100 > raw_len)
+	/* zlib cannot expand more than 1032:1; a size beyond that is a lie
+	 * we should not allocate for. */
+	if (ch.ch_size == 0 || ch.ch_size / 1100 > raw_len)
 		return -EINVAL;
+	/* A true size may still be a bomb (512 MiB of zeros fit in 500
+	 * KiB): the file's budget, from what it holds on disk, says how
+	 * much it may make us allocate. */
+	if (ch.ch_size > elfm_decompress_budget(e)) {
+		budget_over(BUDGET_DECOMPRESSED);
+		return -EFBIG;
+	}
 	buf = malloc(ch.ch_size);
 	if (!buf)
 		return -ENOMEM;
@@ -637,4 +668,65 @@ int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc)
 	memcpy(crc, d + crc_off, 4);
 	*name = (const char *)d;
 	return 0;
+}
+
+/* One symbol table against the names still missing (found[i] false). */
+static unsigned find_syms_in(const struct elfm *e, const Elf64_Shdr *sh,
+			     const char *const *names, unsigned n,
+			     uint64_t *value, uint64_t *size, bool *found)
+{
+	const Elf64_Shdr *shdrs, *strsh;
+	const uint8_t *sym, *str;
+	size_t sym_len, str_len, i;
+	unsigned nsh, k, got = 0;
+
+	shdrs = elfm_shdrs(e, &nsh);
+	if (sh->sh_link >= nsh || sh->sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	strsh = &shdrs[sh->sh_link];
+	if (elfm_section_bytes(e, sh, &sym, &sym_len) ||
+	    elfm_section_bytes(e, strsh, &str, &str_len))
+		return 0;
+	for (i = 0; i + sizeof(Elf64_Sym) <= sym_len; i += sizeof(Elf64_Sym)) {
+		Elf64_Sym s;
+		const char *name;
+		size_t max;
+
+		memcpy(&s, sym + i, sizeof(s));
+		if (s.st_shndx == SHN_UNDEF || !s.st_name ||
+		    s.st_name >= str_len)
+			continue;
+		name = (const char *)str + s.st_name;
+		max = str_len - s.st_name;
+		for (k = 0; k < n; k++) {
+			size_t len = strlen(names[k]);
+
+			if (found[k] || len >= max || memcmp(name, names[k], len) ||
+			    name[len])
+				continue;
+			value[k] = s.st_value;
+			size[k] = s.st_size;
+			found[k] = true;
+			got++;
+		}
+	}
+	return got;
+}
+
+unsigned elfm_find_syms(const struct elfm *e, const char *const *names,
+			unsigned n, uint64_t *value, uint64_t *size)
+{
+	static const char *const tables[] = { ".dynsym", ".symtab" };
+	bool found[64] = { false };
+	unsigned t, got = 0;
+
+	if (n > 64)
+		n = 64;
+	for (t = 0; t < 2 && got < n; t++) {
+		const Elf64_Shdr *sh = elfm_section(e, tables[t]);
+
+		if (sh)
+			got += find_syms_in(e, sh, names, n, value, size, found);
+	}
+	return got;
 }

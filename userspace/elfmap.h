@@ -39,6 +39,11 @@ bool elfm_damaged(const struct elfm *e);
  * (process-wide). */
 uint64_t elfm_fault_count(void);
 
+struct stat;
+/* Whether st (an fstat of another fd) is the file e maps; false over
+ * memory. */
+bool elfm_same_file(const struct elfm *e, const struct stat *st);
+
 /* The whole file. */
 const uint8_t *elfm_data(const struct elfm *e, size_t *len);
 const Elf64_Ehdr *elfm_ehdr(const struct elfm *e);
@@ -59,12 +64,24 @@ int elfm_section_bytes(const struct elfm *e, const Elf64_Shdr *sh,
 		       const uint8_t **p, size_t *len);
 
 /* A section's contents, decompressed when SHF_COMPRESSED (zlib or zstd,
- * up to ELFM_MAX_DECOMPRESSED bytes and 1100 times the compressed size).
+ * up to 1100 times the compressed size and the file's budget, below).
  * *p points into the mapping or into *owned, a malloc'd buffer the
- * caller frees (NULL when nothing was allocated). */
-#define ELFM_MAX_DECOMPRESSED (1ULL << 30)
+ * caller frees (NULL when nothing was allocated).  -EFBIG (counted as
+ * files_over_budget{reason="decompressed"}) when the section would
+ * decompress past the budget: the caller goes on without it.
+ *
+ * The budget: ELFM_DECOMPRESS_RATIO times the bytes the file holds on
+ * disk (budget_real_size: a sparse file does not buy more), plus
+ * ELFM_DECOMPRESS_SLACK, at most ELFM_MAX_DECOMPRESSED per section.
+ * Real compressed debug sections shrink 3-10 times; a section of zeros
+ * 1000 times.  A 538 KB file may thus allocate 16.6 MB, not 512 MiB. */
+#define ELFM_MAX_DECOMPRESSED (128ULL << 20)
+#define ELFM_DECOMPRESS_RATIO 16
+#define ELFM_DECOMPRESS_SLACK (8ULL << 20)
 int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
 		      const uint8_t **p, size_t *len, void **owned);
+/* The most elfm_section_load() decompresses for one section of e. */
+uint64_t elfm_decompress_budget(const struct elfm *e);
 
 /* Bytes at a virtual address, backed by the file: through the PT_LOAD
  * segments, or through the allocated sections when there are none.  *avail
@@ -78,6 +95,13 @@ int elfm_vaddr_bytes(const struct elfm *e, uint64_t vaddr, size_t len,
 int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
 /* Is [lo, hi) inside one executable segment (or section)? */
 int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
+
+/* Defined symbols by exact name, from .dynsym, then .symtab: for each
+ * names[i] found, value[i] and size[i] are set (left alone otherwise).
+ * Returns how many names were found.  Each table is walked once, bounded
+ * by the file. */
+unsigned elfm_find_syms(const struct elfm *e, const char *const *names,
+			unsigned n, uint64_t *value, uint64_t *size);
 
 /* Walk the notes in [p, p + len) (an ELF note section, or the kernel's
  * /sys/kernel/notes) for the first of that owner and type; *desc points

@@ -28,7 +28,20 @@ struct exe_mgr {
 	struct hm by_id;    /* id64 -> struct exe_file * */
 	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */
 	struct hm rules;    /* hash(rule) -> index */
-	uint32_t n_rules;
+	uint32_t n_rules;   /* indices handed out so far (the high mark) */
+	/* per rule: the loaded files that hold it (the fixed rules are
+	 * never freed), and the owner charged for it (0: root, no one) */
+	uint32_t *rule_refs;
+	uid_t *rule_owner;
+	/* indices freed, oldest first: reused only once the high mark is
+	 * at MAX_RULES, and the oldest first, so that a sample that read a
+	 * row of an unloaded file just before its pages went finds the
+	 * INVALID rule there, not another file's */
+	uint16_t *rule_free;
+	uint32_t free_head, n_free;
+	struct hm owners; /* uid (not root) -> struct owner_use * */
+	unsigned share_div[EXE_TABLE_COUNT][2];
+	uint32_t share_warnings; /* files named in an "over its share" warning */
 	/* While a file loads, its rule i -> the global index << 16 (the
 	 * row's rule bits); RULE_IDX_INVALID (0) past its rules, so any
 	 * 16-bit rule field of a row reads an entry. */
@@ -47,6 +60,26 @@ struct exe_mgr {
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on)
 {
 	m->fp_only = on;
+}
+
+void exe_mgr_set_share(struct exe_mgr *m, unsigned table, unsigned file_div,
+		       unsigned owner_div)
+{
+	if (table < EXE_TABLE_COUNT) {
+		m->share_div[table][0] = file_div;
+		m->share_div[table][1] = owner_div;
+	}
+}
+
+const char *exe_table_name(unsigned table)
+{
+	static const char *const names[EXE_TABLE_COUNT] = {
+		[EXE_TABLE_RULES] = "rules",
+		[EXE_TABLE_ROWS] = "rows",
+		[EXE_TABLE_PAGES] = "pages",
+	};
+
+	return table < EXE_TABLE_COUNT ? names[table] : "?";
 }
 
 void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg)
@@ -259,35 +292,190 @@ fail:
 
 /* ---- rules ------------------------------------------------------------- */
 
-/* The global index of a rule, adding it to the table; RULE_IDX_INVALID
- * when the table is full. */
-static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r)
-{
-	uint64_t h = hm_hash(r, sizeof(*r), 0), v;
-	uint32_t idx;
+/*
+ * Fair shares of the shared tables, as divisors of each table's capacity:
+ * { one file, the files of one owner other than root }.  A file that
+ * would take more is not loaded (frame-pointer walk) and counted, so the
+ * files of one user cannot fill a table for everyone.  The largest files
+ * of a desktop stay well under them: libclang-cpp takes 1109 rules of
+ * 65536 (1/59) and 1.0 M rows of the default 8 Mi (1/8), libLLVM 809
+ * pages of 65536 (1/81).  Root's files (the system's) have no owner
+ * share: only the file's own.
+ */
+static const unsigned share_default[EXE_TABLE_COUNT][2] = {
+	[EXE_TABLE_RULES] = { 8, 4 },
+	[EXE_TABLE_ROWS] = { 4, 2 },
+	[EXE_TABLE_PAGES] = { 8, 4 },
+};
+/* Files named in a warning when over their share; the rest are counted
+ * only. */
+#define SHARE_WARNINGS 20
 
-	/* hash collisions: probe successive keys */
+/* What the files of one owner take of each table (rules: those its files
+ * added, until freed). */
+struct owner_use {
+	uint64_t use[EXE_TABLE_COUNT];
+};
+
+/* The owner's record, created when create is set; NULL for root, or when
+ * there is none (or no memory: the owner is then not limited, and its
+ * files stay under their own share). */
+static struct owner_use *owner_get(struct exe_mgr *m, uid_t uid, bool create)
+{
+	struct owner_use *o;
+	uint64_t v;
+
+	if (uid == 0)
+		return NULL;
+	if (hm_get(&m->owners, uid, &v))
+		return (struct owner_use *)(uintptr_t)v;
+	if (!create)
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (o && hm_put(&m->owners, uid, (uintptr_t)o)) {
+		free(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* Take back n of table from uid's use; the record goes when empty. */
+static void owner_release(struct exe_mgr *m, uid_t uid, unsigned table,
+			  uint64_t n)
+{
+	struct owner_use *o = owner_get(m, uid, false);
+	unsigned k;
+
+	if (!o)
+		return;
+	o->use[table] -= n < o->use[table] ? n : o->use[table];
+	for (k = 0; k < EXE_TABLE_COUNT && !o->use[k]; k++)
+		;
+	if (k == EXE_TABLE_COUNT) {
+		hm_del(&m->owners, uid);
+		free(o);
+	}
+}
+
+static uint64_t rule_hash(const struct unwind_rule *r)
+{
+	return hm_hash(r, sizeof(*r), 0);
+}
+
+/* The global index of a rule, or -1; *key is where its hash entry is, or
+ * the free key where it would go.  Collisions of the hash probe
+ * successive keys. */
+static int rule_find(const struct exe_mgr *m, const struct unwind_rule *r,
+		     uint64_t *key)
+{
+	uint64_t h = rule_hash(r), v;
+
 	for (;; h++) {
 		if (!hm_get(&m->rules, h, &v))
 			break;
-		if (!memcmp(&m->bm->rules[v], r, sizeof(*r)))
-			return (uint32_t)v;
+		if (!memcmp(&m->bm->rules[v], r, sizeof(*r))) {
+			*key = h;
+			return (int)v;
+		}
 	}
-	if (m->n_rules >= MAX_RULES) {
+	*key = h;
+	return -1;
+}
+
+/* A reference on a rule's global index for a file of owner, adding the
+ * rule to the table (charged to owner) when new; RULE_IDX_INVALID when
+ * the table is full. */
+static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r,
+			    uid_t owner)
+{
+	struct owner_use *o;
+	uint64_t key;
+	uint32_t idx;
+	int found = rule_find(m, r, &key);
+
+	if (found >= 0) {
+		idx = (uint32_t)found;
+		if (idx >= RULE_FIXED_COUNT)
+			m->rule_refs[idx]++;
+		return idx;
+	}
+	if (m->n_rules < MAX_RULES) {
+		idx = m->n_rules;
+	} else if (m->n_free) {
+		idx = m->rule_free[m->free_head];
+	} else {
 		m->st.rules_full++;
 		return RULE_IDX_INVALID;
 	}
-	idx = m->n_rules;
-	if (hm_put(&m->rules, h, idx)) {
-		m->st.rules_full++;
-		return RULE_IDX_INVALID;
+	if (hm_put(&m->rules, key, idx))
+		return RULE_IDX_INVALID; /* the file is loaded with invalid rows */
+	if (idx == m->n_rules) {
+		m->n_rules++;
+	} else {
+		m->free_head = (m->free_head + 1) % MAX_RULES;
+		m->n_free--;
 	}
 	/* shared with the kernel: reachable once a page entry (a system
 	 * call, so after this store) leads to a row that names it */
 	m->bm->rules[idx] = *r;
-	m->n_rules++;
-	m->st.rules_used = m->n_rules;
+	m->rule_refs[idx] = 1;
+	m->rule_owner[idx] = owner;
+	o = owner_get(m, owner, true);
+	if (o)
+		o->use[EXE_TABLE_RULES]++;
+	m->st.rules_used = m->n_rules - m->n_free;
 	return idx;
+}
+
+/* Remove the hash entry at key: the keys after it that probed past it
+ * move back into the gap (backward shift, as hashmap.c does for its own
+ * slots), so every rule stays found from its hash. */
+static void rule_unhash(struct exe_mgr *m, uint64_t key)
+{
+	uint64_t j, v, home;
+
+	hm_del(&m->rules, key);
+	for (j = key + 1; hm_get(&m->rules, j, &v); j++) {
+		home = rule_hash(&m->bm->rules[v]);
+		/* reachable from home only through the gap? */
+		if (j - home < j - key)
+			continue;
+		hm_del(&m->rules, j);
+		if (hm_put(&m->rules, key, v))
+			return; /* that rule is interned again if seen */
+		key = j;
+	}
+}
+
+/* Drop a file's reference on rule idx; the last one frees it. */
+static void rule_put(struct exe_mgr *m, uint32_t idx)
+{
+	uint64_t key;
+
+	if (idx < RULE_FIXED_COUNT || !m->rule_refs[idx] || --m->rule_refs[idx])
+		return;
+	if (rule_find(m, &m->bm->rules[idx], &key) == (int)idx)
+		rule_unhash(m, key);
+	/* no page leads to a row naming it any more; a sample that read
+	 * such a row just before finds an invalid rule, not a wrong one */
+	m->bm->rules[idx] = dt_fixed_rules[RULE_IDX_INVALID];
+	owner_release(m, m->rule_owner[idx], EXE_TABLE_RULES, 1);
+	m->rule_owner[idx] = 0;
+	m->rule_free[(m->free_head + m->n_free) % MAX_RULES] = (uint16_t)idx;
+	m->n_free++;
+	m->st.rules_freed++;
+	m->st.rules_used = m->n_rules - m->n_free;
+}
+
+static void put_rules(struct exe_mgr *m, struct exe_file *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->n_rule_idx; i++)
+		rule_put(m, f->rule_idx[i]);
+	free(f->rule_idx);
+	f->rule_idx = NULL;
+	f->n_rule_idx = 0;
 }
 
 int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
@@ -300,14 +488,18 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 		return -ENOMEM;
 	m->bm = bm;
 	m->store = store;
+	memcpy(m->share_div, share_default, sizeof(m->share_div));
 	m->rule_hi = calloc(1u << 16, sizeof(*m->rule_hi));
-	if (!m->rule_hi) {
-		free(m);
+	m->rule_refs = calloc(MAX_RULES, sizeof(*m->rule_refs));
+	m->rule_owner = calloc(MAX_RULES, sizeof(*m->rule_owner));
+	m->rule_free = calloc(MAX_RULES, sizeof(*m->rule_free));
+	if (!m->rule_hi || !m->rule_refs || !m->rule_owner || !m->rule_free) {
+		exe_mgr_free(m);
 		return -ENOMEM;
 	}
 	/* into empty tables: only an allocation can fail */
 	for (i = 0; i < RULE_FIXED_COUNT; i++)
-		if (rule_intern(m, &dt_fixed_rules[i]) != i) {
+		if (rule_intern(m, &dt_fixed_rules[i], 0) != i) {
 			exe_mgr_free(m);
 			return -ENOMEM;
 		}
@@ -319,13 +511,17 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 
 static void file_free(struct exe_file *f)
 {
+	unsigned k;
+
 	if (!f)
 		return;
 	if (f->fd >= 0)
 		close(f->fd);
 	symb_free(f->syms);
-	free(f->interp_data);
+	for (k = 0; k < INTERP_COUNT; k++)
+		free(f->interp_data[k]);
 	free(f->row_ext);
+	free(f->rule_idx);
 	free(f->pages);
 	free(f->path);
 	free(f);
@@ -340,6 +536,8 @@ void exe_mgr_free(struct exe_mgr *m)
 		return;
 	while (hm_next(&m->by_id, &it, NULL, &v))
 		file_free((struct exe_file *)(uintptr_t)v);
+	for (it = 0; hm_next(&m->owners, &it, NULL, &v);)
+		free((void *)(uintptr_t)v);
 	/* the chunks are ours (their page entries stay: BPF finds no chunk
 	 * behind them) */
 	for (it = 0; it < m->bm->max_chunks; it++)
@@ -347,7 +545,11 @@ void exe_mgr_free(struct exe_mgr *m)
 	hm_free(&m->by_id);
 	hm_free(&m->by_inode);
 	hm_free(&m->rules);
+	hm_free(&m->owners);
 	free(m->rule_hi);
+	free(m->rule_refs);
+	free(m->rule_owner);
+	free(m->rule_free);
 	free(m->free_ext);
 	free(m);
 }
@@ -377,7 +579,11 @@ static void unload_deltas(struct exe_mgr *m, struct exe_file *f)
 		bm_remove(m->bm, BM_PAGES, &k);
 	}
 	m->st.rows_used -= (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+	owner_release(m, f->owner, EXE_TABLE_ROWS,
+		      (uint64_t)f->n_blocks * ROWS_PER_BLOCK);
+	owner_release(m, f->owner, EXE_TABLE_PAGES, f->n_pages);
 	free_row_ext(m, f);
+	put_rules(m, f);
 	m->st.loaded--;
 	m->st.unloaded++;
 	free(f->pages);
@@ -407,6 +613,78 @@ static void rows_full(struct exe_mgr *m, const struct exe_file *f,
 		 last ? "; further files that do not fit are only counted "
 			"(map_full_total{map=\"delta_rows\"})" :
 			"");
+}
+
+/* The capacity of a shared table. */
+static uint64_t table_cap(const struct exe_mgr *m, unsigned table)
+{
+	switch (table) {
+	case EXE_TABLE_RULES:
+		return MAX_RULES - RULE_FIXED_COUNT;
+	case EXE_TABLE_ROWS:
+		return m->st.rows_cap;
+	default:
+		return m->bm->max_entries[BM_PAGES];
+	}
+}
+
+/* Would f, loading t, take more than its share of a table, or than its
+ * owner's?  Then it is counted, named (the first SHARE_WARNINGS files)
+ * and true is returned: the file is walked by frame pointer.  A file
+ * whose rows exceed the whole bound is left to rows_place, which counts
+ * it as rows_full.  Also true, counted as rules_full, when its new rules
+ * do not fit in what the table has free: the file is refused whole
+ * rather than loaded with invalid rows. */
+static bool over_share(struct exe_mgr *m, const struct exe_file *f,
+		       const struct dt_file *t)
+{
+	uint64_t need[EXE_TABLE_COUNT], key, cap, lim, take = 0;
+	const struct owner_use *o = owner_get(m, f->owner, false);
+	unsigned k, who;
+	uint32_t i;
+
+	need[EXE_TABLE_RULES] = 0;
+	for (i = RULE_FIXED_COUNT; i < t->n_rules; i++)
+		need[EXE_TABLE_RULES] += rule_find(m, &t->rules[i], &key) < 0;
+	need[EXE_TABLE_ROWS] = (uint64_t)BLOCKS(t->n_rows) * ROWS_PER_BLOCK;
+	need[EXE_TABLE_PAGES] = t->n_pages;
+	for (k = 0; k < EXE_TABLE_COUNT; k++) {
+		cap = table_cap(m, k);
+		if (k == EXE_TABLE_ROWS && need[k] > cap)
+			continue;
+		for (who = 0; who < 2; who++) {
+			if (!m->share_div[k][who] || (who == 1 && f->owner == 0))
+				continue;
+			lim = cap / m->share_div[k][who];
+			take = need[k] + (who == 1 && o ? o->use[k] : 0);
+			if (take > lim)
+				goto over;
+		}
+	}
+	if (need[EXE_TABLE_RULES] > MAX_RULES - (m->n_rules - m->n_free)) {
+		m->st.rules_full++;
+		log_warn_once("rule table full (%u rules): files are walked by "
+			      "frame pointer (map_full_total{map=\"rules\"})",
+			      MAX_RULES);
+		return true;
+	}
+	return false;
+over:
+	m->st.over_share[k][who]++;
+	if (m->share_warnings < SHARE_WARNINGS) {
+		bool last = ++m->share_warnings == SHARE_WARNINGS;
+
+		log_warn("stack deltas: %s would take %llu %s%s (more than %s "
+			 "1/%u of %llu) and is walked by frame pointer%s",
+			 f->path, (unsigned long long)take, exe_table_name(k),
+			 who ? " with its owner's other files" : "",
+			 who ? "an owner's" : "a file's", m->share_div[k][who],
+			 (unsigned long long)table_cap(m, k),
+			 last ? "; further files over their share are only "
+				"counted (files_over_share_total)" :
+				"");
+	}
+	return true;
 }
 
 /* Copy the rows of pages [p0, p1) of t to dst, rules renumbered: t itself
@@ -445,6 +723,8 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 
 	if (!t->n_rows)
 		return 0;
+	if (over_share(m, f, t))
+		return -EDQUOT;
 	pcs = malloc(t->n_pages * sizeof(*pcs));
 	f->pages = malloc(t->n_pages * sizeof(*f->pages));
 	keys = malloc(t->n_pages * sizeof(*keys));
@@ -461,7 +741,11 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	f->row_ext = malloc(n * sizeof(*f->row_ext));
 	if (n > 1)
 		scratch = malloc(t->n_pages * sizeof(*scratch));
-	if (!f->row_ext || (n > 1 && !scratch)) {
+	if (t->n_rules > RULE_FIXED_COUNT)
+		f->rule_idx = malloc((t->n_rules - RULE_FIXED_COUNT) *
+				     sizeof(*f->rule_idx));
+	if (!f->row_ext || (n > 1 && !scratch) ||
+	    (t->n_rules > RULE_FIXED_COUNT && !f->rule_idx)) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -471,9 +755,16 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	}
 	f->n_row_ext = n;
 	n = 0; /* f->row_ext owns them now */
-	for (i = 0; i < t->n_rules; i++)
-		hi[i] = (i < RULE_FIXED_COUNT ? i : rule_intern(m, &t->rules[i]))
-			<< 16;
+	for (i = 0; i < t->n_rules; i++) {
+		uint32_t g = i;
+
+		if (i >= RULE_FIXED_COUNT) {
+			g = rule_intern(m, &t->rules[i], f->owner);
+			if (g >= RULE_FIXED_COUNT)
+				f->rule_idx[f->n_rule_idx++] = (uint16_t)g;
+		}
+		hi[i] = g << 16;
+	}
 	/* the rows are shared memory with the kernel: write them before the
 	 * page entries that make them reachable (a bad row stops us before) */
 	for (i = 0, err = 0; i < f->n_row_ext && !err; i++)
@@ -502,6 +793,14 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	f->deltas = EXE_DELTAS_LOADED;
 	m->st.loaded++;
 	m->st.rows_used += (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+	{
+		struct owner_use *o = owner_get(m, f->owner, true);
+
+		if (o) {
+			o->use[EXE_TABLE_ROWS] += (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
+			o->use[EXE_TABLE_PAGES] += f->n_pages;
+		}
+	}
 	m->st.split_files += f->n_row_ext > 1;
 	if (err) {
 		m->st.pages_full++;
@@ -517,6 +816,7 @@ fail:
 	while (n--)
 		rows_free(m, pcs[n].block, pcs[n].n_blocks);
 	free_row_ext(m, f);
+	put_rules(m, f);
 	free(pcs);
 	free(scratch);
 	free(keys);
@@ -674,6 +974,7 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 	f->id64 = fileid_hi64(&id);
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->owner = st.st_uid;
 	f->inode_key = ik;
 	f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	f->path = strdup(path ? path : "?");
@@ -708,6 +1009,12 @@ found:
 fail:
 	file_free(f);
 	return err;
+}
+
+struct exe_file *exe_ref(struct exe_file *f)
+{
+	f->refs++;
+	return f;
 }
 
 void exe_put(struct exe_mgr *m, struct exe_file *f)
@@ -776,4 +1083,23 @@ void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns)
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out)
 {
 	*out = m->st;
+}
+
+int exe_set_interp(struct exe_file *f, unsigned kind, void *data, size_t len)
+{
+	if (kind == INTERP_NONE || kind >= INTERP_COUNT || f->interp_data[kind])
+		return -EEXIST;
+	f->interp_data[kind] = data;
+	f->interp_len[kind] = len;
+	f->interp_mask |= 1u << kind;
+	return 0;
+}
+
+const void *exe_interp_data(const struct exe_file *f, unsigned kind,
+			    size_t *len)
+{
+	if (kind >= INTERP_COUNT || !f->interp_data[kind])
+		return NULL;
+	*len = f->interp_len[kind];
+	return f->interp_data[kind];
 }

@@ -44,8 +44,7 @@ struct exe_file {
 	ino_t ino;
 	int refs;
 	enum exe_deltas deltas;
-	uint32_t interp;   /* enum interp_kind found in the file */
-	void *interp_data; /* the interpreter module's per-file data (freed) */
+	uint32_t interp_mask; /* bit per enum interp_kind found in the file */
 	bool is_vdso;
 	uint32_t n_segs;
 	struct ea_seg segs[EA_MAX_SEGS]; /* PT_LOADs, executable first */
@@ -53,13 +52,27 @@ struct exe_file {
 	int fd;
 	uint64_t inode_key;
 	uint64_t unused_since_ns;
+	uid_t owner;	  /* the file's owner: whose share it takes */
+	uint16_t *rule_idx; /* the global rules it holds a reference on */
+	uint32_t n_rule_idx;
 	struct exe_rows *row_ext; /* where its rows are, n_row_ext runs */
 	uint32_t n_row_ext, n_blocks;
 	uint64_t *pages;
 	uint32_t n_pages;
 	struct symb_table *syms;
 	bool syms_tried;
+	/* what each interpreter module found in the file (exe_set_interp) */
+	void *interp_data[INTERP_COUNT];
+	size_t interp_len[INTERP_COUNT];
 	struct exe_file *next_free;
+};
+
+/* The shared tables a file takes a share of. */
+enum exe_table {
+	EXE_TABLE_RULES,
+	EXE_TABLE_ROWS,
+	EXE_TABLE_PAGES,
+	EXE_TABLE_COUNT,
 };
 
 struct exe_stats {
@@ -73,25 +86,55 @@ struct exe_stats {
 	uint64_t errors;      /* files that could not be read or parsed */
 	uint64_t rows_full;   /* files not loaded: the rows' bound reached */
 	uint64_t pages_full;  /* page updates that failed */
-	uint64_t rules_full;  /* rows lowered to invalid: rule table full */
+	uint64_t rules_full;  /* files not loaded: the rule table full */
 	uint64_t rows_used;   /* rows the loaded files take (in blocks) */
 	uint64_t rows_alloc;  /* rows in the chunks that exist */
 	uint64_t rows_cap;    /* the bound: rows in every chunk allowed */
 	uint64_t row_chunks;  /* chunks that exist */
 	uint64_t split_files; /* files loaded in several runs (a count) */
-	uint64_t rules_used;
+	uint64_t rules_used;  /* rules in the table now (fixed ones too) */
 	uint64_t unloaded;
+	uint64_t rules_freed; /* rules no loaded file held, taken back */
+	/* files not loaded (frame-pointer walk) because they would take
+	 * more than their share of a table: by table, the file's own share
+	 * or its owner's (enum exe_table, then 0 = file, 1 = owner) */
+	uint64_t over_share[EXE_TABLE_COUNT][2];
 };
+
+/* "rules", "rows", "pages": for the metrics' labels. */
+const char *exe_table_name(unsigned table);
+/* Sum of over_share of one table (both limits). */
+static inline uint64_t exe_over_share(const struct exe_stats *st, unsigned table)
+{
+	return st->over_share[table][0] + st->over_share[table][1];
+}
 
 /* store may be NULL (no cache).  Returns 0 or -ENOMEM. */
 int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
 /* Load no stack deltas: every file is walked by frame pointer (to
  * compare the two unwinders). */
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
-/* Called once per new file, before it is used: interpreter detection.
- * It may set f->interp and f->interp_data (malloc'd; freed with f). */
+/* Fair shares: no file takes more than 1/file_div of a shared table,
+ * and the files of one owner other than root together no more than
+ * 1/owner_div (0: no limit).  For tests; the defaults are
+ * EXE_*_SHARE_DIV. */
+void exe_mgr_set_share(struct exe_mgr *m, unsigned table, unsigned file_div,
+		       unsigned owner_div);
+/* Called once per new file, before it is used: interpreter detection,
+ * which records what it finds with exe_set_interp(). */
 typedef void (*exe_detect_fn)(void *arg, struct exe_file *f, int fd);
 void exe_mgr_set_detect(struct exe_mgr *m, exe_detect_fn fn, void *arg);
+/* The file holds runtime kind (enum interp_kind), described by data
+ * (malloc'd; the file owns it from here, and frees it).  Returns 0, or
+ * -EEXIST when the kind was set already. */
+int exe_set_interp(struct exe_file *f, unsigned kind, void *data, size_t len);
+/* What exe_set_interp() recorded for kind, or NULL. */
+const void *exe_interp_data(const struct exe_file *f, unsigned kind,
+			    size_t *len);
+static inline bool exe_is_vdso(const struct exe_file *f)
+{
+	return f->is_vdso;
+}
 /* Also drops the chunks of rows it created in the maps. */
 void exe_mgr_free(struct exe_mgr *m);
 
@@ -101,6 +144,8 @@ void exe_mgr_free(struct exe_mgr *m);
  * Returns 0 with *out set, or a negative errno (-ENOEXEC: not ELF).
  */
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out);
+/* Take another reference on a file one is held on; returns f. */
+struct exe_file *exe_ref(struct exe_file *f);
 /* Drop a reference; the file is unloaded some time after the last one. */
 void exe_put(struct exe_mgr *m, struct exe_file *f);
 /* The file with this BPF file id, or NULL (also after unload, for a

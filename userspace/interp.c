@@ -1,43 +1,77 @@
 // SPDX-License-Identifier: Apache-2.0
+/* The interpreter manager: the registry of modules and what every module
+ * shares (the store, the exe_file's blobs, the BPF map, the counters). */
 #include "interp.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
-#include "interp_python.h"
+#include "hashmap.h"
 #include "log.h"
 #include "store.h"
 
-struct interp_mgr {
-	struct bpfmaps *bm;
-	struct store *store;
-	bool python;
-	struct py_ctx *py;
-	struct interp_stats st;
+/* ---- the registry --------------------------------------------------------- */
+
+#define INTERP_DECL_(NAME, name, type) extern const struct interp_module interp_module_##name;
+INTERPRETERS(INTERP_DECL_)
+#undef INTERP_DECL_
+
+static const struct interp_module *const modules[INTERP_COUNT] = {
+#define INTERP_ENTRY_(NAME, name, type) [INTERP_##NAME] = &interp_module_##name,
+	INTERPRETERS(INTERP_ENTRY_)
+#undef INTERP_ENTRY_
 };
 
-static int parse_tracers(struct interp_mgr *im, const char *tracers)
+const struct interp_module *interp_module(unsigned kind)
+{
+	return kind > INTERP_NONE && kind < INTERP_COUNT ? modules[kind] : NULL;
+}
+
+const char *interp_tracer_names(void)
+{
+	static char buf[256];
+	size_t n;
+	unsigned k;
+
+	if (buf[0])
+		return buf;
+	n = (size_t)snprintf(buf, sizeof(buf), "native");
+	for (k = 1; k < INTERP_COUNT && n < sizeof(buf); k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ", %s",
+				      modules[k]->name);
+	return buf;
+}
+
+int interp_parse_tracers(const char *tracers, uint32_t *mask)
 {
 	const char *p = tracers;
+	unsigned k;
 
+	*mask = 0;
 	if (!tracers || !strcmp(tracers, "all")) {
-		im->python = true;
+		for (k = 1; k < INTERP_COUNT; k++)
+			if (modules[k]->on_by_default)
+				*mask |= 1u << k;
 		return 0;
 	}
 	while (*p) {
 		size_t n = strcspn(p, ",");
+		bool known = n == 6 && !strncmp(p, "native", 6); /* always on */
 
-		if (n == 6 && !strncmp(p, "python", 6))
-			im->python = true;
-		else if (n == 6 && !strncmp(p, "native", 6))
-			; /* always on */
-		else if (n) {
+		for (k = 1; k < INTERP_COUNT && !known; k++)
+			if (strlen(modules[k]->name) == n &&
+			    !strncmp(p, modules[k]->name, n)) {
+				*mask |= 1u << k;
+				known = true;
+			}
+		if (n && !known) {
 			fprintf(stderr,
 				"ebpf-profiler: -tracers: unknown tracer \"%.*s\" "
-				"(known: native, python)\n",
-				(int)n, p);
+				"(known: %s)\n",
+				(int)n, p, interp_tracer_names());
 			return -EINVAL;
 		}
 		p += n + (p[n] == ',');
@@ -45,10 +79,52 @@ static int parse_tracers(struct interp_mgr *im, const char *tracers)
 	return 0;
 }
 
+static const struct interp_module *metric_module(unsigned id, unsigned *i)
+{
+	unsigned kind;
+
+	if (id < METRIC_CORE_COUNT || id >= METRIC_COUNT)
+		return NULL;
+	kind = (id - METRIC_CORE_COUNT) / METRIC_INTERP_SLOTS + 1;
+	*i = (id - METRIC_CORE_COUNT) % METRIC_INTERP_SLOTS;
+	if (*i >= modules[kind]->n_metrics)
+		return NULL;
+	return modules[kind];
+}
+
+const char *interp_metric_name(unsigned id)
+{
+	unsigned i;
+	const struct interp_module *m = metric_module(id, &i);
+
+	return m ? m->metric_names[i] : NULL;
+}
+
+const char *interp_metric_help(unsigned id)
+{
+	unsigned i;
+	const struct interp_module *m = metric_module(id, &i);
+
+	return m ? m->metric_help[i] : NULL;
+}
+
+/* ---- the manager ---------------------------------------------------------- */
+
+struct interp_mgr {
+	struct bpfmaps *bm;
+	struct store *store;
+	uint32_t mask; /* enabled and usable modules */
+	void *state[INTERP_COUNT];
+	struct interp_stats st[INTERP_COUNT];
+	/* pid -> the runtimes attached in it (a bit per kind) */
+	struct hm procs;
+};
+
 int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 		   const char *tracers, struct interp_mgr **out)
 {
 	struct interp_mgr *im = calloc(1, sizeof(*im));
+	unsigned k;
 	int err;
 
 	*out = NULL;
@@ -56,11 +132,25 @@ int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 		return -ENOMEM;
 	im->bm = bm;
 	im->store = store;
-	err = parse_tracers(im, tracers);
-	if (!err && im->python)
-		err = py_ctx_new(NULL, &im->py);
+	hm_init(&im->procs);
+	err = interp_parse_tracers(tracers, &im->mask);
+	for (k = 1; k < INTERP_COUNT && !err; k++) {
+		const struct interp_module *m = modules[k];
+
+		if (!(im->mask & (1u << k)))
+			continue;
+		if (m->init)
+			err = m->init(&im->state[k]);
+		if (!err && bm && m->map_name &&
+		    bm_bind(bm, BM_INTERP(k), m->map_name, m->map_key_size,
+			    m->map_val_size)) {
+			log_warn("%s: BPF map %s not found: its frames are not unwound",
+				 m->name, m->map_name);
+			im->mask &= ~(1u << k);
+		}
+	}
 	if (err) {
-		free(im);
+		interp_mgr_free(im);
 		return err;
 	}
 	*out = im;
@@ -69,147 +159,310 @@ int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 
 void interp_mgr_free(struct interp_mgr *im)
 {
+	unsigned k;
+
 	if (!im)
 		return;
-	py_ctx_free(im->py);
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (im->state[k] && modules[k]->fini)
+			modules[k]->fini(im->state[k]);
+	hm_free(&im->procs);
 	free(im);
 }
 
-bool interp_python_enabled(const struct interp_mgr *im)
+uint32_t interp_enabled_mask(const struct interp_mgr *im)
 {
-	return im && im->python;
+	return im ? im->mask : 0;
 }
 
-/* A file's detection result, from the store or computed and stored.  An
- * empty record means "not CPython". */
-static int python_detect(struct interp_mgr *im, struct exe_file *f, int fd,
-			 struct py_info *info)
+int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
+		      const void *val)
 {
-	void *buf = NULL;
-	size_t len = 0;
+	if (!im->bm)
+		return 0;
+	if (bm_update(im->bm, BM_INTERP(kind), key, val)) {
+		im->st[kind].map_full++;
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+/* A file's blob for one runtime, from the store or detected and stored.
+ * An empty record means "not this runtime".  *cached: answered by the
+ * store. */
+static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
+		      const char *path, int fd, void **data, size_t *len,
+		      bool *cached)
+{
+	const struct interp_module *m = modules[k];
+	enum store_kind sk = STORE_KIND_INTERP(k);
 	int err;
 
-	if (im->store &&
-	    store_get(im->store, f->id.b, STORE_KIND_PYTHON, &buf, &len) == 0) {
-		err = -ENOENT;
-		if (len == sizeof(*info)) {
-			memcpy(info, buf, sizeof(*info));
-			if (info->format == PY_INFO_FORMAT)
-				err = py_info_check(info);
-		} else if (len != 0) {
-			err = -EINVAL;
-		}
-		free(buf);
-		if (err != -EINVAL) {
-			im->st.detect_cached++;
+	*data = NULL;
+	*len = 0;
+	*cached = false;
+	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
+		err = *len ? m->check(*data, *len) : -ENOENT;
+		if (!err || !*len) {
+			*cached = true;
 			return err;
 		}
+		/* a record this build cannot use: detect again */
+		free(*data);
+		*data = NULL;
+		*len = 0;
 	}
-	err = py_detect_fd(fd, f->path, 0, info);
+	err = m->detect(im->state[k], path, fd, data, len);
+	if (err == 0 && m->check(*data, *len))
+		err = -EPROTO;
 	if (im->store && (err == 0 || err == -ENOENT || err == -ENOTSUP))
-		store_put(im->store, f->id.b, STORE_KIND_PYTHON, info,
-			  err ? 0 : sizeof(*info));
+		store_put(im->store, id, sk, *data, err ? 0 : *len);
+	if (err) {
+		free(*data);
+		*data = NULL;
+	}
 	return err;
+}
+
+unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
+		     const char *path, int fd)
+{
+	unsigned k, found = 0;
+
+	for (k = 1; k < INTERP_COUNT; k++) {
+		void *data;
+		size_t len;
+		bool cached;
+
+		if ((im->mask & (1u << k)) &&
+		    detect_one(im, k, id, path, fd, &data, &len, &cached) == 0) {
+			free(data);
+			found++;
+		}
+	}
+	return found;
 }
 
 void interp_detect(void *arg, struct exe_file *f, int fd)
 {
 	struct interp_mgr *im = arg;
-	struct py_info info;
+	unsigned k;
 
-	if (!im->python || f->is_vdso)
+	if (exe_is_vdso(f))
 		return;
-	if (python_detect(im, f, fd, &info))
-		return;
-	f->interp_data = malloc(sizeof(info));
-	if (!f->interp_data)
-		return;
-	memcpy(f->interp_data, &info, sizeof(info));
-	f->interp = INTERP_PYTHON;
-	im->st.files_python++;
-	log_info("file %s: CPython %u.%u", f->path, info.major, info.minor);
+	for (k = 1; k < INTERP_COUNT; k++) {
+		void *data;
+		size_t len;
+		bool cached;
+		int err;
+
+		if (!(im->mask & (1u << k)))
+			continue;
+		err = detect_one(im, k, f->id.b, f->path, fd, &data, &len,
+				 &cached);
+		if (cached)
+			im->st[k].detect_cached++;
+		if (err == -ENOTSUP)
+			im->st[k].files_unsupported++;
+		if (err)
+			continue;
+		if (exe_set_interp(f, k, data, len)) {
+			free(data);
+			continue;
+		}
+		im->st[k].files++;
+		log_info("file %s: %s runtime", f->path, modules[k]->name);
+	}
 }
+
+/* ---- processes ------------------------------------------------------------ */
+
+static uint32_t attached(struct interp_mgr *im, pid_t pid)
+{
+	uint64_t v = 0;
+
+	hm_get(&im->procs, (uint64_t)pid, &v);
+	return (uint32_t)v;
+}
+
+/* Detach runtime k from pid; returns the runtimes left. */
+static uint32_t detach_kind(struct interp_mgr *im, pid_t pid, uint32_t mask,
+			    unsigned k)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (!(mask & (1u << k)))
+		return mask;
+	if (modules[k]->detach)
+		modules[k]->detach(im->state[k], pid);
+	if (im->bm && modules[k]->map_name)
+		bm_remove(im->bm, BM_INTERP(k), &key);
+	im->st[k].procs--;
+	return mask & ~(1u << k);
+}
+
+/* The files of p holding runtime k, one entry per file (its first
+ * executable mapping). */
+static unsigned files_of(const struct pm_proc *p, unsigned k,
+			 struct interp_file_map *out, unsigned max)
+{
+	unsigned n = 0, j;
+	uint32_t i;
+
+	for (i = 0; i < p->n_maps && n < max; i++) {
+		const struct pm_mapping *m = &p->maps[i];
+		size_t len = 0;
+		const void *data = m->file ? exe_interp_data(m->file, k, &len) :
+					     NULL;
+
+		if (!data)
+			continue;
+		for (j = 0; j < n && out[j].map->file != m->file; j++)
+			;
+		if (j < n)
+			continue;
+		out[n++] = (struct interp_file_map){ .data = data, .len = len,
+						     .bias = m->bias, .map = m };
+	}
+	return n;
+}
+
+/* Files of one runtime a process may map (a program embedding two
+ * copies is rare; more are ignored). */
+#define ATTACH_FILES_MAX 8
 
 void interp_synced(void *arg, struct pm_proc *p)
 {
 	struct interp_mgr *im = arg;
-	const struct pm_mapping *m = NULL;
-	struct py_proc pp;
-	uint32_t i, key = (uint32_t)p->pid;
-	bool had;
+	struct interp_file_map files[ATTACH_FILES_MAX];
+	uint32_t mask = attached(im, p->pid), before = mask;
+	unsigned k;
 
-	if (!im->python)
-		return;
-	for (i = 0; i < p->n_maps; i++)
-		if (p->maps[i].file && p->maps[i].file->interp == INTERP_PYTHON) {
-			m = &p->maps[i];
-			break;
+	for (k = 1; k < INTERP_COUNT; k++) {
+		struct interp_attach at = { .pid = p->pid, .proc = p,
+					    .files = files };
+
+		if (!(im->mask & (1u << k)))
+			continue;
+		at.n_files = (p->interp_mask & (1u << k)) ?
+				     files_of(p, k, files, ATTACH_FILES_MAX) : 0;
+		if (!at.n_files) {
+			mask = detach_kind(im, p->pid, mask, k);
+			continue;
 		}
-	if (!m) {
-		interp_forget(im, p->pid);
-		return;
+		/* a resync replaces the process' entry: counted once */
+		if (modules[k]->attach(im->state[k], im, &at)) {
+			im->st[k].attach_errors++;
+			mask = detach_kind(im, p->pid, mask, k);
+			continue;
+		}
+		if (!(mask & (1u << k))) {
+			mask |= 1u << k;
+			im->st[k].procs++;
+		}
 	}
-	/* a resync replaces the process: count it once */
-	had = py_ctx_proc(im->py, p->pid) != NULL;
-	/* userland first: it refuses a layout it cannot read safely, and
-	 * then BPF does not get it either */
-	if (py_ctx_add_proc(im->py, p->pid, m->file->interp_data, m->bias)) {
-		interp_forget(im, p->pid);
+	if (mask == before)
 		return;
-	}
-	py_proc_fill(m->file->interp_data, m->bias, &pp);
-	if (bm_update(im->bm, BM_PY_PROCS, &key, &pp)) {
-		im->st.map_full++;
-		log_warn_once("py_procs map is full: Python frames of new processes are not unwound");
-		if (had)
-			im->st.procs_python--;
-		py_ctx_remove_proc(im->py, p->pid);
-		return;
-	}
-	if (!had)
-		im->st.procs_python++;
+	if (!mask)
+		hm_del(&im->procs, (uint64_t)p->pid);
+	else if (hm_put(&im->procs, (uint64_t)p->pid, mask))
+		/* no memory to remember it: undo, so counts stay true */
+		for (k = 1; k < INTERP_COUNT; k++)
+			mask = detach_kind(im, p->pid, mask, k);
 }
 
 void interp_forget(void *arg, pid_t pid)
 {
 	struct interp_mgr *im = arg;
-	uint32_t key = (uint32_t)pid;
+	uint32_t mask = attached(im, pid);
+	unsigned k;
 
-	if (!im->python)
+	if (!mask)
 		return;
-	if (py_ctx_proc(im->py, pid)) {
-		py_ctx_remove_proc(im->py, pid);
-		im->st.procs_python--;
-	}
-	bm_remove(im->bm, BM_PY_PROCS, &key);
+	for (k = 1; k < INTERP_COUNT; k++)
+		mask = detach_kind(im, pid, mask, k);
+	hm_del(&im->procs, (uint64_t)pid);
 }
 
-int interp_frame(void *arg, uint32_t pid, unsigned kind, __u64 data,
-		 __u64 payload, struct rep_location *out, char *name,
-		 size_t name_len, char *file, size_t file_len)
+/* ---- frames --------------------------------------------------------------- */
+
+int interp_symbolize(void *arg, uint32_t pid, const struct interp_frame *f,
+		     struct interp_symbol *out)
 {
 	struct interp_mgr *im = arg;
-	struct py_frame_info fi;
+	unsigned k = f->kind;
 	int err;
 
-	if (kind != FRAME_PYTHON || !im->python)
+	out->name[0] = out->file[0] = 0;
+	out->line = 0;
+	out->address = f->data;
+	if (!interp_module(k) || !(im->mask & (1u << k)))
 		return -ENOTSUP;
-	out->kind = REP_FRAME_PYTHON;
-	err = py_symbolize(im->py, (pid_t)pid, payload, (uint32_t)data, &fi);
-	if (err) {
-		im->st.symbolize_fail++;
-		snprintf(name, name_len, "[python 0x%llx]",
-			 (unsigned long long)payload);
-		return 0;
-	}
-	im->st.symbolize_ok++;
-	snprintf(name, name_len, "%s", fi.name);
-	snprintf(file, file_len, "%s", fi.file);
-	out->line = fi.line > 0 ? (uint32_t)fi.line : 0;
+	err = modules[k]->symbolize(im->state[k], (pid_t)pid, f, out);
+	if (err)
+		im->st[k].symbolize_fail++;
+	else
+		im->st[k].symbolize_ok++;
+	return err;
+}
+
+void interp_get_stats(struct interp_mgr *im, unsigned kind,
+		      struct interp_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (im && interp_module(kind))
+		*out = im->st[kind];
+}
+
+/* ---- for modules ------------------------------------------------------------ */
+
+int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
+			size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	(void)arg;
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int interp_procs_init(void **state)
+{
+	struct hm *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	hm_init(m);
+	*state = m;
 	return 0;
 }
 
-void interp_get_stats(struct interp_mgr *im, struct interp_stats *out)
+void interp_procs_fini(void *state)
 {
-	*out = im->st;
+	hm_free(state);
+	free(state);
+}
+
+void interp_procs_detach(void *state, pid_t pid)
+{
+	hm_del(state, (uint64_t)pid);
+}
+
+int interp_procs_put(void *state, pid_t pid, uint64_t word)
+{
+	struct hm *m = state;
+	uint64_t old;
+
+	if (m->count >= INTERP_PROCS_MAX && !hm_get(m, (uint64_t)pid, &old))
+		return -ENOSPC;
+	return hm_put(m, (uint64_t)pid, word);
+}
+
+bool interp_procs_get(void *state, pid_t pid, uint64_t *word)
+{
+	return hm_get(state, (uint64_t)pid, word);
 }

@@ -1,9 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Interpreter handlers: the glue between the managers and each
- * interpreter's module (CPython first: interp_python.c).  Per file it
- * detects the runtime (and keeps what it found in the store); per process
- * it fills the BPF map the unwinder reads; per frame it symbolizes.
+ * The interpreter interface: one door for every runtime.
+ *
+ * A runtime is a module (userspace/interp_<name>.c) that fills a
+ * struct interp_module, listed once in INTERPRETERS (profiler.h) beside
+ * its BPF unwinder (bpf/<name>.bpf.h).  The manager here is the only
+ * code that knows the list; the executable and process managers, the
+ * pipeline and main.c call the manager and never name a runtime.
+ *
+ *   detect     per file, once: does it hold the runtime?  What is found
+ *              (offsets, addresses) is a flat blob the manager keeps in
+ *              the store under the runtime's own record kind, so a file
+ *              is examined once per host, and on the exe_file (a file
+ *              may hold several runtimes).
+ *   check      a blob from the store: usable by this build?
+ *   attach     per process, after each sync: fill the unwinder's BPF map
+ *              from the blob(s) and the mappings of the files holding it.
+ *   detach     the process exited or exec'd.
+ *   symbolize  one frame of the runtime into a small struct.
+ *
+ * The manager counts files, processes, symbolizations and map failures
+ * per runtime; a module reports nothing itself.
  */
 #ifndef EP_INTERP_H
 #define EP_INTERP_H
@@ -17,33 +34,150 @@
 #include "bpfmaps.h"
 #include "exemgr.h"
 #include "procmgr.h"
-#include "reporter.h"
 
 struct interp_mgr;
 struct store;
 
-struct interp_stats {
-	uint64_t files_python;	  /* files holding a CPython runtime */
-	uint64_t procs_python;	  /* processes registered now */
-	uint64_t detect_cached;	  /* detections answered by the store */
-	uint64_t symbolize_ok, symbolize_fail;
-	uint64_t map_full;	  /* py_procs updates that failed */
+/* One frame of a runtime, as the BPF unwinder recorded it. */
+struct interp_frame {
+	unsigned kind; /* enum interp_kind */
+	unsigned flags;
+	uint64_t data;
+	uint64_t payload[FRAME_MAX_PAYLOAD];
+	unsigned n_payload;
 };
 
-/* tracers: "all", or a comma list ("native,python").  Returns 0, -EINVAL
- * for an unknown tracer (after a message), or -ENOMEM. */
+#define INTERP_NAME_MAX 256
+#define INTERP_FILE_MAX 512
+
+/* What symbolize gives back: strings are NUL-terminated (cut at a
+ * character when too long), empty when unknown. */
+struct interp_symbol {
+	char name[INTERP_NAME_MAX]; /* function, qualified ("Class.method") */
+	char file[INTERP_FILE_MAX]; /* source file */
+	uint32_t line;		    /* 0 when unknown */
+	uint64_t address;	    /* what the frame shows as its address */
+};
+
+/* A file of the process holding the runtime, for attach. */
+struct interp_file_map {
+	const void *data; /* the module's blob for this file */
+	size_t len;
+	uint64_t bias;	  /* its load bias in the process */
+	const struct pm_mapping *map; /* its first executable mapping */
+};
+
+struct interp_attach {
+	pid_t pid;
+	const struct pm_proc *proc;
+	const struct interp_file_map *files; /* the files holding the runtime */
+	unsigned n_files;
+};
+
+struct interp_module {
+	const char *name;      /* the -tracers word, as in INTERPRETERS */
+	unsigned kind;	       /* enum interp_kind */
+	bool on_by_default;    /* in -tracers all */
+	/* its counters' names and help (METRIC_INTERP_BASE(kind) + i) */
+	const char *const *metric_names, *const *metric_help;
+	unsigned n_metrics;
+	/* the BPF map its unwinder reads: name and sizes (attach writes it
+	 * through interp_map_update) */
+	const char *map_name;
+	size_t map_key_size, map_val_size;
+
+	/* state: what the module keeps (caches); NULL is allowed */
+	int (*init)(void **state);
+	void (*fini)(void *state);
+	/* 0 with *data (malloc'd) and *len set: the file holds the runtime;
+	 * -ENOENT: it does not; -ENOTSUP: a version or build not supported
+	 * (kept, as a miss); other negative errnos: not kept (I/O). */
+	int (*detect)(void *state, const char *path, int fd, void **data,
+		      size_t *len);
+	/* 0 when a stored blob is usable. */
+	int (*check)(const void *data, size_t len);
+	/* Fill the BPF map for the process (interp_map_update).  0, or a
+	 * negative errno (the process is then detached). */
+	int (*attach)(void *state, struct interp_mgr *im,
+		      const struct interp_attach *a);
+	/* Forget the process (the manager removes the map entry). */
+	void (*detach)(void *state, pid_t pid);
+	/* 0, or a negative errno (the process is gone, memory unreadable):
+	 * the frame is then shown by address. */
+	int (*symbolize)(void *state, pid_t pid, const struct interp_frame *f,
+			 struct interp_symbol *out);
+};
+
+/* Counters per runtime, kept by the manager. */
+struct interp_stats {
+	uint64_t files;		 /* files holding the runtime */
+	uint64_t files_unsupported; /* files holding a version or build of it
+				     * not supported (PHP's ZTS builds) */
+	uint64_t procs;		 /* processes attached now */
+	uint64_t detect_cached;	 /* detections answered by the store */
+	uint64_t attach_errors;	 /* attach refused (layout, table full) */
+	uint64_t map_full;	 /* BPF map updates that failed */
+	uint64_t symbolize_ok, symbolize_fail;
+};
+
+/* ---- for modules --------------------------------------------------------- */
+
+/* Read len bytes at addr in process pid: the shape of the readers modules
+ * name frames through (tests and fuzz targets pass their own).  0, or a
+ * negative errno (-EFAULT for a short read). */
+typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
+			      size_t len);
+/* The reader of live processes (process_vm_readv; arg unused). */
+int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
+			size_t len);
+
+/* A module state that is one word per attached process (the version or
+ * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable
+ * as a module's init, fini and detach. */
+#define INTERP_PROCS_MAX 4096
+int interp_procs_init(void **state);
+void interp_procs_fini(void *state);
+void interp_procs_detach(void *state, pid_t pid);
+/* 0, -ENOSPC (full) or -ENOMEM. */
+int interp_procs_put(void *state, pid_t pid, uint64_t word);
+bool interp_procs_get(void *state, pid_t pid, uint64_t *word);
+
+/* The registry: modules by kind (NULL for INTERP_NONE). */
+const struct interp_module *interp_module(unsigned kind);
+/* Parse -tracers ("all", or a comma list of native and module names)
+ * into a mask of enum interp_kind bits.  "all" is every module on by
+ * default.  Returns 0, or -EINVAL after a message naming the word. */
+int interp_parse_tracers(const char *tracers, uint32_t *mask);
+/* "native, python, ...": the names -tracers knows. */
+const char *interp_tracer_names(void);
+/* The name of a counter of an interpreter's range, or NULL. */
+const char *interp_metric_name(unsigned id);
+const char *interp_metric_help(unsigned id);
+
+/* bm: where the unwinders' maps are (NULL: none, for tests and
+ * subcommands).  Returns 0, -EINVAL (tracers) or -ENOMEM. */
 int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 		   const char *tracers, struct interp_mgr **out);
 void interp_mgr_free(struct interp_mgr *im);
-bool interp_python_enabled(const struct interp_mgr *im);
+uint32_t interp_enabled_mask(const struct interp_mgr *im);
+/* For attach: write the module's map entry of key. */
+int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
+		      const void *val);
+
 /* Hooks: exe_mgr (new file), procmgr (process synced, process gone),
- * pipeline (interpreter frame). */
+ * pipeline (an interpreter frame). */
 void interp_detect(void *im, struct exe_file *f, int fd);
 void interp_synced(void *im, struct pm_proc *p);
 void interp_forget(void *im, pid_t pid);
-int interp_frame(void *im, uint32_t pid, unsigned kind, __u64 data,
-		 __u64 payload, struct rep_location *out, char *name,
-		 size_t name_len, char *file, size_t file_len);
-void interp_get_stats(struct interp_mgr *im, struct interp_stats *out);
+int interp_symbolize(void *im, uint32_t pid, const struct interp_frame *f,
+		     struct interp_symbol *out);
+/* `cache warm`: detect each enabled runtime in the file (id: its file
+ * id) and keep the result in the store, as interp_detect would.  Safe
+ * from several threads when the modules' detect is (it uses no module
+ * state and touches no counter).  Returns how many runtimes it holds. */
+unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
+		     const char *path, int fd);
+void interp_get_stats(struct interp_mgr *im, unsigned kind,
+		      struct interp_stats *out);
 
 #endif

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "elfaddr.h"
+#include "interp.h"
+#include "log.h"
 
 /* ---- offsets ------------------------------------------------------------- */
 
@@ -1544,3 +1546,116 @@ int py_walk_stack(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
 	}
 	return err;
 }
+
+/* ---- the interpreter module (interp.h) ------------------------------------ */
+
+#define PY_METRIC_NAME_(name, desc) #name,
+#define PY_METRIC_HELP_(name, desc) desc,
+static const char *const py_metric_names[] = { PYTHON_METRICS(PY_METRIC_NAME_) };
+static const char *const py_metric_help[] = { PYTHON_METRICS(PY_METRIC_HELP_) };
+
+static int python_init(void **state)
+{
+	return py_ctx_new(NULL, (struct py_ctx **)state);
+}
+
+static void python_fini(void *state)
+{
+	py_ctx_free(state);
+}
+
+static int python_detect(void *state, const char *path, int fd, void **data,
+			 size_t *len)
+{
+	struct py_info *info = malloc(sizeof(*info));
+	int err;
+
+	(void)state;
+	if (!info)
+		return -ENOMEM;
+	err = py_detect_fd(fd, path, 0, info);
+	if (err) {
+		free(info);
+		return err;
+	}
+	*data = info;
+	*len = sizeof(*info);
+	return 0;
+}
+
+static int python_check(const void *data, size_t len)
+{
+	struct py_info info;
+
+	if (len != sizeof(info))
+		return -EINVAL;
+	memcpy(&info, data, sizeof(info));
+	if (info.format != PY_INFO_FORMAT)
+		return -EINVAL;
+	return py_info_check(&info);
+}
+
+/* A process maps one CPython runtime (the first file holding one). */
+static int python_attach(void *state, struct interp_mgr *im,
+			 const struct interp_attach *a)
+{
+	const struct interp_file_map *f = &a->files[0];
+	uint32_t key = (uint32_t)a->pid;
+	struct py_proc pp;
+	int err;
+
+	/* userland first: it refuses a layout it cannot read safely, and
+	 * then BPF does not get it either */
+	err = py_ctx_add_proc(state, a->pid, f->data, f->bias);
+	if (err)
+		return err;
+	py_proc_fill(f->data, f->bias, &pp);
+	err = interp_map_update(im, INTERP_PYTHON, &key, &pp);
+	if (err) {
+		log_warn_once("py_procs map is full: Python frames of new processes are not unwound");
+		py_ctx_remove_proc(state, a->pid);
+	}
+	return err;
+}
+
+static void python_detach(void *state, pid_t pid)
+{
+	py_ctx_remove_proc(state, pid);
+}
+
+static int python_symbolize(void *state, pid_t pid,
+			    const struct interp_frame *f,
+			    struct interp_symbol *out)
+{
+	struct py_frame_info fi;
+	int err;
+
+	if (f->n_payload < 1)
+		return -EINVAL;
+	err = py_symbolize(state, pid, f->payload[0], (uint32_t)f->data, &fi);
+	if (err)
+		return err;
+	snprintf(out->name, sizeof(out->name), "%s", fi.name);
+	snprintf(out->file, sizeof(out->file), "%s", fi.file);
+	out->line = fi.line > 0 ? (uint32_t)fi.line : 0;
+	return 0;
+}
+
+const struct interp_module interp_module_python = {
+	.name = "python",
+	.kind = INTERP_PYTHON,
+	.on_by_default = true,
+	.metric_names = py_metric_names,
+	.metric_help = py_metric_help,
+	.n_metrics = sizeof(py_metric_names) / sizeof(py_metric_names[0]),
+	.map_name = "py_procs",
+	.map_key_size = sizeof(uint32_t),
+	.map_val_size = sizeof(struct py_proc),
+	.init = python_init,
+	.fini = python_fini,
+	.detect = python_detect,
+	.check = python_check,
+	.attach = python_attach,
+	.detach = python_detach,
+	.symbolize = python_symbolize,
+};

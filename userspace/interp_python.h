@@ -32,6 +32,7 @@
 #include <linux/types.h>
 
 #include "profiler.h"
+#include "python.h"
 
 /* Offsets into CPython's structures, in bytes; PY_OFF_NONE when the
  * version has no such field.  The first group is what struct py_proc

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cache_cmd.h"
 #include "config.h"
 #include "deltas.h"
@@ -330,6 +331,21 @@ static void write_stdout(struct daemon *d)
 	free(buf);
 }
 
+/* The shared tables' fair shares (issue 16): files refused for taking
+ * more than theirs, by table, and the rules taken back from unloaded
+ * files.  Part of the summary line. */
+static void print_summary_shares(const struct exe_stats *es)
+{
+	unsigned t;
+
+	for (t = 0; t < EXE_TABLE_COUNT; t++)
+		fprintf(stderr, "over_share_%s=%" PRIu64 " ", exe_table_name(t),
+			exe_over_share(es, t));
+	fprintf(stderr, "rules_used=%" PRIu64 " rules_freed=%" PRIu64
+			" rules_full=%" PRIu64 " ",
+		es->rules_used, es->rules_freed, es->rules_full);
+}
+
 /* The counters of every sink, summed. */
 static void sink_totals(struct daemon *d, struct rep_stats *t)
 {
@@ -389,6 +405,7 @@ static void print_summary(struct daemon *d)
 		m[METRIC_EVENTS_FULL], ds.queue_drops, ds.stall_ns_max / 1e6,
 		d->service_ns_max / 1e6, ps.requests_dropped, ts.waited,
 		ts.wait_full, ts.wait_expired, secs);
+	print_summary_shares(&es);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
 	for (i = 0; i < METRIC_COUNT; i++) {
@@ -432,6 +449,12 @@ static void print_summary(struct daemon *d)
 		if (samples && m[METRIC_SAMPLES_SENT])
 			fprintf(stderr, " bpf_ns_per_trace=%.0f",
 				(double)run_ns / m[METRIC_SAMPLES_SENT]);
+		/* files given up on (budget.h), by reason when any */
+		fprintf(stderr, " files_over_budget=%" PRIu64, budget_total());
+		for (i = 0; i < BUDGET_COUNT; i++)
+			if (budget_count(i))
+				fprintf(stderr, " over_budget_%s=%" PRIu64,
+					budget_name(i), budget_count(i));
 		fprintf(stderr, "\n");
 	}
 	if (d->cfg.verbose) {
@@ -441,6 +464,21 @@ static void print_summary(struct daemon *d)
 				fprintf(stderr, " %s=%" PRIu64, metric_name(i), m[i]);
 		fprintf(stderr, "\n");
 	}
+}
+
+/* One series per interpreter runtime: a field of its stats. */
+static void interp_series(FILE *f, const char *name, const char *type,
+			  const char *help, const struct interp_stats *is,
+			  size_t field)
+{
+	unsigned k;
+
+	fprintf(f, "# HELP ebpf_profiler_%s %s\n# TYPE ebpf_profiler_%s %s\n",
+		name, help, name, type);
+	for (k = 1; k < INTERP_COUNT; k++)
+		fprintf(f, "ebpf_profiler_%s{runtime=\"%s\"} %" PRIu64 "\n", name,
+			interp_module(k)->name,
+			*(const uint64_t *)((const char *)&is[k] + field));
 }
 
 /* The Prometheus text of every counter the daemon keeps. */
@@ -453,10 +491,11 @@ static void publish_metrics(struct daemon *d)
 	struct tracer_drain_stats ds;
 	struct tp_stats ts;
 	struct exe_stats es;
-	struct interp_stats is;
+	struct interp_stats is[INTERP_COUNT];
 	struct pm_stats ps;
 	struct rep_stats rs;
 	char *buf = NULL;
+	unsigned k;
 	size_t len = 0;
 	FILE *f;
 	int i;
@@ -470,7 +509,8 @@ static void publish_metrics(struct daemon *d)
 	tp_get_stats(d->tp, &ts);
 	exe_get_stats(d->em, &es);
 	pm_get_stats(d->pm, &ps);
-	interp_get_stats(d->im, &is);
+	for (k = 1; k < INTERP_COUNT; k++)
+		interp_get_stats(d->im, k, &is[k]);
 	tracer_drain_stats(d->tr, &ds);
 #define P(name, type, help, fmt, ...)                                          \
 	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
@@ -489,8 +529,9 @@ static void publish_metrics(struct daemon *d)
 	fprintf(f, "# HELP ebpf_profiler_bpf_events_total BPF per-CPU counters.\n"
 		   "# TYPE ebpf_profiler_bpf_events_total counter\n");
 	for (i = 0; i < METRIC_COUNT; i++)
-		fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
-			metric_name(i), m[i]);
+		if (metric_defined(i))
+			fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
+				metric_name(i), m[i]);
 	fprintf(f, "# HELP ebpf_profiler_unwind_errors_total Stacks that ended in an error, by reason.\n"
 		   "# TYPE ebpf_profiler_unwind_errors_total counter\n");
 	for (i = 0; i < METRIC_COUNT; i++)
@@ -518,18 +559,42 @@ static void publish_metrics(struct daemon *d)
 		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_rows\"} %" PRIu64 "\n"
 		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"py_procs\"} %" PRIu64 "\n",
-		ps.trie_full, es.rows_full, es.pages_full, es.rules_full, is.map_full);
-	P("python_processes", "gauge", "Processes whose CPython frames are unwound.",
-	  " %" PRIu64, is.procs_python);
-	P("python_files_detected_total", "counter", "Files found to hold a CPython runtime.",
-	  " %" PRIu64, is.files_python);
-	fprintf(f, "# HELP ebpf_profiler_python_frames_symbolized_total Python frames named, or not (the process was gone or its memory unreadable).\n"
-		   "# TYPE ebpf_profiler_python_frames_symbolized_total counter\n"
-		   "ebpf_profiler_python_frames_symbolized_total{result=\"ok\"} %" PRIu64 "\n"
-		   "ebpf_profiler_python_frames_symbolized_total{result=\"failed\"} %" PRIu64 "\n",
-		is.symbolize_ok, is.symbolize_fail);
+		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
+		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
+	/* per interpreter runtime, labelled by its -tracers name */
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (interp_module(k)->map_name)
+			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
+				interp_module(k)->map_name, is[k].map_full);
+	fprintf(f, "# HELP ebpf_profiler_files_over_share_total Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).\n"
+		   "# TYPE ebpf_profiler_files_over_share_total counter\n");
+	for (k = 0; k < EXE_TABLE_COUNT; k++)
+		fprintf(f, "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"file\"} %" PRIu64 "\n"
+			   "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"owner\"} %" PRIu64 "\n",
+			exe_table_name(k), es.over_share[k][0],
+			exe_table_name(k), es.over_share[k][1]);
+	P("rules_freed_total", "counter",
+	  "Unwind rules taken back from unloaded files.", " %" PRIu64,
+	  es.rules_freed);
+	interp_series(f, "interp_processes", "gauge",
+		      "Processes whose frames of this runtime are unwound.", is,
+		      offsetof(struct interp_stats, procs));
+	interp_series(f, "interp_files_detected_total", "counter",
+		      "Files found to hold this runtime.", is,
+		      offsetof(struct interp_stats, files));
+	interp_series(f, "interp_files_unsupported_total", "counter",
+		      "Files holding a version or build of this runtime not supported (PHP ZTS).",
+		      is, offsetof(struct interp_stats, files_unsupported));
+	interp_series(f, "interp_attach_errors_total", "counter",
+		      "Processes of this runtime not unwound: layout refused or table full.",
+		      is, offsetof(struct interp_stats, attach_errors));
+	fprintf(f, "# HELP ebpf_profiler_interp_frames_symbolized_total Interpreter frames named, or not (the process was gone or its memory unreadable).\n"
+		   "# TYPE ebpf_profiler_interp_frames_symbolized_total counter\n");
+	for (k = 1; k < INTERP_COUNT; k++)
+		fprintf(f, "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"ok\"} %" PRIu64 "\n"
+			   "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"failed\"} %" PRIu64 "\n",
+			interp_module(k)->name, is[k].symbolize_ok,
+			interp_module(k)->name, is[k].symbolize_fail);
 	P("processes", "gauge", "Processes tracked.", " %" PRIu64, ps.procs);
 	P("files", "gauge", "Executable files tracked.", " %" PRIu64, es.files);
 	P("files_loaded", "gauge", "Files with stack deltas in the BPF maps.",
@@ -636,6 +701,11 @@ static void publish_metrics(struct daemon *d)
 	}
 	P("build_info", "gauge", "Version of the agent.",
 	  "{version=\"%s\",revision=\"%s\"} 1", EP_VERSION, EP_GIT_REV);
+	fprintf(f, "# HELP ebpf_profiler_files_over_budget_total Files given up on (no names, no debug file, a section left out), by the budget they were over.\n"
+		   "# TYPE ebpf_profiler_files_over_budget_total counter\n");
+	for (i = 0; i < BUDGET_COUNT; i++)
+		fprintf(f, "ebpf_profiler_files_over_budget_total{reason=\"%s\"} %" PRIu64 "\n",
+			budget_name(i), budget_count(i));
 #undef P
 	fclose(f);
 	metrics_server_publish(d->metrics, buf, len);
@@ -769,17 +839,10 @@ static int run(struct daemon *d)
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
 	to.log_level = d->cfg.bpf_log_level;
-	to.python = true;
-	{
-		/* validate -tracers before loading anything */
-		struct interp_mgr *probe = NULL;
-
-		err = interp_mgr_new(NULL, NULL, d->cfg.tracers, &probe);
-		if (err)
-			return err;
-		to.python = interp_python_enabled(probe);
-		interp_mgr_free(probe);
-	}
+	/* validate -tracers before loading anything */
+	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
+	if (err)
+		return err;
 	/* Start-up runs on two threads.  The cache opens on one (its
 	 * integrity check runs in a child process) and finds the kernel
 	 * types, while this one creates the BPF maps.  Then the processes
@@ -811,7 +874,7 @@ static int run(struct daemon *d)
 	exe_mgr_set_detect(d->em, interp_detect, d->im);
 	pm_set_synced_hook(d->pm, interp_synced, d->im);
 	pm_set_forget_hook(d->pm, interp_forget, d->im);
-	po.interp_frame = interp_frame;
+	po.interp_frame = interp_symbolize;
 	po.interp_arg = d->im;
 	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
 	po.send_error_frames = d->cfg.send_error_frames;

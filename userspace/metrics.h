@@ -3,6 +3,7 @@
 #ifndef EP_METRICS_H
 #define EP_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -11,6 +12,8 @@
 /* "ERR_NO_PAGE" style name, or "?" */
 const char *metric_name(unsigned id);
 const char *metric_help(unsigned id);
+/* Whether id names a counter (an interpreter's range has free slots). */
+bool metric_defined(unsigned id);
 
 #endif
 

@@ -145,10 +145,11 @@ static void itab_free(struct itab *t)
 }
 
 /* A location: what the symbolizer's frame is, whole (enum sy_kind, the
- * interpreter's frame kind and the return-address flag in kind). */
+ * interpreter's frame kind, its payload words and the return-address
+ * flag in kind). */
 struct loc_key {
 	uint32_t kind, pid;
-	uint64_t a, b;
+	uint64_t a, b[FRAME_MAX_PAYLOAD];
 };
 
 /* A mapping of a file in a process. */
@@ -377,8 +378,8 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 	struct loc_key k = { .kind = f->kind | f->frame_kind << 8 |
 				     (f->ret_addr ? 1u << 16 : 0) };
 	uint32_t map = REP_NONE, i;
+	struct interp_symbol names;
 	struct rep_location l;
-	char name[512], file[512];
 	uint64_t h;
 
 	switch (f->kind) {
@@ -391,13 +392,13 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 		if (map == REP_NONE)
 			return REP_NONE;
 		k.a = map;
-		k.b = f->addr;
+		k.b[0] = f->addr;
 		break;
 	case SY_UNKNOWN:
 		/* the same pc is different code in two processes */
 		k.pid = f->pid;
 		k.a = f->addr;
-		k.b = f->code;
+		k.b[0] = f->code;
 		break;
 	case SY_ERROR:
 		k.a = f->code;
@@ -405,8 +406,10 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 	case SY_INTERP:
 		/* interpreter objects live in process memory */
 		k.pid = f->pid;
-		k.a = f->data;
-		k.b = f->payload;
+		k.kind |= f->interp.n_payload << 20;
+		k.a = f->interp.data;
+		memcpy(k.b, f->interp.payload,
+		       f->interp.n_payload * sizeof(k.b[0]));
 		break;
 	}
 	h = key_hash(&k, sizeof(k));
@@ -417,7 +420,7 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
 	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs))
 		return REP_NONE;
-	sy_name(tp->sy, f, &l, name, sizeof(name), file, sizeof(file));
+	sy_name(tp->sy, f, &l, &names);
 	if (f->kind == SY_NATIVE)
 		l.mapping = map;
 	l.function = arena_str(tp, l.function);

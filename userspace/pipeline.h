@@ -13,6 +13,7 @@
 #include <linux/types.h>
 
 #include "exemgr.h"
+#include "interp.h"
 #include "ksyms.h"
 #include "procmgr.h"
 #include "profiler.h"
@@ -26,11 +27,11 @@ struct tp_opts {
 	uint32_t max_timestamps;   /* per aggregated sample (default 256) */
 	uint32_t max_samples;	   /* distinct samples per interval */
 	uint32_t max_locations;	   /* distinct frames per interval */
-	/* resolve an interpreter frame; NULL: shown by address */
-	int (*interp_frame)(void *arg, uint32_t pid, unsigned kind, __u64 data,
-			    __u64 payload, struct rep_location *out,
-			    char *name, size_t name_len, char *file,
-			    size_t file_len);
+	/* name an interpreter frame (interp_symbolize); NULL, or an error:
+	 * shown by address */
+	int (*interp_frame)(void *arg, uint32_t pid,
+			    const struct interp_frame *f,
+			    struct interp_symbol *out);
 	void *interp_arg;
 };
 

@@ -115,7 +115,7 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 		.start = m->start,
 		.end = m->end,
 		.flags = m->flags,
-		.interp = m->file ? m->file->interp : 0,
+		.interp_mask = m->file ? m->file->interp_mask : 0,
 	};
 	int n, i, err = 0;
 
@@ -413,8 +413,7 @@ static struct exe_file *scanned_file(struct pm *pm, dev_t dev, uint64_t ino)
 	f = (struct exe_file *)(uintptr_t)v;
 	if (f->dev != dev || f->ino != ino) /* a hash collision */
 		return NULL;
-	f->refs++;
-	return f;
+	return exe_ref(f);
 }
 
 /* Only when the maps line names the inode f holds open: a file found by
@@ -490,7 +489,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 			m.file = get_vdso(pm);
 			if (!m.file)
 				continue;
-			m.file->refs++;
+			exe_ref(m.file);
 			m.flags = MAP_F_VDSO;
 			m.offset = 0;
 		} else if (!strcmp(mpath, "[vsyscall]")) {
@@ -507,8 +506,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 				    p->maps[i].end == end &&
 				    p->maps[i].offset == off && p->maps[i].file &&
 				    p->maps[i].file->ino == ino) {
-					m.file = p->maps[i].file;
-					m.file->refs++;
+					m.file = exe_ref(p->maps[i].file);
 					break;
 				}
 			if (!m.file && pm->scanning)
@@ -520,11 +518,20 @@ int pm_sync(struct pm *pm, pid_t pid)
 				pm->st.opens++;
 				err = exe_get(pm->em, fd, mpath, &m.file);
 				close(fd);
-				if (err) {
+				if (err == -ENOEXEC) {
+					/* code in a file that is not ELF: a
+					 * JIT's buffer in shared memory (PHP's
+					 * opcache maps /dev/zero): anonymous
+					 * code, as above */
+					m.file = NULL;
+					m.flags = MAP_F_FP_ONLY;
+					m.bias = 0;
+				} else if (err) {
 					err = 0;
 					continue;
 				}
-				if (pm->scanning)
+				err = 0;
+				if (pm->scanning && m.file)
 					note_scanned(pm, dev, ino, m.file);
 			}
 		}
@@ -534,9 +541,9 @@ int pm_sync(struct pm *pm, pid_t pid)
 				m.flags |= MAP_F_FP_ONLY;
 			else
 				m.flags |= MAP_F_DELTAS;
-			if (m.file->interp) {
+			if (m.file->interp_mask) {
 				m.flags |= MAP_F_INTERP;
-				pi.interp_mask |= 1u << m.file->interp;
+				pi.interp_mask |= m.file->interp_mask;
 			}
 		}
 		if (nn == cap) {

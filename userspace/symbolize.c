@@ -87,19 +87,22 @@ static void raw_frame(struct symbolizer *sy, struct sy_record *r, uint64_t pc,
 int sy_next_frame(struct symbolizer *sy, struct sy_record *r,
 		  struct sy_frame *f)
 {
+	unsigned kind, np;
 	__u64 w;
-	unsigned kind;
 
 	if (r->i >= r->n)
 		return 0;
 	w = r->uw[r->i];
 	kind = FRAME_KIND(w);
+	np = FRAME_NPAYLOAD(w);
+	if (np > FRAME_MAX_PAYLOAD || r->i + np >= r->n)
+		return -EINVAL;
 	memset(f, 0, sizeof(*f));
 	f->pid = r->pid;
 	f->ret_addr = FRAME_FLAGS(w) & FRAME_F_RETURN_ADDR;
 	switch (kind) {
 	case FRAME_NATIVE:
-		if (r->i + 1 >= r->n)
+		if (np != 1)
 			return -EINVAL;
 		f->addr = FRAME_DATA(w);
 		f->file = exe_find(sy->em, r->uw[r->i + 1]);
@@ -113,22 +116,25 @@ int sy_next_frame(struct symbolizer *sy, struct sy_record *r,
 		return 1;
 	case FRAME_RAW:
 		raw_frame(sy, r, FRAME_DATA(w), f);
-		r->i += 1;
+		r->i += 1 + np;
 		return 1;
 	case FRAME_ERROR:
 		f->kind = SY_ERROR;
 		f->code = (uint32_t)FRAME_DATA(w);
-		r->i += 1;
+		r->i += 1 + np;
 		return 1;
 	default:
-		if (kind < FRAME_PYTHON || kind >= FRAME_ERROR ||
-		    r->i + 1 >= r->n)
+		if (!FRAME_IS_INTERP(kind))
 			return -EINVAL;
 		f->kind = SY_INTERP;
 		f->frame_kind = kind;
-		f->data = FRAME_DATA(w);
-		f->payload = r->uw[r->i + 1];
-		r->i += 2;
+		f->interp.kind = kind - FRAME_INTERP_BASE;
+		f->interp.flags = FRAME_FLAGS(w);
+		f->interp.data = FRAME_DATA(w);
+		f->interp.n_payload = np;
+		memcpy(f->interp.payload, r->uw + r->i + 1,
+		       np * sizeof(*r->uw));
+		r->i += 1 + np;
 		return 1;
 	}
 }
@@ -147,30 +153,30 @@ static const char *const unknown_labels[] = {
 };
 
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
-	     struct rep_location *out, char *name, size_t name_len, char *file,
-	     size_t file_len)
+	     struct rep_location *out, struct interp_symbol *buf)
 {
+	const struct interp_frame *fi = &f->interp;
 	uint64_t off;
 	const char *s;
 
 	memset(out, 0, sizeof(*out));
 	out->mapping = REP_NONE;
-	name[0] = file[0] = 0;
+	buf->name[0] = buf->file[0] = 0;
 	switch (f->kind) {
 	case SY_KERNEL:
-		out->kind = REP_FRAME_KERNEL;
+		out->kind = FRAME_KERNEL;
 		out->address = f->addr;
 		s = ksyms_lookup(ksyms_async_get(sy->ka), f->addr, &off, NULL);
 		if (s)
 			out->function = s;
 		else {
-			snprintf(name, name_len, "0x%llx",
+			snprintf(buf->name, sizeof(buf->name), "0x%llx",
 				 (unsigned long long)f->addr);
-			out->function = name;
+			out->function = buf->name;
 		}
 		break;
 	case SY_NATIVE:
-		out->kind = REP_FRAME_NATIVE;
+		out->kind = FRAME_NATIVE;
 		out->address = f->addr;
 		/* a return address points after the call: name the call */
 		out->function = exe_symbolize(sy->em, f->file,
@@ -178,7 +184,7 @@ void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 					      &off);
 		break;
 	case SY_UNKNOWN:
-		out->kind = REP_FRAME_NATIVE;
+		out->kind = FRAME_NATIVE;
 		out->address = f->addr;
 		out->function = f->code < sizeof(unknown_labels) /
 						  sizeof(unknown_labels[0]) &&
@@ -187,25 +193,30 @@ void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 					"[unknown]";
 		break;
 	case SY_ERROR:
-		out->kind = REP_FRAME_ERROR;
-		snprintf(name, name_len, "[unwind error: %s]",
+		out->kind = FRAME_ERROR;
+		snprintf(buf->name, sizeof(buf->name), "[unwind error: %s]",
 			 metric_name(f->code));
-		out->function = name;
+		out->function = buf->name;
 		break;
 	case SY_INTERP:
-		if (!sy->interp ||
-		    sy->interp(sy->interp_arg, f->pid, f->frame_kind, f->data,
-			       f->payload, out, name, name_len, file,
-			       file_len)) {
-			memset(out, 0, sizeof(*out));
-			out->mapping = REP_NONE;
-			snprintf(name, name_len, "[interp 0x%llx]",
-				 (unsigned long long)f->payload);
-			out->kind = REP_FRAME_NATIVE;
-			file[0] = 0;
+		out->kind = f->frame_kind;
+		out->address = fi->data;
+		if (!sy->interp || sy->interp(sy->interp_arg, f->pid, fi, buf)) {
+			/* unknown: the runtime's name and what the unwinder
+			 * had */
+			snprintf(buf->name, sizeof(buf->name), "[%s 0x%llx]",
+				 rep_frame_kind_name(f->frame_kind),
+				 (unsigned long long)(fi->n_payload ?
+							      fi->payload[0] :
+							      fi->data));
+			buf->file[0] = 0;
+			buf->line = 0;
+		} else {
+			out->address = buf->address;
 		}
-		out->function = name;
-		out->filename = file[0] ? file : NULL;
+		out->line = buf->line;
+		out->function = buf->name;
+		out->filename = buf->file[0] ? buf->file : NULL;
 		break;
 	}
 }

@@ -20,24 +20,24 @@
 #include <linux/types.h>
 
 #include "exemgr.h"
+#include "interp.h"
 #include "ksyms.h"
 #include "procmgr.h"
 #include "reporter.h"
 
 struct symbolizer;
 
-/* resolve an interpreter frame (the interpreter module's); nonzero:
- * unknown, shown by address */
-typedef int (*sy_interp_fn)(void *arg, uint32_t pid, unsigned kind, __u64 data,
-			    __u64 payload, struct rep_location *out,
-			    char *name, size_t name_len, char *file,
-			    size_t file_len);
+/* name an interpreter frame (interp_symbolize, through tp_opts); an
+ * error: unknown, shown by address */
+typedef int (*sy_interp_fn)(void *arg, uint32_t pid,
+			    const struct interp_frame *f,
+			    struct interp_symbol *out);
 
 enum sy_kind {
 	SY_KERNEL = 1, /* addr: a kernel address */
 	SY_NATIVE,     /* addr: an ELF address in file */
 	SY_UNKNOWN,    /* addr: a pc of pid in no known file; what: the label */
-	SY_INTERP,     /* data, payload of an interpreter frame of pid */
+	SY_INTERP,     /* interp: an interpreter frame of pid */
 	SY_ERROR,      /* code: METRIC_ERR_* */
 };
 
@@ -50,13 +50,13 @@ enum sy_unknown {
 
 struct sy_frame {
 	enum sy_kind kind;
-	unsigned frame_kind;	      /* SY_INTERP: the record's FRAME_* kind */
+	unsigned frame_kind;	      /* SY_INTERP: FRAME_INTERP(interp.kind) */
 	uint32_t pid;
 	bool ret_addr;		      /* a return address: names the call */
 	uint64_t addr;
 	struct exe_file *file;	      /* SY_NATIVE */
 	const struct pm_mapping *map; /* SY_NATIVE: the mapping, when known */
-	uint64_t data, payload;	      /* SY_INTERP */
+	struct interp_frame interp;   /* SY_INTERP: data, payload words */
 	uint32_t code;		      /* SY_ERROR: the error; SY_UNKNOWN: what */
 };
 
@@ -91,11 +91,10 @@ const struct pm_mapping *sy_file_mapping(struct symbolizer *sy, uint32_t pid,
 					 const struct exe_file *f,
 					 uint64_t addr);
 /* The location of f with its names: out->function and out->filename
- * point into name and file (or to literals), valid until the next call;
- * out->mapping is left to the caller. */
+ * point into buf (or to literals and the kernel symbols), valid until
+ * the next call with buf; out->mapping is left to the caller. */
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
-	     struct rep_location *out, char *name, size_t name_len, char *file,
-	     size_t file_len);
+	     struct rep_location *out, struct interp_symbol *buf);
 void sy_get_stats(struct symbolizer *sy, struct sy_stats *out);
 
 #endif

@@ -12,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "elfmap.h"
 #include "fsutil.h"
 #include "gopclntab.h"
+#include "hashmap.h"
 #include "log.h"
 #include "rustdemangle.h"
 
@@ -33,16 +35,93 @@ struct symb_table {
 	uint32_t n, cap;
 	char *strs;
 	size_t strs_len, strs_cap;
+	uint32_t *names;      /* intern table: name offset + 1, 0 = free */
+	uint32_t names_mask;  /* slots - 1 */
+	uint32_t names_used;
 	char **demangled; /* lazily, per symbol; (char *)-1 = not mangled */
 	char build_id[41 * 2];
 };
 
+static int intern_grow(struct symb_table *t)
+{
+	uint32_t slots = t->names ? (t->names_mask + 1) * 2 : 1024, i;
+	uint32_t *p = calloc(slots, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; t->names && i <= t->names_mask; i++) {
+		uint32_t v = t->names[i], h;
+
+		if (!v)
+			continue;
+		h = (uint32_t)hm_hash(t->strs + v - 1, strlen(t->strs + v - 1), 0);
+		while (p[h & (slots - 1)])
+			h++;
+		p[h & (slots - 1)] = v;
+	}
+	free(t->names);
+	t->names = p;
+	t->names_mask = slots - 1;
+	return 0;
+}
+
+/* The offset of name in strs, added when new.  -EFBIG past the bound. */
+static int intern(struct symb_table *t, const char *name, uint32_t *off)
+{
+	size_t n = strlen(name) + 1;
+	uint32_t h, v;
+	int err;
+
+	if (!t->names || (t->names_used + 1) * 4 > (t->names_mask + 1) * 3) {
+		err = intern_grow(t);
+		if (err)
+			return err;
+	}
+	h = (uint32_t)hm_hash(name, n - 1, 0);
+	for (;; h++) {
+		v = t->names[h & t->names_mask];
+		if (!v)
+			break;
+		if (!strcmp(t->strs + v - 1, name)) {
+			*off = v - 1;
+			return 0;
+		}
+	}
+	if (t->strs_len + n > SYMB_MAX_NAME_BYTES) {
+		budget_over(BUDGET_SYMBOL_BYTES);
+		return -EFBIG;
+	}
+	if (t->strs_len + n > t->strs_cap) {
+		size_t cap = t->strs_cap ? t->strs_cap * 2 : 64 * 1024;
+		char *p;
+
+		while (cap < t->strs_len + n)
+			cap *= 2;
+		p = realloc(t->strs, cap);
+		if (!p)
+			return -ENOMEM;
+		t->strs = p;
+		t->strs_cap = cap;
+	}
+	memcpy(t->strs + t->strs_len, name, n);
+	*off = (uint32_t)t->strs_len;
+	t->names[h & t->names_mask] = *off + 1;
+	t->names_used++;
+	t->strs_len += n;
+	return 0;
+}
+
 static int add_sym(struct symb_table *t, uint64_t addr, uint64_t size,
 		   const char *name)
 {
-	size_t n = strlen(name) + 1;
+	uint32_t off;
 	struct sym *s;
+	int err;
 
+	if (t->n >= SYMB_MAX_SYMS) {
+		budget_over(BUDGET_SYMBOLS);
+		return -EFBIG;
+	}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 1024;
 		s = realloc(t->syms, (size_t)cap * sizeof(*s));
@@ -51,37 +130,31 @@ static int add_sym(struct symb_table *t, uint64_t addr, uint64_t size,
 		t->syms = s;
 		t->cap = cap;
 	}
-	if (t->strs_len + n > t->strs_cap) {
-		size_t cap = t->strs_cap ? t->strs_cap * 2 : 64 * 1024;
-		char *p;
-
-		while (cap < t->strs_len + n)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -E2BIG;
-		p = realloc(t->strs, cap);
-		if (!p)
-			return -ENOMEM;
-		t->strs = p;
-		t->strs_cap = cap;
-	}
-	memcpy(t->strs + t->strs_len, name, n);
+	err = intern(t, name, &off);
+	if (err)
+		return err;
 	s = &t->syms[t->n++];
 	s->addr = addr;
 	s->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-	s->name = (uint32_t)t->strs_len;
-	t->strs_len += n;
+	s->name = off;
 	return 0;
 }
 
 static int read_symtab(struct symb_table *t, Elf *elf, Elf_Scn *scn,
 		       GElf_Shdr *sh)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data;
 	size_t i, n;
 	int err;
 
-	if (!data || !sh->sh_entsize)
+	if (!sh->sh_entsize)
+		return 0;
+	if (sh->sh_size > SYMB_MAX_TABLE_BYTES) {
+		budget_over(BUDGET_SYMBOLS);
+		return -EFBIG;
+	}
+	data = elf_getdata(scn, NULL);
+	if (!data)
 		return 0;
 	n = sh->sh_size / sh->sh_entsize;
 	for (i = 0; i < n; i++) {
@@ -257,12 +330,24 @@ int symb_load_fd(int fd, struct symb_table **out)
 			t->syms[++j] = t->syms[i];
 		}
 		t->n = j + 1;
+		/* the table no longer grows: give back the slack */
+		if (t->n < t->cap) {
+			struct sym *p = realloc(t->syms, t->n * sizeof(*p));
+
+			if (p) {
+				t->syms = p;
+				t->cap = t->n;
+			}
+		}
 		t->demangled = calloc(t->n, sizeof(*t->demangled));
 		if (!t->demangled) {
 			symb_free(t);
 			return -ENOMEM;
 		}
 	}
+	/* interning is over */
+	free(t->names);
+	t->names = NULL;
 	*out = t;
 	return 0;
 }
@@ -281,6 +366,7 @@ void symb_free(struct symb_table *t)
 	}
 	free(t->syms);
 	free(t->strs);
+	free(t->names);
 	free(t);
 }
 

@@ -13,9 +13,26 @@
 struct symb_table;
 
 /*
+ * Bounds on one file's table (files_over_budget{reason="symbols"} and
+ * {reason="symbol_bytes"}, budget.h); a file over either keeps no names
+ * at all rather than some (a missing symbol would lend its addresses to
+ * the one before it), and symb_load_fd() returns -EFBIG.  2^20 function
+ * entries, .symtab and .dynsym together, hold 16 MiB (and 8 MiB of
+ * demangling slots); large binaries have a few hundred thousand
+ * functions.  Names are interned: a million symbols of one 1000-byte
+ * name hold the name once.
+ */
+#define SYMB_MAX_SYMS (1U << 20)
+#define SYMB_MAX_NAME_BYTES (64U << 20)
+/* A symbol table larger than this is not read at all (libelf copies it
+ * into memory). */
+#define SYMB_MAX_TABLE_BYTES (256ULL << 20)
+
+/*
  * Read the symbols of the ELF file open at fd (not closed, not moved).
  * A file with no symbols gives an empty table.  Returns 0, -ENOEXEC for
- * a file that is not ELF, or another negative errno.
+ * a file that is not ELF, -EFBIG for one over the bounds above, or
+ * another negative errno.
  */
 int symb_load_fd(int fd, struct symb_table **out);
 void symb_free(struct symb_table *t);

@@ -336,7 +336,24 @@ static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 	munmap(mem, CHUNK_BYTES);
 }
 
+static int lb_bind(void *ctx, enum bm_map m, const char *name,
+		   size_t key_size, size_t val_size)
+{
+	struct tracer *t = ctx;
+	struct bpf_map *map = bpf_object__find_map_by_name(t->skel->obj, name);
+
+	if (m < BM_INTERP_BASE || m >= BM_COUNT || !map)
+		return -ENOENT;
+	if (bpf_map__key_size(map) != key_size ||
+	    bpf_map__value_size(map) != val_size)
+		return -EINVAL;
+	t->map_fds[m] = bpf_map__fd(map);
+	t->bm.max_entries[m] = bpf_map__max_entries(map);
+	return 0;
+}
+
 static const struct bpfmaps_ops libbpf_ops = {
+	.bind = lb_bind,
 	.update = lb_update,
 	.remove = lb_remove,
 	.lookup = lb_lookup,
@@ -475,7 +492,7 @@ static void configure(struct tracer *t, struct profiler *skel)
 
 	skel->rodata->filter_pids = o->n_pids > 0;
 	skel->rodata->filter_cgroups = o->n_cgroups > 0;
-	skel->rodata->enable_python = o->python;
+	skel->rodata->enabled_interps = o->interps;
 	if (o->max_frames > 0 && o->max_frames <= MAX_USER_FRAMES)
 		skel->rodata->max_frames = o->max_frames;
 
@@ -714,7 +731,6 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	t->map_fds[BM_RULES] = bpf_map__fd(skel->maps.rules);
 	t->map_fds[BM_PID_FILTER] = bpf_map__fd(skel->maps.pid_filter);
 	t->map_fds[BM_CGROUP_FILTER] = bpf_map__fd(skel->maps.cgroup_filter);
-	t->map_fds[BM_PY_PROCS] = bpf_map__fd(skel->maps.py_procs);
 	t->bm.max_entries[BM_PID_INFO] = bpf_map__max_entries(skel->maps.pid_info);
 	t->bm.max_entries[BM_MAPPINGS] = bpf_map__max_entries(skel->maps.mappings);
 	t->bm.max_entries[BM_PAGES] = bpf_map__max_entries(skel->maps.delta_pages);

@@ -31,7 +31,7 @@ struct tracer_opts {
 	 * DELTA_ROWS_DEFAULT doubled map_scale_factor times */
 	uint64_t max_delta_rows;
 	int max_frames;
-	bool python; /* load the Python unwinder */
+	uint32_t interps; /* interpreter unwinders on: bit per interp_kind */
 	int log_level; /* verifier log level on failure (0: libbpf's) */
 };
 

@@ -23,6 +23,28 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+/* A process' memory for the interpreter modules' readers (interp.h's
+ * interp_read_fn): the bytes of an image mapped at FZ_IMAGE_BASE; reads
+ * outside it fail as reads of unmapped memory do. */
+#define FZ_IMAGE_BASE 0x10000ULL
+struct fz_image {
+	const uint8_t *p;
+	size_t len;
+};
+
+static inline int fz_image_read(void *arg, int pid, uint64_t addr, void *buf,
+				size_t len)
+{
+	const struct fz_image *im = arg;
+
+	(void)pid;
+	if (addr < FZ_IMAGE_BASE || addr - FZ_IMAGE_BASE > im->len ||
+	    len > im->len - (addr - FZ_IMAGE_BASE))
+		return -14; /* -EFAULT */
+	__builtin_memcpy(buf, im->p + (addr - FZ_IMAGE_BASE), len);
+	return 0;
+}
+
 /* A cursor over the input: reads past the end give zeros. */
 struct fz_in {
 	const uint8_t *p;

@@ -94,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    len && dt_file_deserialize(buf, len, &f) == 0)
 			dt_file_free(f);
 		free(buf);
-		store_has(s, id, STORE_KIND_PYTHON);
+		store_has(s, id, STORE_KIND_INTERP(INTERP_PYTHON));
 	}
 	store_verify(s, NULL);
 	id[0] = 0x80;

@@ -4,8 +4,8 @@
  * is a kind byte and a record's stored bytes (header and payload), put
  * as they are (store_test_put_raw); then the lookups check the header,
  * and a payload that passes goes where the daemon sends it: a DELTAS
- * payload to dt_file_deserialize, a PYTHON one, as struct py_info, to
- * py_ctx_add_proc.  Now and then store_verify walks everything.
+ * payload to dt_file_deserialize, an interpreter's to its module's check
+ * and attach (CPython's: py_info_check, py_ctx_add_proc).  Now and then store_verify walks everything.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +14,25 @@
 
 #include "deltas.h"
 #include "fuzz.h"
-#include "interp_python.h"
+#include "interp.h"
 #include "store.h"
 
 static struct store *st;
-static struct py_ctx *py;
+static struct interp_mgr *im;
+static void *state[INTERP_COUNT];
 static char dir[] = "/tmp/ep-fuzz-store-XXXXXX";
 
 static void cleanup(void)
 {
 	char cmd[64];
 
+	unsigned k;
+
 	store_free(st);
-	py_ctx_free(py);
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (interp_module(k)->fini)
+			interp_module(k)->fini(state[k]);
+	interp_mgr_free(im);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "fuzz_store_rec: could not remove %s\n", dir);
@@ -36,28 +42,42 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct store_opts o = { .max_bytes = 64 << 20, .no_sync = true };
 
+	unsigned k;
+
 	if (!mkdtemp(dir) || store_open(dir, &o, &st) != 0 ||
-	    py_ctx_new(NULL, &py) != 0)
+	    interp_mgr_new(NULL, NULL, "native", &im) != 0)
 		abort();
+	for (k = 1; k < INTERP_COUNT; k++)
+		if (interp_module(k)->init && interp_module(k)->init(&state[k]))
+			abort();
 	atexit(cleanup);
 	return 0;
 }
 
-/* What the daemon does with a payload of this kind. */
+/* What the daemon does with a payload of this kind: a table is
+ * deserialized and searched; an interpreter's record goes through its
+ * module's check, and attach when it passes (interp.c's detect_one and
+ * interp_synced, without a process or BPF maps). */
 static void consume(unsigned kind, const void *buf, size_t len)
 {
 	struct dt_file *f = NULL;
-	struct py_info info;
+	unsigned k = kind - STORE_KIND_INTERP_BASE;
 
 	if (kind == STORE_KIND_DELTAS && len) {
 		if (dt_file_deserialize(buf, len, &f) == 0)
 			dt_file_lookup(f, f->text_lo);
 		dt_file_free(f);
-	} else if (kind == STORE_KIND_PYTHON && len == sizeof(info)) {
-		memcpy(&info, buf, sizeof(info));
-		if (info.format == PY_INFO_FORMAT &&
-		    py_ctx_add_proc(py, 1, &info, 0x1000) == 0)
-			py_ctx_remove_proc(py, 1);
+	} else if (kind >= STORE_KIND_INTERP_BASE && interp_module(k) && len) {
+		const struct interp_module *m = interp_module(k);
+		struct pm_mapping map = { .start = 0x1000, .end = 0x2000,
+					  .bias = 0x1000 };
+		struct interp_file_map fm = { .data = buf, .len = len,
+					      .bias = 0x1000, .map = &map };
+		struct interp_attach a = { .pid = 1, .files = &fm, .n_files = 1 };
+
+		if (m->check(buf, len) == 0 && m->attach(state[k], im, &a) == 0 &&
+		    m->detach)
+			m->detach(state[k], 1);
 	}
 }
 

@@ -245,11 +245,11 @@ static void store_seeds(const void *table, size_t tlen,
 	store_put(s, id, STORE_KIND_DELTAS, NULL, 0);
 	for (i = 0; i < npy && i < 2; i++) {
 		id[0] = (uint8_t)(2 + i);
-		store_put(s, id, STORE_KIND_PYTHON, &py[i], sizeof(py[i]));
+		store_put(s, id, STORE_KIND_INTERP(INTERP_PYTHON), &py[i], sizeof(py[i]));
 	}
 	for (i = 0; i < 4; i++) {
 		static const unsigned kinds[] = { STORE_KIND_DELTAS,
-						  STORE_KIND_PYTHON };
+						  STORE_KIND_INTERP(INTERP_PYTHON) };
 		unsigned k;
 
 		id[0] = (uint8_t)i;
@@ -272,6 +272,78 @@ static void store_seeds(const void *table, size_t tlen,
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path) != 0)
 		fprintf(stderr, "seeds: could not remove %s\n", dir);
+}
+
+/* A method of a class in a user script, laid out as PHP 8.2 has it: the
+ * zend_function at 0, its name, class, class name and file after it
+ * (addresses from 0x10000, as fuzz_phpframe maps its image). */
+static void phpframe_seeds(void)
+{
+	uint8_t img[10 + 512] = { 0 };
+	uint8_t *m = img + 10;
+	uint64_t data = 42 | (2ULL << 32), v;
+	static const struct {
+		unsigned at;
+		const char *s;
+	} strs[] = { { 256, "compare" }, { 320, "Sorter" }, { 384, "/srv/usort.php" } };
+	unsigned i;
+
+	memcpy(img, &data, 8);
+	img[8] = 152; /* zend_op_array.filename in 8.2 */
+	m[0] = 2;     /* ZEND_USER_FUNCTION */
+	v = 0x10000 + 256;
+	memcpy(m + 8, &v, 8); /* function_name */
+	v = 0x10000 + 200;
+	memcpy(m + 16, &v, 8); /* scope: a class entry at 200 */
+	v = 0x10000 + 320;
+	memcpy(m + 200 + 8, &v, 8); /* zend_class_entry.name */
+	v = 0x10000 + 384;
+	memcpy(m + 152, &v, 8); /* filename */
+	for (i = 0; i < 3; i++) {
+		uint64_t len = strlen(strs[i].s);
+
+		memcpy(m + strs[i].at + 16, &len, 8);
+		memcpy(m + strs[i].at + 24, strs[i].s, len);
+	}
+	write_seed("phpframe", "method", img, sizeof(img), NULL, 0);
+}
+
+/* A named sub (CVf_NAMED: its name a HEK in the CV) of package main
+ * and its COP, laid out as Perl 5.36 has them (addresses from 0x10000,
+ * as fuzz_perlframe maps its image). */
+static void perlframe_seeds(void)
+{
+	uint8_t img[24 + 512] = { 0 };
+	uint8_t *m = img + 24;
+	uint64_t v, line = 22, cv = 0x10000, cop = 0x10000 + 400;
+	uint32_t flags = 0x8000, oook = 0x02000000;
+	int32_t len;
+
+	memcpy(img, &line, 8);
+	memcpy(img + 8, &cv, 8);
+	memcpy(img + 16, &cop, 8);
+	v = 0x10000 + 64;
+	memcpy(m + 0, &v, 8); /* CV's body at 64 */
+	memcpy(m + 64 + 0x5c, &flags, 4);
+	v = 0x10000 + 200;
+	memcpy(m + 64 + 0x38, &v, 8); /* the name HEK at 200 */
+	len = 9;
+	memcpy(m + 200 + 4, &len, 4);
+	memcpy(m + 200 + 8, "by_weight", 9);
+	v = 0x10000 + 240;
+	memcpy(m + 64 + 0x20, &v, 8); /* the stash (an HV head) at 240 */
+	memcpy(m + 240 + 12, &oook, 4);
+	v = 0x10000 + 280;
+	memcpy(m + 240, &v, 8); /* its body at 280, aux at body + 0x20 */
+	v = 0x10000 + 360;
+	memcpy(m + 280 + 0x20, &v, 8); /* its name HEK at 360 */
+	len = 4;
+	memcpy(m + 360 + 4, &len, 4);
+	memcpy(m + 360 + 8, "main", 4);
+	v = 0x10000 + 460;
+	memcpy(m + 400 + 0x30, &v, 8); /* the COP's file */
+	memcpy(m + 460, "/srv/callbacks.pl", 17);
+	write_seed("perlframe", "named_sub", img, sizeof(img), NULL, 0);
 }
 
 static void pycode_seeds(int layouts)
@@ -329,6 +401,8 @@ int main(int argc, char **argv)
 	store_seeds(first_table, first_len, py, npy);
 	free(first_table);
 	pycode_seeds(npy);
+	phpframe_seeds();
+	perlframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);
 	return 0;
 }

@@ -219,3 +219,45 @@ TEST_ROOT(cache_kernel_types_cached_and_checked)
 	h_free_folded(&f);
 	free(err);
 }
+
+/* A golden image: `cache warm` keeps what the interpreter modules find
+ * (Debian's python3.11 holds CPython), and a daemon from that cache
+ * unwinds the Python frames. */
+TEST_ROOT(cache_warm_keeps_interpreter_runtimes)
+{
+	char dir[512], cache[512], bin[600], script[600], out[4096], *err = NULL;
+	char *wargv[] = { bin, script, "10", NULL };
+	const char *extra[] = { "-cache-dir", cache, NULL };
+	struct folded f;
+	int rc;
+
+	if (access("/usr/bin/python3.11", X_OK)) {
+		test_skip("/usr/bin/python3.11 is not installed");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/pyimage", test_tmpdir());
+	snprintf(cache, sizeof(cache), "%s/pycache", test_tmpdir());
+	snprintf(bin, sizeof(bin), "%s/python3.11", dir);
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/split.py",
+		 test_srcdir());
+	mkdir(dir, 0755);
+	ASSERT_EQ(copy_file("/usr/bin/python3.11", bin), 0, "copy");
+
+	rc = run_cmd("%s cache warm -cache-dir %s %s 2>&1", cache, dir, out,
+		     sizeof(out));
+	test_note("%s", out);
+	ASSERT_EQ(rc, 0, "cache warm exit code");
+	ASSERT_TRUE(strstr(out, " runtimes=1 "), "one runtime found and kept");
+	rc = run_cmd("%s cache stats -cache-dir %s %s 2>&1", cache, "", out,
+		     sizeof(out));
+	ASSERT_EQ(rc, 0, "cache stats");
+	ASSERT_TRUE(strstr(out, "kind python: records=1 "),
+		    "the CPython record, under the module's name");
+
+	rc = h_profile_workload(wargv, "3s", "99", extra, &f, &err);
+	ASSERT_EQ(rc, 0, "profiler exit code");
+	ASSERT_GE(h_share(&f, "python3.11", "<module> (split.py:40)") * 100, 99,
+		  "Python frames from the warmed record");
+	free(err);
+	h_free_folded(&f);
+}

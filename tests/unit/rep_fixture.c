@@ -37,15 +37,15 @@ static const struct rep_mapping maps[] = {
 };
 
 static const struct rep_location locs[] = {
-	/* 0 */ { REP_FRAME_NATIVE, 0, 0x1100, "main", NULL, 0 },
-	/* 1 */ { REP_FRAME_NATIVE, 0, 0x1200, "compute", NULL, 0 },
-	/* 2 */ { REP_FRAME_NATIVE, 0, 0x1234, NULL, NULL, 0 },
-	/* 3 */ { REP_FRAME_NATIVE, 1, 0x114a00, "write", NULL, 0 },
-	/* 4 */ { REP_FRAME_KERNEL, REP_NONE, 0xffffffff81e00000, "entry_SYSCALL_64", NULL, 0 },
-	/* 5 */ { REP_FRAME_KERNEL, REP_NONE, 0xffffffff813a1230, "ksys_write", NULL, 0 },
-	/* 6 */ { REP_FRAME_PYTHON, REP_NONE, 10, "<module>", "/srv/main.py", 10 },
-	/* 7 */ { REP_FRAME_PYTHON, REP_NONE, 42, "Worker.run", "/srv/worker.py", 42 },
-	/* 8 */ { REP_FRAME_NATIVE, 2, 0x5a1b20, "_PyEval_EvalFrameDefault", NULL, 0 },
+	/* 0 */ { FRAME_NATIVE, 0, 0x1100, "main", NULL, 0 },
+	/* 1 */ { FRAME_NATIVE, 0, 0x1200, "compute", NULL, 0 },
+	/* 2 */ { FRAME_NATIVE, 0, 0x1234, NULL, NULL, 0 },
+	/* 3 */ { FRAME_NATIVE, 1, 0x114a00, "write", NULL, 0 },
+	/* 4 */ { FRAME_KERNEL, REP_NONE, 0xffffffff81e00000, "entry_SYSCALL_64", NULL, 0 },
+	/* 5 */ { FRAME_KERNEL, REP_NONE, 0xffffffff813a1230, "ksys_write", NULL, 0 },
+	/* 6 */ { FRAME_INTERP(INTERP_PYTHON), REP_NONE, 10, "<module>", "/srv/main.py", 10 },
+	/* 7 */ { FRAME_INTERP(INTERP_PYTHON), REP_NONE, 42, "Worker.run", "/srv/worker.py", 42 },
+	/* 8 */ { FRAME_NATIVE, 2, 0x5a1b20, "_PyEval_EvalFrameDefault", NULL, 0 },
 };
 
 static const uint32_t st0[] = { 1, 0 };

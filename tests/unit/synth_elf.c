@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len)
 {
@@ -74,4 +75,35 @@ uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len)
 	sh[n + 1].sh_size = names + sizeof(".shstrtab");
 	*len = total;
 	return img;
+}
+
+uint8_t *synth_zlib_zeros(size_t zeros, size_t *len)
+{
+	const size_t chunk = 1 << 20;
+	size_t cap = zeros / 500 + 4096, done;
+	uint8_t *in = calloc(1, chunk), *sec = malloc(cap);
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB, .ch_size = zeros,
+			  .ch_addralign = 8 };
+	z_stream zs;
+
+	memset(&zs, 0, sizeof(zs));
+	if (!in || !sec || deflateInit(&zs, 9) != Z_OK) {
+		free(in);
+		free(sec);
+		return NULL;
+	}
+	memcpy(sec, &ch, sizeof(ch));
+	zs.next_out = sec + sizeof(ch);
+	zs.avail_out = (uInt)(cap - sizeof(ch));
+	for (done = 0; done < zeros; done += chunk) {
+		size_t n = zeros - done < chunk ? zeros - done : chunk;
+
+		zs.next_in = in;
+		zs.avail_in = (uInt)n;
+		deflate(&zs, done + n >= zeros ? Z_FINISH : Z_NO_FLUSH);
+	}
+	*len = sizeof(ch) + zs.total_out;
+	deflateEnd(&zs);
+	free(in);
+	return sec;
 }

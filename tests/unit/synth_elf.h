@@ -30,4 +30,10 @@ struct synth_sec {
  */
 uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len);
 
+/* The contents of a SHF_COMPRESSED section holding `zeros` zero bytes:
+ * an Elf64_Chdr and a zlib stream at level 9 (about 1/1030 of it, a
+ * decompression bomb when zeros is large).  malloc'd, size in *len, or
+ * NULL. */
+uint8_t *synth_zlib_zeros(size_t zeros, size_t *len);
+
 #endif

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "deltas.h"
 #include "ehframe.h"
 #include "elfmap.h"
@@ -1421,4 +1422,150 @@ TEST(ehframe_no_cfi)
 	ASSERT_EQ(f->n_rows, 0, "no rows");
 	ASSERT_EQ(f->n_rules, RULE_FIXED_COUNT, "fixed rules only");
 	dt_file_free(f);
+}
+
+/* Whether extracting bin/prog.stripped used a debug file. */
+static bool used_debuglink(struct dt_extract_opts *o)
+{
+	struct dt_file *f = NULL;
+	bool used;
+	int fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+
+	dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), o, &f);
+	close(fd);
+	used = f && (f->source & DT_SRC_DEBUGLINK);
+	dt_file_free(f);
+	return used;
+}
+
+/* What a user may put next to their binary, and root must not follow
+ * (issue 16, cases 1 and 4): a debuglink name that is a symlink to a
+ * file the user cannot read (here the right debug file, so that only
+ * the path check refuses it), one under a symlinked .debug directory, a
+ * sparse file of the right CRC-to-be, and one too large to CRC; with
+ * openat2 and with the component walk of older kernels.  Each is
+ * refused and counted, and the plain file next to it still works. */
+TEST(ehframe_debuglink_hostile)
+{
+	struct dt_extract_stats st;
+	struct dt_extract_opts o = { .stats = &st };
+	uint64_t before;
+	int pass;
+
+	sh("mkdir -p bin");
+	if (!build_prog("bin/prog", "-fno-asynchronous-unwind-tables"))
+		return;
+	if (!ASSERT_TRUE(sh("cd bin && objcopy --only-keep-debug prog prog.debug && "
+			    "objcopy --strip-debug --add-gnu-debuglink=prog.debug "
+			    "prog prog.stripped && mkdir -p ../dbg ../secret && "
+			    "mv prog.debug ../secret/ && chmod 700 ../secret"),
+			 "objcopy"))
+		return;
+	o.debug_dir = tmp_path("dbg");
+	for (pass = 0; pass < 2; pass++) {
+		ehf_no_openat2 = pass == 1;
+		if (test_start_subtest(pass ? "symlink_walk" : "symlink")) {
+			sh("cd bin && rm -rf prog.debug .debug && "
+			   "ln -s ../secret/prog.debug prog.debug");
+			before = budget_count(BUDGET_DEBUG_PATH);
+			ASSERT_FALSE(used_debuglink(&o), "symlink not followed");
+			ASSERT_EQ(budget_count(BUDGET_DEBUG_PATH), before + 1,
+				  "counted");
+		}
+		if (test_start_subtest(pass ? "symlinked_dir_walk" : "symlinked_dir")) {
+			sh("cd bin && rm -rf prog.debug .debug && ln -s ../secret .debug");
+			before = budget_count(BUDGET_DEBUG_PATH);
+			ASSERT_FALSE(used_debuglink(&o), ".debug symlink not followed");
+			ASSERT_EQ(budget_count(BUDGET_DEBUG_PATH), before + 1,
+				  "counted");
+		}
+		if (test_start_subtest(pass ? "plain_walk" : "plain")) {
+			sh("cd bin && rm -rf prog.debug .debug && "
+			   "cp ../secret/prog.debug .");
+			ASSERT_TRUE(used_debuglink(&o), "a plain file is used");
+			ASSERT_STREQ(st.debug_file, tmp_path("bin/prog.debug"),
+				     "found");
+		}
+	}
+	ehf_no_openat2 = false;
+	if (test_start_subtest("sparse")) {
+		/* the right bytes, then a 4 GiB hole: the CRC would read it */
+		sh("cd bin && truncate -s 4G prog.debug");
+		before = budget_count(BUDGET_SPARSE);
+		ASSERT_FALSE(used_debuglink(&o), "sparse file not read");
+		ASSERT_EQ(budget_count(BUDGET_SPARSE), before + 1, "counted");
+	}
+	if (test_start_subtest("too_large_to_crc")) {
+		/* allocated (not sparse), past the CRC bound */
+		sh("cd bin && rm -f prog.debug && "
+		   "fallocate -l 600M prog.debug 2>/dev/null");
+		if (!sh("test -s bin/prog.debug")) {
+			test_skip("fallocate not supported here");
+		} else {
+			before = budget_count(BUDGET_CRC_SIZE);
+			ASSERT_FALSE(used_debuglink(&o), "not CRC'd");
+			ASSERT_EQ(budget_count(BUDGET_CRC_SIZE), before + 1,
+				  "counted");
+		}
+		sh("rm -f bin/prog.debug");
+	}
+}
+
+/* A compressed section of 512 MiB of zeros (500 KiB of zlib) is over
+ * the file's budget: refused and counted, without allocating; a true
+ * section within it still loads. */
+TEST(elfmap_decompression_bomb)
+{
+	const size_t big = 512ULL << 20, small = 1 << 20;
+	struct synth_sec secs[2] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x100 },
+		{ ".debug_frame", SHT_PROGBITS, SHF_COMPRESSED, 0, NULL, 0 },
+	};
+	uint8_t *sec = NULL, *img = NULL;
+	const uint8_t *p;
+	struct elfm *e = NULL;
+	uint64_t before;
+	void *owned = NULL;
+	size_t len;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		sec = synth_zlib_zeros(pass == 0 ? big : small, &secs[1].size);
+		secs[1].data = sec;
+		img = sec ? synth_elf(secs, 2, &len) : NULL;
+		if (!ASSERT_NOT_NULL(img, "image") ||
+		    !ASSERT_OK(elfm_open_mem(img, len, &e), "open"))
+			goto out;
+		before = budget_count(BUDGET_DECOMPRESSED);
+		if (pass == 0) {
+			test_note("%zu MiB in %zu KiB: budget %llu KiB", big >> 20,
+				  len >> 10,
+				  (unsigned long long)elfm_decompress_budget(e) >> 10);
+			ASSERT_EQ(elfm_section_load(e, elfm_section(e, ".debug_frame"),
+						    &p, &len, &owned),
+				  -EFBIG, "bomb refused");
+			ASSERT_TRUE(owned == NULL, "nothing allocated");
+			ASSERT_EQ(budget_count(BUDGET_DECOMPRESSED), before + 1,
+				  "counted");
+		} else {
+			ASSERT_OK(elfm_section_load(e, elfm_section(e, ".debug_frame"),
+						    &p, &len, &owned),
+				  "within budget");
+			ASSERT_EQ(len, small, "decompressed");
+			ASSERT_EQ(budget_count(BUDGET_DECOMPRESSED), before,
+				  "not counted");
+			free(owned);
+		}
+		elfm_free(e);
+		e = NULL;
+		free(img);
+		img = NULL;
+		free(sec);
+		sec = NULL;
+	}
+out:
+	elfm_free(e);
+	free(img);
+	free(sec);
 }

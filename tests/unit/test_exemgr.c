@@ -282,6 +282,8 @@ TEST(exemgr_rows_split_over_chunks_and_reused)
 	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
+	/* libLLVM takes half of this small bound: no share here */
+	exe_mgr_set_share(em, EXE_TABLE_ROWS, 0, 0);
 	libc = load(em, LIBC);
 	if (!libc)
 		goto out;
@@ -707,6 +709,253 @@ out:
 		waitpid(pids[i], NULL, 0);
 	}
 	pm_free(pm);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
+
+/*
+ * A shared library whose .eh_frame has n functions, each with its own
+ * rule (CFA = rsp + 8 * (first + i) + 16): n distinct rules that no other
+ * file has unless its range of first overlaps.  Written as assembly with
+ * .cfi directives into dir/name.S and built into dir/name.so (path in
+ * out), with one exported function, rules_spin(n), that loops n times.  Returns 0, or -1 when gcc could not build it.  Also used by
+ * tests/integration/test_hostile_rules.c.
+ */
+int exemgr_test_rules_lib(const char *dir, const char *name, unsigned n,
+			  unsigned first, char *out, size_t len)
+{
+	char src[4096];
+	FILE *f;
+	pid_t pid;
+	unsigned i;
+	int st;
+
+	snprintf(src, sizeof(src), "%s/%s.S", dir, name);
+	snprintf(out, len, "%s/%s.so", dir, name);
+	f = fopen(src, "w");
+	if (!f)
+		return -1;
+	/* rules_spin(n): a loop to burn CPU in the file (CFA = rsp + 8,
+	 * a rule every file has) */
+	fprintf(f, "\t.text\n\t.globl rules_spin\n\t.type rules_spin, @function\n"
+		   "rules_spin:\n\t.cfi_startproc\n1:\tdec %%rdi\n\tjnz 1b\n"
+		   "\tret\n\t.cfi_endproc\n\t.size rules_spin, .-rules_spin\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "\t.cfi_startproc\n\tnop\n\t.cfi_def_cfa_offset %u\n"
+			   "\tret\n\t.cfi_endproc\n",
+			8 * (first + i) + 16);
+	fprintf(f, "\t.section .note.GNU-stack,\"\",@progbits\n");
+	if (fclose(f))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		execlp("gcc", "gcc", "-shared", "-nostdlib", "-o", out, src,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return -1;
+	return 0;
+}
+
+/* Build a rules library in the test's directory, owned by uid (when
+ * root: chown), or skip. */
+static bool rules_lib(const char *name, unsigned n, unsigned first,
+		      uid_t uid, char *out, size_t len)
+{
+	if (exemgr_test_rules_lib(test_tmpdir(), name, n, first, out, len)) {
+		test_skip("gcc could not build %s", name);
+		return false;
+	}
+	if (getuid() == 0 && !ASSERT_OK(chown(out, uid, uid), "chown"))
+		return false;
+	return true;
+}
+
+/* The rule table keeps a fair share for everyone: a file of 30 K distinct
+ * rules is refused (more than 1/8 of the table), files under that share
+ * but owned by one user other than root stop at 1/4 of the table
+ * together, and the rules of unloaded files are taken back, so loading
+ * and unloading more than the table holds never fills it.  libc's rows
+ * still name the right rules through it all. */
+TEST(exemgr_rules_fair_share_and_reclaim)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *libc = NULL, *h = NULL, *f[3] = { 0 }, *g;
+	struct exe_stats st;
+	/* a user's files: nobody when the test is root, else ours */
+	uid_t user = getuid() ? getuid() : 65534;
+	uint64_t base, checked = 0;
+	char path[4096], names[3][4096];
+	unsigned i, round;
+
+	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	libc = load(em, LIBC);
+	if (!libc)
+		goto out;
+	exe_get_stats(em, &st);
+	base = st.rules_used;
+
+	if (!test_start_subtest("file_over_its_share"))
+		goto owner;
+	if (!rules_lib("big", 30000, 0, user, path, sizeof(path)))
+		goto out;
+	h = load(em, path);
+	if (!h)
+		goto out;
+	exe_get_stats(em, &st);
+	test_note("30000 rules: refused; %" PRIu64 " rules in use", st.rules_used);
+	ASSERT_EQ(h->deltas, EXE_DELTAS_NONE, "walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_RULES][0], 1, "counted: a file's share");
+	ASSERT_EQ(st.rules_used, base, "no rule taken");
+	ASSERT_EQ(st.rows_used, (uint64_t)libc->n_blocks * ROWS_PER_BLOCK,
+		  "no row taken");
+	exe_put(em, h);
+	h = NULL;
+
+owner:
+	if (!test_start_subtest("owner_share"))
+		goto reclaim;
+	/* 7000 each: under a file's 8191, three over an owner's 16382 */
+	for (i = 0; i < 3; i++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "user%u", i);
+		if (!rules_lib(nm, 7000, 100000 + 7000 * i, user, names[i],
+			       sizeof(names[i])))
+			goto out;
+		f[i] = load(em, names[i]);
+		if (!f[i])
+			goto out;
+	}
+	exe_get_stats(em, &st);
+	ASSERT_EQ(f[0]->deltas, EXE_DELTAS_LOADED, "first loaded");
+	ASSERT_EQ(f[1]->deltas, EXE_DELTAS_LOADED, "second loaded");
+	ASSERT_EQ(f[2]->deltas, EXE_DELTAS_NONE, "third over the owner's share");
+	ASSERT_EQ(st.over_share[EXE_TABLE_RULES][1], 1,
+		  "counted: an owner's share");
+	ASSERT_EQ(st.rules_used, base + 14000, "two files' rules");
+	/* the first one goes: its rules come back, the third fits */
+	exe_put(em, f[0]);
+	exe_put(em, f[2]);
+	f[0] = f[2] = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.rules_used, base + 7000, "the unloaded file's rules freed");
+	ASSERT_EQ(st.rules_freed, 7000, "counted");
+	f[2] = load(em, names[2]);
+	if (f[2])
+		ASSERT_EQ(f[2]->deltas, EXE_DELTAS_LOADED, "third loaded now");
+	ASSERT_EQ(rows_differ(bm, f[2], names[2], mem_row, bm, &checked), 0,
+		  "its rows name its rules");
+	exe_put(em, f[1]);
+	exe_put(em, f[2]);
+	f[1] = f[2] = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.rules_used, base, "back to libc's");
+
+reclaim:
+	if (!test_start_subtest("reclaim_past_the_table"))
+		goto out;
+	/* 10 files of 8000 new rules, loaded and unloaded in turn: 80000
+	 * rules, more than the table, each loaded whole; a root-owned file
+	 * has no owner share */
+	for (round = 0; round < 10; round++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "round%u", round);
+		if (!rules_lib(nm, 8000, 200000 + 8000 * round, 0, path,
+			       sizeof(path)))
+			goto out;
+		g = load(em, path);
+		if (!g)
+			goto out;
+		if (!ASSERT_EQ(g->deltas, EXE_DELTAS_LOADED, nm) ||
+		    !ASSERT_EQ(rows_differ(bm, g, path, mem_row, bm, &checked),
+			       0, "its rows name its rules"))
+			round = 10;
+		exe_put(em, g);
+		exe_gc(em, exe_now_ns(), 0);
+	}
+	exe_get_stats(em, &st);
+	test_note("%" PRIu64 " rules freed; %" PRIu64 " in use; %" PRIu64
+		  " rows compared",
+		  st.rules_freed, st.rules_used, checked);
+	ASSERT_EQ(st.rules_used, base, "every file's rules freed");
+	ASSERT_EQ(st.rules_full, 0, "the table never full");
+	ASSERT_EQ(rows_differ(bm, libc, LIBC, mem_row, bm, &checked), 0,
+		  "libc's rows still name its rules");
+out:
+	exe_put(em, h);
+	for (i = 0; i < 3; i++)
+		exe_put(em, f[i]);
+	exe_put(em, libc);
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
+
+/* The rows' and pages' shares: libLLVM (950 K rows) is more than a
+ * file's 1/4 of a 2 M-row bound; libc (22 pages) more than a file's 1/8
+ * of a 64-entry pages map, and, as a user's copy with only the owner's
+ * share set, more than an owner's 1/4 of it.  Each is walked by frame
+ * pointer, counted by table and limit, and takes nothing. */
+TEST(exemgr_rows_and_pages_shares)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *f = NULL, *g = NULL, *u = NULL;
+	struct exe_stats st;
+	uid_t user = getuid() ? getuid() : 65534;
+	char copy[4096], *cmd;
+
+	if (!present(LIBLLVM))
+		return;
+	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
+	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+		goto out;
+	f = load(em, LIBLLVM);
+	if (!f)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(f->deltas, EXE_DELTAS_NONE, "libLLVM walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_ROWS][0], 1, "counted: rows, a file's");
+	ASSERT_EQ(st.rows_full, 0, "not as the bound reached");
+	ASSERT_EQ(st.rows_used, 0, "no row taken");
+
+	bm->max_entries[BM_PAGES] = 64;
+	g = load(em, LIBC);
+	if (!g)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(g->deltas, EXE_DELTAS_NONE, "libc walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_PAGES][0], 1, "counted: pages, a file's");
+
+	/* a user's copy of libc (another file id: its own path and size) */
+	exe_mgr_set_share(em, EXE_TABLE_PAGES, 0, 4);
+	snprintf(copy, sizeof(copy), "%s/libc-copy.so", test_tmpdir());
+	if (asprintf(&cmd, "cp %s %s && echo >> %s", LIBC, copy, copy) < 0)
+		goto out;
+	ASSERT_OK(system(cmd), "copy libc");
+	free(cmd);
+	if (getuid() == 0 && !ASSERT_OK(chown(copy, user, user), "chown"))
+		goto out;
+	u = load(em, copy);
+	if (!u)
+		goto out;
+	exe_get_stats(em, &st);
+	ASSERT_EQ(u->deltas, EXE_DELTAS_NONE, "the copy walked by frame pointer");
+	ASSERT_EQ(st.over_share[EXE_TABLE_PAGES][1], 1, "counted: pages, an owner's");
+	ASSERT_EQ(st.loaded, 0, "nothing loaded");
+	ASSERT_EQ(st.rules_used, RULE_FIXED_COUNT, "no rule taken");
+out:
+	exe_put(em, f);
+	exe_put(em, g);
+	exe_put(em, u);
 	exe_mgr_free(em);
 	bm_mem_free(bm);
 }

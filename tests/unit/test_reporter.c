@@ -51,13 +51,13 @@ TEST(reporter_folded_kernel_above_user_and_escaping)
 		{ .path = "/opt/lib/libweird;name.so" },
 	};
 	static const struct rep_location l[] = {
-		{ REP_FRAME_NATIVE, REP_NONE, 0x10, "outer", NULL, 0 },
-		{ REP_FRAME_NATIVE, 0, 0xbeef, NULL, NULL, 0 },
-		{ REP_FRAME_KERNEL, REP_NONE, 0xffffffff81000000, "do_syscall_64", NULL, 0 },
-		{ REP_FRAME_KERNEL, REP_NONE, 0xffffffff81000100, NULL, NULL, 0 },
-		{ REP_FRAME_NATIVE, REP_NONE, 0x20, "op;er\nator<a>", NULL, 0 },
-		{ REP_FRAME_ERROR, REP_NONE, 0, "no_unwind_info", NULL, 0 },
-		{ REP_FRAME_PYTHON, REP_NONE, 0, "f", "/a/b/mod.py", 0 },
+		{ FRAME_NATIVE, REP_NONE, 0x10, "outer", NULL, 0 },
+		{ FRAME_NATIVE, 0, 0xbeef, NULL, NULL, 0 },
+		{ FRAME_KERNEL, REP_NONE, 0xffffffff81000000, "do_syscall_64", NULL, 0 },
+		{ FRAME_KERNEL, REP_NONE, 0xffffffff81000100, NULL, NULL, 0 },
+		{ FRAME_NATIVE, REP_NONE, 0x20, "op;er\nator<a>", NULL, 0 },
+		{ FRAME_ERROR, REP_NONE, 0, "no_unwind_info", NULL, 0 },
+		{ FRAME_INTERP(INTERP_PYTHON), REP_NONE, 0, "f", "/a/b/mod.py", 0 },
 	};
 	/* Kernel frames given at the root end: they must still be drawn
 	 * above (after) the user frames, in their own order. */
@@ -93,11 +93,11 @@ TEST(reporter_folded_kernel_above_user_and_escaping)
 
 TEST(reporter_frame_kind_names)
 {
-	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_NATIVE), "native", "native");
-	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_KERNEL), "kernel", "kernel");
-	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_PYTHON), "cpython", "python");
-	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_GO), "go", "go");
-	ASSERT_STREQ(rep_frame_kind_name(REP_FRAME_ERROR), "abort-marker", "error");
+	ASSERT_STREQ(rep_frame_kind_name(FRAME_NATIVE), "native", "native");
+	ASSERT_STREQ(rep_frame_kind_name(FRAME_KERNEL), "kernel", "kernel");
+	ASSERT_STREQ(rep_frame_kind_name(FRAME_INTERP(INTERP_PYTHON)), "cpython", "python");
+	ASSERT_STREQ(rep_frame_kind_name(FRAME_GO), "go", "go");
+	ASSERT_STREQ(rep_frame_kind_name(FRAME_ERROR), "abort-marker", "error");
 }
 
 /* The fixture's pprof read by protoc with google/pprof's own profile.proto
@@ -209,7 +209,7 @@ TEST(reporter_utf8_fix_never_cuts_a_character)
 /* A display name cut by the caller's buffer ends on a whole character. */
 TEST(reporter_location_name_cut_on_a_character)
 {
-	static const struct rep_location l = { REP_FRAME_NATIVE, REP_NONE, 0,
+	static const struct rep_location l = { FRAME_NATIVE, REP_NONE, 0,
 					       "\xc3\xa9\xc3\xa9\xc3\xa9", NULL, 0 };
 	struct rep_batch b = { 0 };
 	char name[6];
@@ -223,7 +223,7 @@ TEST(reporter_location_name_cut_on_a_character)
 TEST(reporter_folded_merges_cpus)
 {
 	static const struct rep_location l[] = {
-		{ REP_FRAME_NATIVE, REP_NONE, 0x10, "hop_burn", NULL, 0 },
+		{ FRAME_NATIVE, REP_NONE, 0x10, "hop_burn", NULL, 0 },
 	};
 	static const uint32_t s0[] = { 0 };
 	static const struct rep_stack st[] = { { 1, s0 } };

@@ -154,7 +154,7 @@ static struct typical *typical_batch(void)
 			 i < 100 ? "__libc_fn" : i < 200 ? "ksys_fn" : "app_function", i);
 	/* Kernel locations, shared by everyone: 64 of them. */
 	for (i = 0; i < 64; i++)
-		t->locs[nl++] = (struct rep_location){ REP_FRAME_KERNEL, REP_NONE,
+		t->locs[nl++] = (struct rep_location){ FRAME_KERNEL, REP_NONE,
 						       0xffffffff81000000ULL + i * 0x400,
 						       t->names[100 + i], NULL, 0 };
 	for (p = 0; p < 20; p++) {
@@ -185,10 +185,10 @@ static struct typical *typical_batch(void)
 			struct rep_location *l = &t->locs[nl++];
 
 			if (i < 50) {
-				*l = (struct rep_location){ REP_FRAME_NATIVE, p * 4 + 1 + i % 3,
+				*l = (struct rep_location){ FRAME_NATIVE, p * 4 + 1 + i % 3,
 							    0x28000 + i * 0x130, t->names[i], NULL, 0 };
 			} else {
-				*l = (struct rep_location){ REP_FRAME_NATIVE, p * 4,
+				*l = (struct rep_location){ FRAME_NATIVE, p * 4,
 							    0x1000 + i * 0x50,
 							    i % 3 ? t->names[200 + (p * 17 + i) % 400] : NULL,
 							    NULL, 0 };

@@ -130,12 +130,12 @@ out:
 TEST(reporter_svg_escaping)
 {
 	static const struct rep_location l[] = {
-		{ REP_FRAME_NATIVE, REP_NONE, 1, "a<b>&\"c\"'d ]]> \x01\xff\xc3(", NULL, 0 },
-		{ REP_FRAME_NATIVE, REP_NONE, 2,
+		{ FRAME_NATIVE, REP_NONE, 1, "a<b>&\"c\"'d ]]> \x01\xff\xc3(", NULL, 0 },
+		{ FRAME_NATIVE, REP_NONE, 2,
 		  "std::vector<std::basic_string<char>>::_M_realloc_insert_very_long_name", NULL, 0 },
-		{ REP_FRAME_GO, REP_NONE, 3, "main.worker", NULL, 0 },
-		{ REP_FRAME_NATIVE, REP_NONE, 4, "wide", NULL, 0 },
-		{ REP_FRAME_NATIVE, REP_NONE, 5, "caf\xc3\xa9_\xe2\x82\xac", NULL, 0 },
+		{ FRAME_GO, REP_NONE, 3, "main.worker", NULL, 0 },
+		{ FRAME_NATIVE, REP_NONE, 4, "wide", NULL, 0 },
+		{ FRAME_NATIVE, REP_NONE, 5, "caf\xc3\xa9_\xe2\x82\xac", NULL, 0 },
 	};
 	static const uint32_t s0[] = { 1, 0 }, s1[] = { 2 }, s2[] = { 4, 3 };
 	static const struct rep_stack st[] = { { 2, s0 }, { 1, s1 }, { 2, s2 } };

@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/types.h>
+
+#include "profiler.h"
 #include "store.h"
 
 /* LeakSanitizer, when the build has it. */
@@ -129,14 +132,14 @@ TEST(store_roundtrip)
 	ASSERT_EQ(sb.st_mode & 0777, 0700, "mode 0700");
 	for (i = 0; i < n_sizes; i++) {
 		ASSERT_OK(put_seed(s, i, STORE_KIND_DELTAS, sizes[i]), "put");
-		ASSERT_OK(put_seed(s, i, STORE_KIND_PYTHON, sizes[n_sizes - 1 - i]),
+		ASSERT_OK(put_seed(s, i, STORE_KIND_INTERP(INTERP_PYTHON), sizes[n_sizes - 1 - i]),
 			  "put python");
 		bytes += sizes[i] * 2;
 	}
 	ASSERT_OK(put_seed(s, 100, STORE_KIND_SYMBOLS, 10), "put symbols");
 	for (i = 0; i < n_sizes; i++) {
 		ASSERT_OK(get_seed(s, i, STORE_KIND_DELTAS, sizes[i]), "get");
-		ASSERT_OK(get_seed(s, i, STORE_KIND_PYTHON,
+		ASSERT_OK(get_seed(s, i, STORE_KIND_INTERP(INTERP_PYTHON),
 				   sizes[n_sizes - 1 - i]),
 			  "get python");
 	}
@@ -160,7 +163,7 @@ TEST(store_roundtrip)
 	store_get_stats(s, &st);
 	ASSERT_EQ(st.records, 2 * n_sizes + 1, "records");
 	ASSERT_EQ(st.per_kind[STORE_KIND_DELTAS], n_sizes, "deltas records");
-	ASSERT_EQ(st.per_kind[STORE_KIND_PYTHON], n_sizes, "python records");
+	ASSERT_EQ(st.per_kind[STORE_KIND_INTERP(INTERP_PYTHON)], n_sizes, "python records");
 	ASSERT_EQ(st.per_kind[STORE_KIND_SYMBOLS], 1, "symbols records");
 	ASSERT_EQ(st.payload_bytes, bytes + 10, "payload bytes");
 	ASSERT_EQ(st.puts, 2 * n_sizes + 2, "puts (one since deleted)");
@@ -203,6 +206,8 @@ TEST(store_roundtrip)
 	store_free(s);
 	store_free(NULL);
 	ASSERT_STREQ(store_kind_name(STORE_KIND_DELTAS), "deltas", "name");
+	ASSERT_STREQ(store_kind_name(STORE_KIND_INTERP(INTERP_PYTHON)), "python",
+		     "an interpreter's records are named as its module");
 	ASSERT_TRUE(store_kind_name(9) == NULL, "no name");
 }
 
@@ -303,7 +308,7 @@ TEST(store_no_starvation)
 	if (ASSERT_OK(store_open(dir, &opts, &s), "open")) {
 		for (i = 0; i < 40; i++) {
 			t0 = now_s();
-			failed += put_seed(s, i, STORE_KIND_PYTHON, 100) != 0;
+			failed += put_seed(s, i, STORE_KIND_INTERP(INTERP_PYTHON), 100) != 0;
 			if (now_s() - t0 > worst)
 				worst = now_s() - t0;
 			usleep(20 * 1000);
@@ -329,11 +334,11 @@ static void *thread_main(void *p)
 		uint64_t key = (uint64_t)a->t * 100000 + i;
 		int err;
 
-		a->errors += put_seed(a->s, key, STORE_KIND_PYTHON, 64 + i) != 0;
-		a->errors += get_seed(a->s, key, STORE_KIND_PYTHON, 64 + i) != 0;
+		a->errors += put_seed(a->s, key, STORE_KIND_INTERP(INTERP_PYTHON), 64 + i) != 0;
+		a->errors += get_seed(a->s, key, STORE_KIND_INTERP(INTERP_PYTHON), 64 + i) != 0;
 		/* Another thread's record: there or not, never wrong. */
 		err = get_seed(a->s, (uint64_t)((a->t + 1) % 8) * 100000 + i,
-			       STORE_KIND_PYTHON, 64 + i);
+			       STORE_KIND_INTERP(INTERP_PYTHON), 64 + i);
 		a->errors += err != 0 && err != -ENOENT;
 	}
 	return NULL;
@@ -902,7 +907,7 @@ static int exercise(const char *dir)
 		put_seed(s, i, STORE_KIND_DELTAS, rec_size(i));
 		get_seed(s, i, STORE_KIND_DELTAS, rec_size(i));
 	}
-	get_seed(s, 2, STORE_KIND_PYTHON, 1);
+	get_seed(s, 2, STORE_KIND_INTERP(INTERP_PYTHON), 1);
 	store_verify(s, NULL);
 	store_get_stats(s, &st);
 	store_flush(s);

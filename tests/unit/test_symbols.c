@@ -5,10 +5,12 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "symbols.h"
 #include "synth_elf.h"
 
@@ -232,6 +234,129 @@ TEST(symbols_huge_sizes)
 			     "the larger size wins");
 		ASSERT_STREQ(symb_lookup(t, 0x2004, &off), "next", "next");
 	}
+	symb_free(t);
+	close(fd);
+}
+
+/* An image of n function symbols at 0x1000 + i, all named name, or with
+ * distinct names of that length (the last bytes tell them apart). */
+static int name_image(uint32_t n, const char *name, bool distinct)
+{
+	size_t nlen = strlen(name), len, slen = 1 + (distinct ? n : 1) * (nlen + 1);
+	Elf64_Sym *syms = calloc(n + 1, sizeof(*syms));
+	char *strs = calloc(1, slen);
+	struct synth_sec secs[3] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  (size_t)n + 16 },
+		{ ".symtab", SHT_SYMTAB, 0, 0, syms,
+		  (n + 1) * sizeof(*syms), 3, sizeof(Elf64_Sym) },
+		{ ".strtab", SHT_STRTAB, 0, 0, strs, slen },
+	};
+	uint8_t *img;
+	uint32_t i;
+	int fd = -1;
+
+	if (!syms || !strs)
+		goto out;
+	for (i = 0; i < (distinct ? n : 1); i++) {
+		char *p = strs + 1 + (size_t)i * (nlen + 1);
+
+		memcpy(p, name, nlen);
+		if (distinct && nlen >= 8)
+			snprintf(p + nlen - 8, 9, "%08x", i);
+	}
+	for (i = 1; i <= n; i++)
+		syms[i] = (Elf64_Sym){ .st_name = distinct ? 1 + (i - 1) * (nlen + 1) : 1,
+				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+				       .st_shndx = 1, .st_value = 0x1000 + i - 1,
+				       .st_size = 1 };
+	img = synth_elf(secs, 3, &len);
+	if (!img)
+		goto out;
+	fd = memfd_create("syms", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, img, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	free(img);
+out:
+	free(syms);
+	free(strs);
+	return fd;
+}
+
+/* The issue's bloat: symbols sharing one long name hold it once (a
+ * million of them held 1.08 GB), and a file with more symbols than the
+ * bound keeps no names and is counted. */
+TEST(symbols_interned_and_bounded)
+{
+	struct symb_table *t = NULL;
+	char name[1001];
+	uint64_t before, off;
+	size_t held;
+	int fd;
+
+	memset(name, 'x', 1000);
+	name[1000] = 0;
+	name[0] = 'f';
+	fd = name_image(200000, name, false);
+	if (!ASSERT_GE(fd, 0, "image"))
+		return;
+	held = mallinfo2().uordblks;
+	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
+		held = mallinfo2().uordblks - held;
+		ASSERT_EQ(symb_count(t), 200000, "every symbol");
+		ASSERT_STREQ(symb_lookup(t, 0x1000 + 12345, &off), name, "named");
+		/* 16 bytes a symbol and 8 for its demangled name, not 1000 */
+		ASSERT_LT(held, 200000 * 32, "memory held");
+		test_note("200k symbols of one 1000-byte name hold %zu KiB",
+			  held / 1024);
+	}
+	symb_free(t);
+	close(fd);
+
+	fd = name_image(SYMB_MAX_SYMS + 1, "f", false);
+	if (!ASSERT_GE(fd, 0, "image"))
+		return;
+	before = budget_count(BUDGET_SYMBOLS);
+	t = NULL;
+	ASSERT_EQ(symb_load_fd(fd, &t), -EFBIG, "over the bound");
+	ASSERT_TRUE(t == NULL, "no table");
+	ASSERT_EQ(budget_count(BUDGET_SYMBOLS), before + 1, "counted");
+	close(fd);
+}
+
+/* Distinct names past SYMB_MAX_NAME_BYTES: no names, counted. */
+TEST(symbols_name_bytes_bounded)
+{
+	const size_t nlen = 1 << 20;
+	uint32_t n = SYMB_MAX_NAME_BYTES / nlen + 1;
+	struct symb_table *t = NULL;
+	char *name = malloc(nlen + 1);
+	uint64_t before;
+	int fd;
+
+	if (!ASSERT_NOT_NULL(name, "name"))
+		return;
+	memset(name, 'b', nlen);
+	name[nlen] = 0;
+	fd = name_image(n, name, true);
+	free(name);
+	if (!ASSERT_GE(fd, 0, "image"))
+		return;
+	before = budget_count(BUDGET_SYMBOL_BYTES);
+	ASSERT_EQ(symb_load_fd(fd, &t), -EFBIG, "over the bound");
+	ASSERT_TRUE(t == NULL, "no table");
+	ASSERT_EQ(budget_count(BUDGET_SYMBOL_BYTES), before + 1, "counted");
+	close(fd);
+	/* one name fewer fits */
+	name = malloc(nlen + 1);
+	memset(name, 'b', nlen);
+	name[nlen] = 0;
+	fd = name_image(n - 2, name, true);
+	free(name);
+	if (ASSERT_GE(fd, 0, "image") && ASSERT_OK(symb_load_fd(fd, &t), "within"))
+		ASSERT_EQ(symb_count(t), n - 2, "all kept");
 	symb_free(t);
 	close(fd);
 }

@@ -59,7 +59,7 @@ struct attr_key {
 	int64_t num;   /* is_int; otherwise the string follows the struct */
 };
 
-struct mapping_key {
+struct otlp_mapping_key {
 	uint64_t start, limit, offset;
 	int32_t filename;
 	int32_t attrs[2]; /* htlhash, gnu (0: none) */
@@ -92,7 +92,7 @@ struct ot {
 	struct rep_map attrs, maps, funcs, locs, stacks, samples;
 	int32_t *loc_index;   /* batch location -> location_table index, 0 = not yet */
 	int32_t *map_index;   /* batch mapping -> mapping_table index, 0 = not yet */
-	int32_t frame_type[REP_FRAME_KIND_COUNT]; /* attribute index, 0 = not yet */
+	int32_t frame_type[FRAME_KIND_COUNT]; /* attribute index, 0 = not yet */
 	int32_t *stack_buf;
 	/* Per request sample (the samples map's ids). */
 	uint32_t *first, *last; /* chain of batch samples through next[] */
@@ -151,7 +151,7 @@ static int32_t attr_int(struct ot *o, const char *key, int64_t val)
 static int32_t mapping_index(struct ot *o, uint32_t m)
 {
 	const struct rep_mapping *rm;
-	struct mapping_key k = { 0 };
+	struct otlp_mapping_key k = { 0 };
 	char hex[33];
 
 	if (m >= o->b->n_mappings)
@@ -175,14 +175,14 @@ static int32_t location_index(struct ot *o, uint32_t l)
 {
 	const struct rep_location *rl = &o->b->locations[l];
 	struct location_key k = { 0 };
-	enum rep_frame_kind kind;
+	unsigned kind;
 
 	if (o->loc_index[l])
 		return o->loc_index[l];
 	k.address = rl->address;
 	k.line = rl->line;
 	k.mapping = mapping_index(o, rl->mapping);
-	kind = (unsigned)rl->kind < REP_FRAME_KIND_COUNT ? rl->kind : REP_FRAME_NATIVE;
+	kind = rl->kind < FRAME_KIND_COUNT ? rl->kind : FRAME_NATIVE;
 	if (!o->frame_type[kind])
 		o->frame_type[kind] = attr_str(o, "profile.frame.type",
 					       rep_frame_kind_name(kind));
@@ -379,7 +379,7 @@ static int build_mappings(struct ot *o, ODict *d)
 		return -ENOMEM;
 	d->n_mapping_table = o->maps.n;
 	for (i = 0; i < o->maps.n; i++) {
-		const struct mapping_key *k = rep_map_key(&o->maps, i, NULL);
+		const struct otlp_mapping_key *k = rep_map_key(&o->maps, i, NULL);
 
 		opentelemetry__proto__profiles__v1development__mapping__init(&m[i]);
 		d->mapping_table[i] = &m[i];
@@ -668,7 +668,7 @@ int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len)
 	/* The zero element of every table comes first. */
 	{
 		struct attr_key a = { 0 };
-		struct mapping_key m = { 0 };
+		struct otlp_mapping_key m = { 0 };
 		struct function_key f = { 0 };
 		struct location_key l = { 0 };
 

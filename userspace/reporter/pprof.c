@@ -178,7 +178,7 @@ static int build_locations(struct pp *pp, PProfile *p)
 		l->address = rl->address;
 		if (rl->mapping < b->n_mappings) {
 			l->mapping_id = pp->map_id[rl->mapping];
-			if (rl->kind == REP_FRAME_NATIVE)
+			if (rl->kind == FRAME_NATIVE)
 				l->address = ea_runtime_addr(
 					b->mappings[rl->mapping].bias, rl->address);
 		}

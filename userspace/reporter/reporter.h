@@ -23,19 +23,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "profiler.h"
+
 #define REP_NONE UINT32_MAX
 
-enum rep_frame_kind {
-	REP_FRAME_NATIVE = 0,
-	REP_FRAME_KERNEL,
-	REP_FRAME_PYTHON,
-	REP_FRAME_GO,
-	REP_FRAME_ERROR, /* an unwinding error, named by function */
-	REP_FRAME_KIND_COUNT,
-};
+/* A location's kind is enum frame_kind (profiler.h), the number BPF and
+ * the pipeline use: FRAME_NATIVE, FRAME_KERNEL, FRAME_GO, FRAME_ERROR (an
+ * unwinding error, named by function) and FRAME_INTERP(runtime). */
 
-/* "native", "kernel", "cpython", ...: the OTLP profile.frame.type value. */
-const char *rep_frame_kind_name(enum rep_frame_kind k);
+/* "native", "kernel", "cpython", ...: the OTLP profile.frame.type value
+ * (an interpreter's from INTERPRETERS). */
+const char *rep_frame_kind_name(unsigned kind);
 
 /*
  * One mapping of a file into one process (runtime addresses differ between
@@ -54,7 +54,7 @@ struct rep_mapping {
 };
 
 struct rep_location {
-	enum rep_frame_kind kind;
+	unsigned kind;	      /* enum frame_kind */
 	uint32_t mapping;     /* index into batch->mappings, or REP_NONE */
 	uint64_t address;     /* native: ELF address; kernel: kernel address;
 				 interpreted: what the unwinder has (line,

@@ -31,8 +31,29 @@
 #define PAD_BOTTOM 34	/* details line */
 #define MIN_WIDTH 0.1	/* pixels */
 
-/* Kinds beyond rep_frame_kind: the synthetic root and the thread frames. */
-enum { KIND_ROOT = REP_FRAME_KIND_COUNT, KIND_THREAD, KIND_ALL };
+/* What a box is drawn as (its class k<n> and colour): a location's kind
+ * (enum frame_kind, every interpreter alike), the synthetic root and the
+ * thread frames. */
+enum {
+	KIND_NATIVE,
+	KIND_KERNEL,
+	KIND_INTERP,
+	KIND_GO,
+	KIND_ERROR,
+	KIND_ROOT,
+	KIND_THREAD,
+	KIND_ALL
+};
+
+static int svg_kind(unsigned frame_kind)
+{
+	switch (frame_kind) {
+	case FRAME_KERNEL: return KIND_KERNEL;
+	case FRAME_GO: return KIND_GO;
+	case FRAME_ERROR: return KIND_ERROR;
+	default: return FRAME_IS_INTERP(frame_kind) ? KIND_INTERP : KIND_NATIVE;
+	}
+}
 
 struct node {
 	uint64_t count;
@@ -116,7 +137,7 @@ static int build_tree(struct fg *g, const struct rep_names *names)
 			if (j == n)
 				break;
 			cur = child(g, (uint32_t)cur, names->loc[path[j]],
-				    b->locations[path[j]].kind);
+				    svg_kind(b->locations[path[j]].kind));
 		}
 		if (cur < 0)
 			err = (int)cur;
@@ -182,16 +203,16 @@ static void colour(int kind, const char *name, int rgb[3])
 {
 	/* base and range per channel: {r, dr, g, dg, b, db} */
 	static const int pal[KIND_ALL][6] = {
-		[REP_FRAME_NATIVE] = { 205, 50, 45, 75, 30, 30 },   /* red */
-		[REP_FRAME_KERNEL] = { 235, 20, 150, 45, 20, 30 },  /* orange */
-		[REP_FRAME_PYTHON] = { 60, 60, 175, 55, 90, 60 },   /* green */
-		[REP_FRAME_GO] = { 70, 50, 160, 50, 215, 40 },	    /* blue */
-		[REP_FRAME_ERROR] = { 150, 30, 150, 30, 150, 30 },  /* grey */
+		[KIND_NATIVE] = { 205, 50, 45, 75, 30, 30 },   /* red */
+		[KIND_KERNEL] = { 235, 20, 150, 45, 20, 30 },  /* orange */
+		[KIND_INTERP] = { 60, 60, 175, 55, 90, 60 },   /* green */
+		[KIND_GO] = { 70, 50, 160, 50, 215, 40 },      /* blue */
+		[KIND_ERROR] = { 150, 30, 150, 30, 150, 30 },  /* grey */
 		[KIND_ROOT] = { 190, 20, 190, 20, 205, 20 },	    /* lilac grey */
 		[KIND_THREAD] = { 170, 40, 150, 30, 210, 40 },	    /* lilac */
 	};
 	uint32_t h = name_hash(name);
-	const int *p = pal[kind < KIND_ALL ? kind : REP_FRAME_NATIVE];
+	const int *p = pal[kind < KIND_ALL ? kind : KIND_NATIVE];
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0;
 
 	rgb[0] = p[0] + (int)(p[1] * v1);
@@ -202,11 +223,11 @@ static void colour(int kind, const char *name, int rgb[3])
 static const char *kind_label(int kind)
 {
 	switch (kind) {
-	case REP_FRAME_NATIVE: return "native";
-	case REP_FRAME_KERNEL: return "kernel";
-	case REP_FRAME_PYTHON: return "python";
-	case REP_FRAME_GO: return "go";
-	case REP_FRAME_ERROR: return "error";
+	case KIND_NATIVE: return "native";
+	case KIND_KERNEL: return "kernel";
+	case KIND_INTERP: return "interpreted";
+	case KIND_GO: return "go";
+	case KIND_ERROR: return "error";
 	case KIND_THREAD: return "thread";
 	default: return "all";
 	}

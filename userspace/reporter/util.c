@@ -525,7 +525,7 @@ uint32_t rep_sample_path(const struct rep_batch *b, const struct rep_sample *s,
 
 			if (l >= b->n_locations)
 				continue;
-			kernel = b->locations[l].kind == REP_FRAME_KERNEL;
+			kernel = b->locations[l].kind == FRAME_KERNEL;
 			if (kernel == (pass == 1))
 				out[k++] = l;
 		}
@@ -535,19 +535,21 @@ uint32_t rep_sample_path(const struct rep_batch *b, const struct rep_sample *s,
 
 /* ---- names ---------------------------------------------------------- */
 
-const char *rep_frame_kind_name(enum rep_frame_kind k)
+const char *rep_frame_kind_name(unsigned kind)
 {
 	/* The OTLP profile.frame.type values receivers know (devfiler
 	 * rejects anything else). */
-	static const char *const names[REP_FRAME_KIND_COUNT] = {
-		[REP_FRAME_NATIVE] = "native",
-		[REP_FRAME_KERNEL] = "kernel",
-		[REP_FRAME_PYTHON] = "cpython",
-		[REP_FRAME_GO] = "go",
-		[REP_FRAME_ERROR] = "abort-marker",
+	static const char *const names[FRAME_KIND_COUNT] = {
+		[FRAME_NATIVE] = "native",
+		[FRAME_KERNEL] = "kernel",
+		[FRAME_GO] = "go",
+		[FRAME_ERROR] = "abort-marker",
+#define REP_INTERP_TYPE_(NAME, name, type) [FRAME_INTERP(INTERP_##NAME)] = type,
+		INTERPRETERS(REP_INTERP_TYPE_)
+#undef REP_INTERP_TYPE_
 	};
 
-	return (unsigned)k < REP_FRAME_KIND_COUNT ? names[k] : "native";
+	return kind < FRAME_KIND_COUNT && names[kind] ? names[kind] : "native";
 }
 
 /* Folded separates frames with ';' and lines with '\n': neither may
@@ -568,16 +570,17 @@ void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
 		       char *buf, size_t n)
 {
 	const char *fn = l->function && *l->function ? l->function : NULL;
-	const char *suffix = l->kind == REP_FRAME_KERNEL ? "_[k]" : "";
+	const char *suffix = l->kind == FRAME_KERNEL ? "_[k]" : "";
+	bool interp = FRAME_IS_INTERP(l->kind);
 
 	if (!n)
 		return;
-	if (fn && l->kind == REP_FRAME_PYTHON && l->filename && l->line)
+	if (fn && interp && l->filename && l->line)
 		snprintf(buf, n, "%s (%s:%u)", fn, rep_basename(l->filename),
 			 l->line);
-	else if (fn && l->kind == REP_FRAME_PYTHON && l->filename)
+	else if (fn && interp && l->filename)
 		snprintf(buf, n, "%s (%s)", fn, rep_basename(l->filename));
-	else if (fn && l->kind == REP_FRAME_ERROR)
+	else if (fn && l->kind == FRAME_ERROR)
 		snprintf(buf, n, "[%s]", fn);
 	else if (fn)
 		snprintf(buf, n, "%s%s", fn, suffix);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interpreter unwinders, reached from the native step by the mapping's
+ * interpreter bits: the native loop names no language.  Each unwinder
+ * lives in bpf/<name>.bpf.h and provides
+ *
+ *   static __always_inline int <name>_unwind(struct scratch *s, __u64 lookup)
+ *
+ * called at a native frame of a file that holds its runtime, or of
+ * anonymous code in a process that runs it (s->st.cur.file_id 0: maybe
+ * its JIT's) (lookup: the frame's pc, minus one for a return address),
+ * returning enum interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>] and
+ * s->ibuf, counts frames in s->st.n_interp[INTERP_<NAME>] and its errors in
+ * its own METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
+ * once its whole VM stack is walked.  The unwinders run inside the native
+ * program's loop (each in its own nested bpf_loop when it walks frames):
+ * no tail calls, so mixed stacks of any depth fit.  A new runtime adds its
+ * line to INTERPRETERS (profiler.h) and one include here.
+ */
+#ifndef EP_INTERP_BPF_H
+#define EP_INTERP_BPF_H
+
+#include "maps.bpf.h"
+
+#include "python.bpf.h"
+#include "test.bpf.h"
+#include "php.bpf.h"
+#include "perl.bpf.h"
+
+static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
+{
+	/* a file's runtimes; at anonymous code, the process' (JIT code) */
+	__u32 mask = (s->st.cur.file_id ? s->st.cur.interp_mask :
+					  s->st.proc_interps) &
+		     enabled_interps & ~s->st.interp_done;
+	int r;
+
+#define INTERP_TRY_(NAME, name, type)                                          \
+	if (mask & (1u << INTERP_##NAME)) {                                    \
+		r = name##_unwind(s, lookup);                                  \
+		if (r != INTERP_NOT_HERE)                                      \
+			return r;                                              \
+	}
+	INTERPRETERS(INTERP_TRY_)
+#undef INTERP_TRY_
+	return INTERP_NOT_HERE;
+}
+
+#endif

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The Perl unwinder: the walk is described in perl.h. */
+#ifndef EP_PERL_BPF_H
+#define EP_PERL_BPF_H
+
+#include "maps.bpf.h"
+#include "perl.h"
+
+/* Contexts of one stack info examined per runops frame. */
+#define PERL_MAX_PER_CALL 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct perl_proc);
+} perl_procs SEC(".maps") __weak;
+
+/* Cursor in ustate.icur[INTERP_PERL]: [0] the stack info to walk next,
+ * [1] set once started, [2] the COP of the next frame, [3] the context
+ * index to look at next in [0] (+1; 0 = from si_cxix). */
+struct perl_loop_ctx {
+	struct scratch *s;
+	struct perl_proc *p;
+	__u64 cxstack;
+	bool main_si;
+};
+
+static __always_inline int perl_read(void *dst, __u32 len, __u64 addr)
+{
+	return bpf_probe_read_user(dst, len, (const void *)addr);
+}
+
+static __always_inline bool perl_push(struct scratch *s, struct perl_proc *p,
+				      __u64 cv, __u64 cop)
+{
+	__u32 line = 0;
+
+	if (cop)
+		perl_read(&line, 4, cop + p->cop_line);
+	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PERL), 0, line), cv,
+			cop, 2))
+		return false;
+	s->st.n_interp[INTERP_PERL]++;
+	s->st.interp_pushed++;
+	return true;
+}
+
+static long perl_step(__u32 i, void *arg)
+{
+	struct perl_loop_ctx *lc = arg;
+	struct scratch *s = lc->s;
+	struct perl_proc *p = lc->p;
+	__u64 *cur = s->st.icur[INTERP_PERL];
+	__u64 cx, cv = 0, oldcop = 0;
+	__s64 idx = (__s64)cur[3] - 1;
+	__u8 type = 0;
+
+	if (idx < 0)
+		return 1;
+	cx = lc->cxstack + (__u64)idx * p->cx_size;
+	if (perl_read(&type, 1, cx) || perl_read(&oldcop, 8, cx + p->cx_oldcop)) {
+		metric_inc(METRIC_ERR_PERL_READ);
+		cur[3] = 0;
+		return 1;
+	}
+	type &= PERL_CXTYPEMASK;
+	if (type == PERL_CXT_SUB || type == PERL_CXT_FORMAT ||
+	    type == PERL_CXT_EVAL) {
+		if (type != PERL_CXT_EVAL && perl_read(&cv, 8, cx + p->cx_cv))
+			cv = 0;
+		/* an eval frame: no CV; userland names it "(eval)" */
+		if (!perl_push(s, p, type == PERL_CXT_EVAL ? 1 : cv, cur[2]))
+			return 1;
+		cur[2] = oldcop;
+	} else if (idx == 0 && !lc->main_si) {
+		/* the block a nested stack info started in (sort's): where
+		 * the frame below it is */
+		cur[2] = oldcop;
+	}
+	cur[3] = (__u64)idx;
+	if (i + 1 >= PERL_MAX_PER_CALL)
+		metric_inc(METRIC_ERR_PERL_TOO_DEEP);
+	return 0;
+}
+
+static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
+{
+	struct perl_proc *p = bpf_map_lookup_elem(&perl_procs, &s->st.pid);
+	__u64 *cur = s->st.icur[INTERP_PERL];
+	struct perl_loop_ctx lc = { .s = s };
+	__u64 si = 0, interp = 0, cxstack = 0, prev = 0;
+	__s32 cxix = -1, type = 0;
+
+	if (!p || lookup < p->loop_lo || lookup >= p->loop_hi)
+		return INTERP_NOT_HERE;
+	/* PL_curinterp is the main thread's interpreter: another thread
+	 * (ithreads) runs its own, found through its TSD slot (not yet) */
+	if (s->hdr.tid != s->hdr.pid) {
+		s->st.interp_done |= 1u << INTERP_PERL;
+		return INTERP_NOT_HERE;
+	}
+	lc.p = p;
+	if (!cur[1]) {
+		cur[1] = 1;
+		if (perl_read(&interp, 8, p->interp) || !interp ||
+		    perl_read(&cur[2], 8, interp + p->i_curcop) ||
+		    perl_read(&cur[0], 8, interp + p->i_curstackinfo)) {
+			metric_inc(METRIC_ERR_PERL_READ);
+			s->st.interp_done |= 1u << INTERP_PERL;
+			return INTERP_NOT_HERE;
+		}
+	}
+	s->st.interp_pushed = 0;
+	/* a stack info without frames (sort's, while the sort itself runs
+	 * in C) has no runops of its own here: go on to the next */
+	for (int k = 0; k < 4 && !s->st.interp_pushed; k++) {
+		si = cur[0];
+		if (!si || perl_read(&cxstack, 8, si + p->si_cxstack) ||
+		    perl_read(&prev, 8, si + p->si_prev) ||
+		    perl_read(&cxix, 4, si + p->si_cxix) ||
+		    perl_read(&type, 4, si + p->si_type)) {
+			if (si)
+				metric_inc(METRIC_ERR_PERL_READ);
+			s->st.interp_done |= 1u << INTERP_PERL;
+			break;
+		}
+		lc.cxstack = cxstack;
+		lc.main_si = type == PERL_SI_MAIN;
+		cur[3] = cxix >= 0 ? (__u64)cxix + 1 : 0;
+		bpf_loop(PERL_MAX_PER_CALL, perl_step, &lc, 0);
+		cur[0] = prev;
+		if (lc.main_si) {
+			/* the program's own frame, where it is now */
+			perl_push(s, p, 0, cur[2]);
+			s->st.interp_done |= 1u << INTERP_PERL;
+			break;
+		}
+	}
+	return s->st.interp_pushed ? INTERP_REPLACED : INTERP_NOT_HERE;
+}
+
+#endif

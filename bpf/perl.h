@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Perl 5 (threaded builds, 5.36 tested: Debian's /usr/bin/perl): what its
+ * BPF unwinder (perl.bpf.h) and its userland module (userspace/
+ * interp_perl.c) share.
+ *
+ * The interpreter (my_perl: PL_curinterp for the main one) keeps its
+ * current statement (curcop: a COP, file and line) and a chain of stack
+ * infos (curstackinfo, then si_prev outwards): each holds an array of
+ * contexts, 0 .. si_cxix, of which the sub, format and eval ones are
+ * frames.  A sub called from Perl runs in the same runops loop; a new
+ * stack info (and a nested runops) starts where C calls back into Perl
+ * (sort's block, call_sv).  So at each native runops frame the unwinder
+ * pushes the frames of one stack info, innermost first, each as (CV,
+ * COP): the COP is where that frame is (the inner frame's blk_oldcop, or
+ * curcop for the innermost), and ends the main stack info with the
+ * program's own frame (no CV).
+ */
+#ifndef EP_PERL_H
+#define EP_PERL_H
+
+#include "profiler.h"
+
+#define PERL_METRICS(X)                                                        \
+	X(FRAMES_PERL, "perl frames unwound")                                  \
+	X(ERR_PERL_READ, "perl: reading the interpreter's contexts failed")    \
+	X(ERR_PERL_TOO_DEEP, "perl: more contexts in one stack info than the limit")
+
+INTERP_METRIC_IDS(PERL, PERL_METRICS);
+
+/* PERL_CONTEXT types (cx_type & CXTYPEMASK) that are frames. */
+#define PERL_CXTYPEMASK 0xf
+#define PERL_CXT_SUB 9
+#define PERL_CXT_FORMAT 10
+#define PERL_CXT_EVAL 11
+#define PERL_SI_MAIN 1 /* PERLSI_MAIN */
+
+/* A frame: data = line, payload = the CV (0 for the program's own frame)
+ * and the COP (its file). */
+
+/* Per process (map "perl_procs", key pid): process addresses, offsets. */
+struct perl_proc {
+	__u64 interp;		/* &PL_curinterp: the main interpreter */
+	__u64 loop_lo, loop_hi; /* Perl_runops_standard */
+	__u16 i_curcop, i_curstackinfo;		/* struct interpreter */
+	__u16 si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
+	__u16 cx_size, cx_oldcop, cx_cv;	/* PERL_CONTEXT */
+	__u16 cop_line;				/* COP */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct perl_proc) == 48, "perl_proc layout");
+
+#endif

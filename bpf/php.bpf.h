@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The PHP unwinder: the walk is described in php.h. */
+#ifndef EP_PHP_BPF_H
+#define EP_PHP_BPF_H
+
+#include "maps.bpf.h"
+#include "php.h"
+
+/* PHP frames one execute_ex invocation may push: PHP calling PHP stays
+ * in one invocation, so deep recursion is one invocation's frames. */
+#define PHP_MAX_PER_CALL 256
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct php_proc);
+} php_procs SEC(".maps") __weak;
+
+/* Its cursor in ustate.icur[INTERP_PHP]: [0] the next frame, [1] set once
+ * the walk started, [2] set when JIT code pushed the frames of the
+ * execute_ex frame that comes next. */
+struct php_loop_ctx {
+	struct scratch *s;
+	struct php_proc *p;
+};
+
+static __always_inline __u64 php_field(struct scratch *s, __u16 off)
+{
+	__u32 o = off;
+
+	if (o > PHP_ED_READ - 8)
+		return 0;
+	o &= 63;
+	if (o > PHP_ED_READ - 8)
+		return 0;
+	return *(__u64 *)&s->ibuf[o];
+}
+
+static long php_step(__u32 i, void *arg)
+{
+	struct php_loop_ctx *lc = arg;
+	struct scratch *s = lc->s;
+	struct php_proc *p = lc->p;
+	__u64 *cur = s->st.icur[INTERP_PHP];
+	__u64 ed = cur[0], func, opline;
+	__u32 type_info, line = 0;
+	__u8 type = 0;
+
+	if (!ed) {
+		s->st.interp_done |= 1u << INTERP_PHP;
+		return 1;
+	}
+	if (bpf_probe_read_user(s->ibuf, PHP_ED_READ, (const void *)ed)) {
+		metric_inc(METRIC_ERR_PHP_READ);
+		s->st.interp_done |= 1u << INTERP_PHP;
+		return 1;
+	}
+	func = php_field(s, p->ed_func);
+	opline = php_field(s, p->ed_opline);
+	type_info = (__u32)php_field(s, p->ed_type_info);
+	cur[0] = php_field(s, p->ed_prev);
+	if (func) {
+		if (bpf_probe_read_user(&type, 1, (const void *)(func + p->fn_type)))
+			type = 0;
+		if (type != PHP_INTERNAL_FUNCTION && opline &&
+		    bpf_probe_read_user(&line, 4,
+					(const void *)(opline + p->op_lineno)))
+			line = 0;
+		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PHP), 0,
+					      PHP_FRAME_DATA(line, type)),
+				func, 0, 1)) {
+			s->st.interp_done |= 1u << INTERP_PHP;
+			return 1;
+		}
+		s->st.n_interp[INTERP_PHP]++;
+		s->st.interp_pushed++;
+	}
+	/* the first frame of this execute_ex invocation: the rest belong
+	 * to the invocations below it on the native stack */
+	if (type_info & PHP_CALL_TOP)
+		return 1;
+	if (i + 1 >= PHP_MAX_PER_CALL)
+		metric_inc(METRIC_ERR_PHP_TOO_DEEP);
+	return 0;
+}
+
+static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
+{
+	struct php_proc *p = bpf_map_lookup_elem(&php_procs, &s->st.pid);
+	__u64 *cur = s->st.icur[INTERP_PHP];
+	struct php_loop_ctx lc = { .s = s };
+	bool jit;
+
+	if (!p)
+		return INTERP_NOT_HERE;
+	jit = !s->st.cur.file_id;
+	if (jit ? !p->resume_pc :
+		  (lookup < p->loop_lo || lookup >= p->loop_hi))
+		return INTERP_NOT_HERE;
+	if (!jit && cur[2]) {
+		/* the execute_ex frame whose frames its JIT code pushed:
+		 * unwound natively, not shown twice */
+		cur[2] = 0;
+		return INTERP_REPLACED;
+	}
+	lc.p = p;
+	if (!cur[1]) {
+		cur[1] = 1;
+		if (bpf_probe_read_user(&cur[0], 8, (const void *)p->current)) {
+			metric_inc(METRIC_ERR_PHP_READ);
+			s->st.interp_done |= 1u << INTERP_PHP;
+			return INTERP_NOT_HERE;
+		}
+	}
+	s->st.interp_pushed = 0;
+	bpf_loop(PHP_MAX_PER_CALL, php_step, &lc, 0);
+	if (!jit)
+		return s->st.interp_pushed ? INTERP_REPLACED : INTERP_NOT_HERE;
+	/* JIT code runs on execute_ex's frame: go on from its body */
+	metric_inc(METRIC_PHP_JIT_FRAMES);
+	s->st.pc = p->resume_pc;
+	s->st.flags &= ~ST_RETURN_ADDR;
+	cur[2] = 1;
+	return INTERP_UNWOUND;
+}
+
+#endif

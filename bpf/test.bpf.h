@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The test runtime's unwinder (layout and purpose: test_runtime.h). */
+#ifndef EP_TEST_BPF_H
+#define EP_TEST_BPF_H
+
+#include "maps.bpf.h"
+#include "test_runtime.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct test_proc);
+} test_procs SEC(".maps") __weak;
+
+/* One record per loop invocation, innermost first: the first from
+ * ep_fakert_current, each next from the record's prev (the cursor,
+ * icur[INTERP_TEST][0]; [1] is set once the walk started). */
+static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
+{
+	struct test_proc *p = bpf_map_lookup_elem(&test_procs, &s->st.pid);
+	__u64 *cur = s->st.icur[INTERP_TEST];
+	struct test_frame f;
+	__u64 rec = cur[0];
+
+	if (!p || lookup < p->eval_lo || lookup >= p->eval_hi)
+		return INTERP_NOT_HERE;
+	if (!cur[1]) {
+		cur[1] = 1;
+		if (bpf_probe_read_user(&rec, sizeof(rec),
+					(const void *)p->current))
+			rec = 0;
+	}
+	if (!rec || bpf_probe_read_user(&f, sizeof(f), (const void *)rec)) {
+		metric_inc(METRIC_ERR_TEST_READ);
+		s->st.interp_done |= 1u << INTERP_TEST;
+		return INTERP_NOT_HERE;
+	}
+	if (f.magic != TEST_FRAME_MAGIC) {
+		metric_inc(METRIC_ERR_TEST_MAGIC);
+		s->st.interp_done |= 1u << INTERP_TEST;
+		return INTERP_NOT_HERE;
+	}
+	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_TEST), 0, 0), f.code,
+			0, 1))
+		return INTERP_NOT_HERE;
+	s->st.n_interp[INTERP_TEST]++;
+	cur[0] = f.prev;
+	if (!f.prev)
+		s->st.interp_done |= 1u << INTERP_TEST;
+	return INTERP_REPLACED;
+}
+
+#endif

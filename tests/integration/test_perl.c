@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Perl in the host kernel: Debian's /usr/bin/perl (5.36, threaded,
+ * stripped) on scripts with known stacks (tests/workloads/perl).  A stack
+ * is complete when its Perl frames reach the program's own frame ("main
+ * (file.pl:line)") and its native frames reach _start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define PERL "/usr/bin/perl"
+#define HZ "499"
+
+static int profile_perl(const char *script, struct folded *f, char **err)
+{
+	char path[512];
+	char *argv[] = { PERL, path, "30", NULL };
+
+	snprintf(path, sizeof(path), "%s/tests/workloads/perl/%s", test_srcdir(),
+		 script);
+	return h_profile_workload(argv, "6s", HZ, NULL, f, err);
+}
+
+TEST_ROOT(perl_split_60_30_10)
+{
+	static const char *const chain[3] = { ";main::heavy (split.pl:",
+					      ";main::medium (split.pl:",
+					      ";main::light (split.pl:" };
+	static const int want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 }, rec = 0;
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (access(PERL, X_OK)) {
+		test_skip("%s is not installed", PERL);
+		return;
+	}
+	if (!ASSERT_EQ(profile_perl("split.pl", &f, &err), 0, "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "perl;", 5))
+			continue;
+		total += c;
+		if (!strncmp(s, "perl;_start;", 12) && strstr(s, ";main (split.pl:") &&
+		    strstr(s, ";main::run (split.pl:"))
+			complete += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, chain[k]))
+				n[k] += c;
+		if (strstr(s, ";main::chain_10 (split.pl:31);main::rec (split.pl:30);"
+			      "main::rec (split.pl:30);main::rec (split.pl:30);"
+			      "main::light (split.pl:27)"))
+			rec += c;
+	}
+	test_note("%llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
+		  "light %.1f%% (through the recursion %.1f%%); err_perl_read=%lld",
+		  (unsigned long long)total, 100.0 * complete / (total ? total : 1),
+		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
+		  100.0 * n[2] / (total ? total : 1), 100.0 * rec / (total ? total : 1),
+		  h_summary_value(err, "err_perl_read"));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(100.0 * complete / (total ? total : 1), 95.0,
+		       ">= 95% complete (Perl to main, native to _start)"))
+		h_dump_top(&f, "perl", 8);
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) - 10 * want[k]),
+			  30, "the split within 3 points");
+	ASSERT_GE(1000 * rec, 900 * n[2], "the recursive sub's frames, each named");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+/* Perl called back from C (a sort block), a map block, a sub called
+ * through a code reference, in a package. */
+TEST_ROOT(perl_callbacks_between_frames)
+{
+	static const struct {
+		const char *what, *needle;
+	} cases[] = {
+		{ "sort block", ";main::sorter (callbacks.pl:26);Perl_pp_sort;" },
+		{ "map block", ";main::mapper (callbacks.pl:31);main::weigh (callbacks.pl:" },
+		{ "code reference", ";main::via_ref (callbacks.pl:36);Pkg::target (callbacks.pl:11);main::weigh" },
+	};
+	uint64_t weigh = 0, sort_ok = 0, sort_all = 0, n[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (access(PERL, X_OK)) {
+		test_skip("%s is not installed", PERL);
+		return;
+	}
+	if (!ASSERT_EQ(profile_perl("callbacks.pl", &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *a, *b;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "perl;", 5) || !strstr(s, ";main::weigh (callbacks.pl:"))
+			continue;
+		weigh += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, cases[k].needle))
+				n[k] += c;
+		/* the comparator between sort's native frames and weigh */
+		if ((b = strstr(s, ";main::by_weight (callbacks.pl:"))) {
+			sort_all += c;
+			a = strstr(s, cases[0].needle);
+			if (a && a < b)
+				sort_ok += c;
+		}
+	}
+	test_note("%llu samples in weigh: under sort %.1f%% (comparator placed "
+		  "%.1f%%), map %.1f%%, code ref %.1f%%",
+		  (unsigned long long)weigh, 100.0 * n[0] / (weigh ? weigh : 1),
+		  100.0 * sort_ok / (sort_all ? sort_all : 1),
+		  100.0 * n[1] / (weigh ? weigh : 1), 100.0 * n[2] / (weigh ? weigh : 1));
+	ASSERT_GE(weigh, 300, "samples in weigh");
+	for (k = 0; k < 3; k++)
+		if (!ASSERT_GE(n[k], 20, cases[k].what))
+			h_dump_top(&f, "perl", 8);
+	ASSERT_GE(1000 * sort_ok, 950 * sort_all,
+		  "the comparator under sort's frames, in >= 95% of its samples");
+	ASSERT_GE(100.0 * (n[0] + n[1] + n[2]) / (weigh ? weigh : 1), 95.0,
+		  "every sample of weigh under one of the three callers");
+out:
+	free(err);
+	h_free_folded(&f);
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * PHP in the host kernel: Debian's php8.2 (stripped, NTS, hybrid VM) on
+ * scripts with known stacks (tests/workloads/php), with and without the
+ * tracing JIT.  A stack is complete when its PHP frames reach the
+ * script's top level ({main}) and its native frames reach _start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define PHP "/usr/bin/php8.2"
+#define HZ "499"
+
+static bool have_php(void)
+{
+	if (access(PHP, X_OK) == 0)
+		return true;
+	test_skip("%s is not installed (make deps installs php8.2-cli)", PHP);
+	return false;
+}
+
+static int profile_php(const char *script, bool jit, struct folded *f,
+		       char **err)
+{
+	char path[512];
+	char *plain[] = { PHP, path, "30", NULL };
+	char *with_jit[] = { PHP, "-d", "opcache.enable_cli=1", "-d",
+			     "opcache.jit=tracing", "-d",
+			     "opcache.jit_buffer_size=64M", path, "30", NULL };
+
+	snprintf(path, sizeof(path), "%s/tests/workloads/php/%s",
+		 test_srcdir(), script);
+	return h_profile_workload(jit ? with_jit : plain, "6s", HZ, NULL, f,
+				  err);
+}
+
+static void split_test(bool jit)
+{
+	static const char *const chain[3] = { "heavy (split.php:", "medium (split.php:",
+					      "light (split.php:" };
+	static const double want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!have_php())
+		return;
+	if (!ASSERT_EQ(profile_php("split.php", jit, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "php8.2;", 7))
+			continue;
+		total += c;
+		if (strstr(s, "php8.2;_start;") && strstr(s, ";{main} (split.php:") &&
+		    strstr(s, ";run (split.php:"))
+			complete += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, chain[k]))
+				n[k] += c;
+	}
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
+		  "light %.1f%%; err_php_read=%lld",
+		  jit ? "tracing JIT" : "no JIT", (unsigned long long)total,
+		  100.0 * complete / (total ? total : 1),
+		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
+		  100.0 * n[2] / (total ? total : 1),
+		  h_summary_value(err, "err_php_read"));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(100.0 * complete / (total ? total : 1), 95.0,
+		       ">= 95% complete (PHP to {main}, native to _start)"))
+		h_dump_top(&f, "php8.2", 8);
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(php_split_60_30_10)
+{
+	split_test(false);
+}
+
+TEST_ROOT(php_split_60_30_10_tracing_jit)
+{
+	split_test(true);
+}
+
+/* A PHP comparator called back from the internal usort, in a class:
+ * usort sits between Sorter::sortAll and the native frames under which
+ * Sorter::compare runs. */
+TEST_ROOT(php_usort_method_between_frames)
+{
+	struct folded f = { 0 };
+	char *err = NULL;
+	uint64_t compare = 0, ordered = 0;
+	int i;
+
+	if (!have_php())
+		return;
+	if (!ASSERT_EQ(profile_php("usort.php", false, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *a, *b;
+
+		if (strncmp(s, "php8.2;", 7) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
+			continue;
+		compare += f.lines[i].count;
+		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
+		if (a && a < b && strstr(s, "php8.2;_start;"))
+			ordered += f.lines[i].count;
+	}
+	test_note("%llu samples in Sorter::compare, %.1f%% under "
+		  "{main};Sorter::sortAll;usort;<native>",
+		  (unsigned long long)compare,
+		  100.0 * ordered / (compare ? compare : 1));
+	ASSERT_GE(compare, 200, "samples in the comparator");
+	if (!ASSERT_GE(100.0 * ordered / (compare ? compare : 1), 95.0,
+		       "usort between the right PHP frames"))
+		h_dump_top(&f, "php8.2", 8);
+out:
+	free(err);
+	h_free_folded(&f);
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Perl's module (the walk: bpf/perl.h).  Detection, per file: the
+ * interpreter's symbols (PL_curinterp, Perl_runops_standard: the perl
+ * binary, or libperl), its version from the PL_revision, PL_version and
+ * PL_subversion bytes, the structure offsets of that version.  Names,
+ * per frame, from the process: the sub's name and package from its CV,
+ * whether the CV has a glob (GV) or is a "named" CV without one (every
+ * sub defined before its first call, on 5.36), the file and line from
+ * the frame's COP.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfmap.h"
+#include "interp.h"
+#include "interp_perl.h"
+#include "log.h"
+#include "perl.h"
+
+#define PERL_INFO_FORMAT 1
+
+/* What detection keeps (store record); ELF addresses. */
+struct perl_info {
+	uint32_t format;
+	uint8_t revision, version, subversion, pad;
+	uint64_t interp;	   /* PL_curinterp */
+	uint64_t loop_lo, loop_hi; /* Perl_runops_standard */
+};
+_Static_assert(sizeof(struct perl_info) == 32, "perl_info layout");
+
+/*
+ * Offsets per version, threaded builds (ithreads, multiplicity): the
+ * interpreter's Icurcop and Icurstackinfo, PERL_SI, PERL_CONTEXT, COP;
+ * and for names, XPVCV, XPVGV, GP, HEK, the stash's aux struct.  5.36
+ * is Debian 12's, each offset checked on a live process.
+ */
+static const struct perl_layout {
+	uint8_t version;
+	struct perl_offsets o;
+} layouts[] = {
+	{ 36,
+	  { .i_curcop = 0xd0, .i_curstackinfo = 0xe0, .si_cxstack = 0x08,
+	    .si_prev = 0x10, .si_cxix = 0x20, .si_type = 0x2c,
+	    .cx_size = 0x68, .cx_oldcop = 0x10, .cx_cv = 0x48,
+	    .cop_line = 0x24, .cop_file = 0x30, .cv_stash = 0x20,
+	    .cv_gv = 0x38, .cv_flags = 0x5c, .gv_gp = 0x10, .gp_egv = 0x38,
+	    .gv_namehek = 0x20, .gv_stash = 0x28, .hv_max = 0x18,
+	    .hv_array = 0x10, .hv_aux = 0x20, .aux_name = 0,
+	    .aux_name_count = 0x1c } },
+};
+
+static const struct perl_offsets *offsets_of(unsigned revision,
+					     unsigned version)
+{
+	size_t i;
+
+	if (revision != 5)
+		return NULL;
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].version == version)
+			return &layouts[i].o;
+	return NULL;
+}
+
+static int perl_detect(void *state, const char *path, int fd, void **data,
+		       size_t *len)
+{
+	static const char *const names[] = { "Perl_runops_standard",
+					     "PL_curinterp", "PL_revision",
+					     "PL_version", "PL_subversion" };
+	uint64_t value[5] = { 0 }, size[5] = { 0 };
+	const uint8_t *b[3];
+	struct perl_info *info;
+	struct elfm *e;
+	size_t avail;
+	int err, i;
+
+	(void)state;
+	(void)path;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	elfm_find_syms(e, names, 5, value, size);
+	err = -ENOENT;
+	if (!size[0] || !size[2] || !size[3])
+		goto out; /* no Perl interpreter */
+	for (i = 0; i < 3; i++)
+		if (elfm_vaddr_bytes(e, value[2 + i], 1, &b[i], &avail))
+			goto out;
+	err = -ENOTSUP;
+	/* a non-threaded perl (globals PL_curstackinfo...) or a version
+	 * whose offsets are not known */
+	if (!size[1] || !offsets_of(*b[0], *b[1]))
+		goto out;
+	info = calloc(1, sizeof(*info));
+	err = -ENOMEM;
+	if (!info)
+		goto out;
+	*info = (struct perl_info){ .format = PERL_INFO_FORMAT,
+				    .revision = *b[0], .version = *b[1],
+				    .subversion = *b[2], .interp = value[1],
+				    .loop_lo = value[0],
+				    .loop_hi = value[0] + size[0] };
+	*data = info;
+	*len = sizeof(*info);
+	err = 0;
+out:
+	elfm_free(e);
+	return err;
+}
+
+static int perl_check(const void *data, size_t len)
+{
+	struct perl_info info;
+
+	if (len != sizeof(info))
+		return -EINVAL;
+	memcpy(&info, data, sizeof(info));
+	if (info.format != PERL_INFO_FORMAT || info.loop_hi <= info.loop_lo ||
+	    !offsets_of(info.revision, info.version))
+		return -EINVAL;
+	return 0;
+}
+
+static int perl_attach(void *state, struct interp_mgr *im,
+		       const struct interp_attach *a)
+{
+	const struct perl_info *info = a->files[0].data;
+	const struct perl_offsets *o = offsets_of(info->revision, info->version);
+	uint64_t bias = a->files[0].bias;
+	uint32_t key = (uint32_t)a->pid;
+	struct perl_proc pp = {
+		.interp = info->interp + bias,
+		.loop_lo = info->loop_lo + bias,
+		.loop_hi = info->loop_hi + bias,
+		.i_curcop = o->i_curcop,
+		.i_curstackinfo = o->i_curstackinfo,
+		.si_cxstack = o->si_cxstack,
+		.si_prev = o->si_prev,
+		.si_cxix = o->si_cxix,
+		.si_type = o->si_type,
+		.cx_size = o->cx_size,
+		.cx_oldcop = o->cx_oldcop,
+		.cx_cv = o->cx_cv,
+		.cop_line = o->cop_line,
+	};
+	int err;
+
+	/* the version, for the names' offsets */
+	err = interp_procs_put(state, a->pid, info->version);
+	if (err)
+		return err;
+	err = interp_map_update(im, INTERP_PERL, &key, &pp);
+	if (err) {
+		log_warn_once("perl_procs map is full: Perl frames of new processes are not unwound");
+		interp_procs_detach(state, a->pid);
+	}
+	return err;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+struct perl_reader {
+	interp_read_fn read;
+	void *arg;
+	pid_t pid;
+};
+
+static int rd(const struct perl_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return addr ? r->read(r->arg, r->pid, addr, buf, len) : -EFAULT;
+}
+
+static uint64_t rd64(const struct perl_reader *r, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	return rd(r, addr, &v, 8) ? 0 : v;
+}
+
+/* A C string at addr into out, read 64 bytes at a time (it may end just
+ * before unmapped memory); false when nothing could be read. */
+static bool read_cstr(const struct perl_reader *r, uint64_t addr, char *out,
+		      size_t n)
+{
+	size_t got = 0;
+
+	out[0] = 0;
+	while (addr && got + 1 < n) {
+		size_t chunk = n - 1 - got < 64 ? n - 1 - got : 64;
+
+		if (rd(r, addr + got, out + got, chunk))
+			break;
+		out[got + chunk] = 0;
+		if (memchr(out + got, 0, chunk))
+			return true;
+		got += chunk;
+	}
+	out[got] = 0;
+	return got > 0;
+}
+
+/* A HEK's key (len at +4, key at +8) into out; false when unreadable. */
+static bool read_hek(const struct perl_reader *r, uint64_t hek, char *out,
+		     size_t n)
+{
+	int32_t len = 0;
+
+	out[0] = 0;
+	if (!hek || rd(r, hek + 4, &len, 4) || len < 0 || len > (1 << 16))
+		return false;
+	if ((size_t)len >= n)
+		len = (int32_t)n - 1;
+	if (rd(r, hek + 8, out, (size_t)len))
+		return false;
+	out[len] = 0;
+	return strlen(out) == (size_t)len;
+}
+
+/* A stash's name: the HEK in its aux struct (HvAUX: in the body from
+ * 5.36, after the bucket array before), or the first of its names when
+ * it has several. */
+#define PERL_SVF_OOK 0x02000000
+static bool stash_name(const struct perl_reader *r, const struct perl_offsets *o,
+		       uint64_t hv, char *out, size_t n)
+{
+	uint32_t flags = 0;
+	int32_t count = 0;
+	uint64_t body, max, array, aux, name;
+
+	out[0] = 0;
+	if (!hv || rd(r, hv + 12, &flags, 4) || !(flags & PERL_SVF_OOK))
+		return false;
+	body = rd64(r, hv);
+	if (!body)
+		return false;
+	if (o->hv_aux) {
+		aux = body + o->hv_aux;
+	} else {
+		max = rd64(r, body + o->hv_max);
+		array = rd64(r, hv + o->hv_array);
+		if (!array || max > (1u << 24))
+			return false;
+		aux = array + (max + 1) * 8;
+	}
+	name = rd64(r, aux + o->aux_name);
+	if (rd(r, aux + o->aux_name_count, &count, 4))
+		return false;
+	if (count) /* a list of names: the first that is set */
+		name = rd64(r, name) ?: rd64(r, name + 8);
+	return read_hek(r, name, out, n);
+}
+
+#define PERL_CVF_NAMED 0x8000
+
+int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		    const struct perl_offsets *o, const struct interp_frame *f,
+		    struct interp_symbol *out)
+{
+	const struct perl_reader r = { read, arg, pid };
+	uint64_t cv = f->n_payload > 0 ? f->payload[0] : 0;
+	uint64_t cop = f->n_payload > 1 ? f->payload[1] : 0;
+	uint64_t body, gv, stash = 0, file;
+	uint32_t flags = 0;
+	char sub[128], pkg[128];
+
+	out->name[0] = out->file[0] = 0;
+	out->line = (uint32_t)f->data;
+	file = cop ? rd64(&r, cop + o->cop_file) : 0;
+	read_cstr(&r, file, out->file, sizeof(out->file));
+	if (cv == 0) {
+		snprintf(out->name, sizeof(out->name), "main");
+		return 0;
+	}
+	if (cv == 1) {
+		snprintf(out->name, sizeof(out->name), "(eval)");
+		return 0;
+	}
+	body = rd64(&r, cv);
+	if (!body || rd(&r, body + o->cv_flags, &flags, 4))
+		return -EFAULT;
+	gv = rd64(&r, body + o->cv_gv);
+	if (flags & PERL_CVF_NAMED) {
+		/* no glob: the name is a HEK in the CV itself */
+		if (!read_hek(&r, gv, sub, sizeof(sub)))
+			return -EFAULT;
+		stash = rd64(&r, body + o->cv_stash);
+	} else {
+		uint64_t egv = gv ? rd64(&r, rd64(&r, gv + o->gv_gp) + o->gp_egv) : 0;
+		uint64_t gbody = rd64(&r, egv ? egv : gv);
+
+		if (!gbody || !read_hek(&r, rd64(&r, gbody + o->gv_namehek), sub,
+					sizeof(sub)))
+			return -EFAULT;
+		stash = rd64(&r, gbody + o->gv_stash);
+	}
+	if (stash_name(&r, o, stash, pkg, sizeof(pkg)))
+		snprintf(out->name, sizeof(out->name), "%s::%s", pkg, sub);
+	else
+		snprintf(out->name, sizeof(out->name), "%s", sub);
+	return 0;
+}
+
+static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			  struct interp_symbol *out)
+{
+	const struct perl_offsets *o;
+	uint64_t version;
+
+	if (!interp_procs_get(state, pid, &version))
+		return -ESRCH;
+	o = offsets_of(5, (unsigned)version);
+	if (!o)
+		return -ESRCH;
+	return perl_frame_name(interp_read_process, NULL, pid, o, f, out);
+}
+
+#define PERL_METRIC_NAME_(name, desc) #name,
+#define PERL_METRIC_HELP_(name, desc) desc,
+static const char *const perl_metric_names[] = { PERL_METRICS(PERL_METRIC_NAME_) };
+static const char *const perl_metric_help[] = { PERL_METRICS(PERL_METRIC_HELP_) };
+
+const struct interp_module interp_module_perl = {
+	.name = "perl",
+	.kind = INTERP_PERL,
+	.on_by_default = true,
+	.metric_names = perl_metric_names,
+	.metric_help = perl_metric_help,
+	.n_metrics = sizeof(perl_metric_names) / sizeof(perl_metric_names[0]),
+	.map_name = "perl_procs",
+	.map_key_size = sizeof(uint32_t),
+	.map_val_size = sizeof(struct perl_proc),
+	.init = interp_procs_init,
+	.fini = interp_procs_fini,
+	.detect = perl_detect,
+	.check = perl_check,
+	.attach = perl_attach,
+	.detach = interp_procs_detach,
+	.symbolize = perl_symbolize,
+};

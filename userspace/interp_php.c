@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * PHP's module (the walk: bpf/php.h).  Detection, per file: the engine's
+ * symbols (executor_globals, execute_ex: the php binary, or libphp), its
+ * version from the "X-Powered-By: PHP/x.y.z" string, the offset of
+ * EG.current_execute_data read from the code of zend_is_executing()
+ * (which tests it), and the zend_op_array offsets of that minor version,
+ * written from PHP's sources (Zend/zend_compile.h of each branch).
+ * Names, per frame: the zend_function's name, its class, its file, read
+ * from the process.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "deltas.h"
+#include "elfmap.h"
+#include "interp.h"
+#include "log.h"
+#include "interp_php.h"
+#include "php.h"
+
+#define PHP_INFO_FORMAT 2
+
+/* What detection keeps (store record); ELF addresses. */
+struct php_info {
+	uint32_t format;
+	uint8_t major, minor;
+	uint16_t current_off; /* executor_globals -> current_execute_data */
+	uint64_t eg;	      /* executor_globals */
+	uint64_t loop_lo, loop_hi; /* execute_ex */
+	uint64_t resume_pc; /* in execute_ex's body; 0: hybrid VM not found */
+	uint16_t op_filename, op_line_start; /* zend_op_array */
+	uint16_t pad[2];
+};
+_Static_assert(sizeof(struct php_info) == 48, "php_info layout");
+
+/*
+ * zend_op_array.filename and .line_start per minor version.  The common
+ * head is type, arg_flags, fn_flags, function_name (8), scope (16),
+ * prototype, num_args, required_num_args, arg_info; 8.0 adds attributes;
+ * 8.2 moves T and run_time_cache into it.  zend_execute_data (opline 0,
+ * func 24, This.u1.type_info 40, prev_execute_data 48), zend_op.lineno
+ * (24), zend_class_entry.name (8) and zend_string (len 16, val 24) are
+ * the same from 7.4 to 8.3.
+ */
+static const struct php_layout {
+	uint8_t major, minor;
+	uint16_t filename, line_start;
+	uint16_t current_off; /* 0: only from zend_is_executing's code */
+	uint16_t eg_size;     /* sizeof(zend_executor_globals) with it */
+} layouts[] = {
+	{ 7, 4, 136, 144, 0, 0 },
+	{ 8, 0, 144, 152, 0, 0 },
+	{ 8, 1, 144, 152, 0, 0 },
+	{ 8, 2, 152, 160, 488, 1800 }, /* Debian 12's php8.2 */
+	{ 8, 3, 144, 152, 0, 0 },
+};
+
+#define ED_OPLINE 0
+#define ED_FUNC 24
+#define ED_TYPE_INFO 40
+#define ED_PREV 48
+#define OP_LINENO 24
+#define FN_TYPE 0
+#define FN_NAME 8
+#define FN_SCOPE 16
+#define CE_NAME 8
+#define STR_LEN 16
+#define STR_VAL 24
+
+static const struct php_layout *layout_of(unsigned major, unsigned minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+/* "X-Powered-By: PHP/8.2.36" in the file's read-only data. */
+static int php_version(const struct elfm *e, unsigned *major, unsigned *minor)
+{
+	static const char key[] = "X-Powered-By: PHP/";
+	const uint8_t *data, *p;
+	size_t len;
+
+	data = elfm_data(e, &len);
+	p = memmem(data, len, key, sizeof(key) - 1);
+	if (!p || (size_t)(p - data) + sizeof(key) + 4 > len)
+		return -ENOENT;
+	p += sizeof(key) - 1;
+	if (p[0] < '5' || p[0] > '9' || p[1] != '.' || p[2] < '0' || p[2] > '9')
+		return -EPROTO;
+	*major = p[0] - '0';
+	*minor = p[2] - '0';
+	if (p[3] >= '0' && p[3] <= '9')
+		*minor = *minor * 10 + (p[3] - '0');
+	return 0;
+}
+
+/* The offset zend_is_executing() tests (EG(current_execute_data) != 0),
+ * from its first instructions: lea eg(%rip),%rax; cmpq $0,off(%rax), or
+ * cmpq $0,eg+off(%rip), or mov eg+off(%rip),%rax.  0 when not found. */
+static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
+				  uint64_t eg, uint64_t eg_size)
+{
+	const uint8_t *c;
+	size_t avail;
+	int32_t rel, disp;
+	uint64_t target;
+
+	if (elfm_vaddr_bytes(e, fn, 16, &c, &avail))
+		return 0;
+	if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 && c[7] == 0x48 &&
+	    c[8] == 0x83 && c[9] == 0xb8 && c[14] == 0x00) {
+		memcpy(&rel, c + 3, 4);
+		memcpy(&disp, c + 10, 4);
+		if (fn + 7 + (int64_t)rel != eg || disp <= 0 ||
+		    (uint64_t)disp + 8 > eg_size)
+			return 0;
+		return (uint16_t)disp;
+	}
+	if (c[0] == 0x48 && ((c[1] == 0x83 && c[2] == 0x3d && c[7] == 0x00) ||
+			     (c[1] == 0x8b && c[2] == 0x05))) {
+		memcpy(&rel, c + 3, 4);
+		target = fn + (c[1] == 0x83 ? 8 : 7) + (int64_t)rel;
+		if (target < eg || target + 8 > eg + eg_size)
+			return 0;
+		return (uint16_t)(target - eg);
+	}
+	return 0;
+}
+
+/* zend_vm_kind(): mov $kind,%eax; ret.  ZEND_VM_KIND_HYBRID is 4. */
+#define PHP_VM_KIND_HYBRID 4
+static bool hybrid_vm(const struct elfm *e, uint64_t fn)
+{
+	const uint8_t *c;
+	size_t avail;
+	uint32_t kind;
+
+	if (elfm_vaddr_bytes(e, fn, 6, &c, &avail) || c[0] != 0xb8 ||
+	    c[5] != 0xc3)
+		return false;
+	memcpy(&kind, c + 1, 4);
+	return kind == PHP_VM_KIND_HYBRID;
+}
+
+/* An address of execute_ex's body, where JIT code's frames resume: the
+ * CFA rule (sp + offset) that covers most of the loop, from the file's
+ * own CFI.  0 when there is none. */
+#define RESUME_SAMPLES 64
+static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
+			     uint64_t hi)
+{
+	int rules[RESUME_SAMPLES], best = -1, best_n = 0, i, j, n;
+	uint64_t addr[RESUME_SAMPLES], pc = 0;
+	struct dt_file *f = NULL;
+
+	if (hi - lo < 2 * RESUME_SAMPLES || dt_extract_file(fd, path, &f))
+		return 0;
+	for (i = 0; i < RESUME_SAMPLES; i++) {
+		addr[i] = lo + (hi - lo) * (i + 1) / (RESUME_SAMPLES + 1);
+		rules[i] = dt_file_lookup(f, addr[i]);
+	}
+	for (i = 0; i < RESUME_SAMPLES; i++) {
+		const struct unwind_rule *r = rules[i] >= 0 ?
+						      dt_file_rule(f, rules[i]) :
+						      NULL;
+
+		if (!r || r->cmd != RULE_CMD_NONE || r->cfa_reg != RULE_REG_SP)
+			continue;
+		for (n = 0, j = 0; j < RESUME_SAMPLES; j++)
+			n += rules[j] == rules[i];
+		if (n > best_n) {
+			best_n = n;
+			best = rules[i];
+			pc = addr[i];
+		}
+	}
+	dt_file_free(f);
+	/* the body's rule covers most of the loop, or this is not it */
+	return best >= 0 && best_n * 2 > RESUME_SAMPLES ? pc : 0;
+}
+
+static int php_detect(void *state, const char *path, int fd, void **data,
+		      size_t *len)
+{
+	static const char *const names[] = { "execute_ex", "executor_globals",
+					     "zend_is_executing",
+					     "executor_globals_offset",
+					     "zend_vm_kind" };
+	uint64_t value[5] = { 0 }, size[5] = { 0 };
+	const struct php_layout *l;
+	struct php_info *info;
+	unsigned major, minor;
+	uint16_t cur;
+	struct elfm *e;
+	int err;
+
+	(void)state;
+	(void)path;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	elfm_find_syms(e, names, 5, value, size);
+	err = -ENOENT;
+	if (!size[0])
+		goto out; /* no Zend engine */
+	err = -ENOTSUP;
+	if (!size[1] || size[3])
+		goto out; /* ZTS: EG through TSRM's TLS, not supported yet */
+	err = php_version(e, &major, &minor);
+	if (err)
+		goto out;
+	err = -ENOTSUP;
+	l = layout_of(major, minor);
+	if (!l)
+		goto out;
+	cur = size[2] ? current_from_code(e, value[2], value[1], size[1]) : 0;
+	if (!cur && l->current_off && size[1] == l->eg_size)
+		cur = l->current_off;
+	if (!cur)
+		goto out;
+	info = calloc(1, sizeof(*info));
+	err = -ENOMEM;
+	if (!info)
+		goto out;
+	*info = (struct php_info){ .format = PHP_INFO_FORMAT, .major = major,
+				   .minor = minor, .current_off = cur,
+				   .eg = value[1], .loop_lo = value[0],
+				   .loop_hi = value[0] + size[0],
+				   .op_filename = l->filename,
+				   .op_line_start = l->line_start };
+	if (size[4] && hybrid_vm(e, value[4]))
+		info->resume_pc = resume_pc_of(fd, path, info->loop_lo,
+					       info->loop_hi);
+	*data = info;
+	*len = sizeof(*info);
+	err = 0;
+out:
+	elfm_free(e);
+	return err;
+}
+
+static int php_check(const void *data, size_t len)
+{
+	struct php_info info;
+
+	if (len != sizeof(info))
+		return -EINVAL;
+	memcpy(&info, data, sizeof(info));
+	if (info.format != PHP_INFO_FORMAT || info.loop_hi <= info.loop_lo ||
+	    !layout_of(info.major, info.minor) || !info.current_off)
+		return -EINVAL;
+	return 0;
+}
+
+static int php_attach(void *state, struct interp_mgr *im,
+		      const struct interp_attach *a)
+{
+	const struct php_info *info = a->files[0].data;
+	uint64_t bias = a->files[0].bias;
+	uint32_t key = (uint32_t)a->pid;
+	struct php_proc pp = {
+		.current = info->eg + bias + info->current_off,
+		.loop_lo = info->loop_lo + bias,
+		.loop_hi = info->loop_hi + bias,
+		.resume_pc = info->resume_pc ? info->resume_pc + bias : 0,
+		.ed_opline = ED_OPLINE,
+		.ed_func = ED_FUNC,
+		.ed_type_info = ED_TYPE_INFO,
+		.ed_prev = ED_PREV,
+		.op_lineno = OP_LINENO,
+		.fn_type = FN_TYPE,
+	};
+	int err;
+
+	(void)state;
+	err = interp_map_update(im, INTERP_PHP, &key, &pp);
+	if (err)
+		log_warn_once("php_procs map is full: PHP frames of new processes are not unwound");
+	return err;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+struct php_reader {
+	interp_read_fn read;
+	void *arg;
+	pid_t pid;
+};
+
+static int read_mem(const struct php_reader *r, uint64_t addr, void *buf,
+		    size_t len)
+{
+	return r->read(r->arg, r->pid, addr, buf, len);
+}
+
+/* A zend_string's text into out (cut at n - 1 bytes).  Returns 0 or an
+ * error; a length above 1 MiB is not a name. */
+static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
+		     size_t n)
+{
+	uint64_t len;
+	int err;
+
+	out[0] = 0;
+	if (!addr)
+		return -ENOENT;
+	err = read_mem(r, addr + STR_LEN, &len, sizeof(len));
+	if (err)
+		return err;
+	if (len > (1u << 20))
+		return -EINVAL;
+	if (len >= n)
+		len = n - 1;
+	err = read_mem(r, addr + STR_VAL, out, len);
+	if (err)
+		return err;
+	out[len] = 0;
+	return strlen(out) == len ? 0 : -EINVAL;
+}
+
+static int php_attach_state(void *state, struct interp_mgr *im,
+			    const struct interp_attach *a)
+{
+	const struct php_info *info = a->files[0].data;
+	int err;
+
+	/* the op_array offset of its version, for the names */
+	err = interp_procs_put(state, a->pid, info->op_filename);
+	if (err)
+		return err;
+	err = php_attach(state, im, a);
+	if (err)
+		interp_procs_detach(state, a->pid);
+	return err;
+}
+
+int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		   uint16_t filename_off, const struct interp_frame *f,
+		   struct interp_symbol *out)
+{
+	const struct php_reader r = { read, arg, pid };
+	uint64_t func = f->n_payload ? f->payload[0] : 0, name = 0, scope = 0;
+	uint64_t cname = 0, file = 0;
+	unsigned type = (unsigned)(f->data >> 32);
+	char fn[160], cls[96];
+	int err;
+
+	out->name[0] = out->file[0] = 0;
+	if (!func)
+		return -EINVAL;
+	err = read_mem(&r, func + FN_NAME, &name, 8);
+	if (!err)
+		err = read_mem(&r, func + FN_SCOPE, &scope, 8);
+	if (err)
+		return err;
+	if (read_zstr(&r, name, fn, sizeof(fn)))
+		snprintf(fn, sizeof(fn), "%s",
+			 type == PHP_EVAL_CODE ? "{eval}" : "{main}");
+	cls[0] = 0;
+	if (scope && read_mem(&r, scope + CE_NAME, &cname, 8) == 0)
+		read_zstr(&r, cname, cls, sizeof(cls));
+	if (cls[0])
+		snprintf(out->name, sizeof(out->name), "%s::%s", cls, fn);
+	else
+		snprintf(out->name, sizeof(out->name), "%s", fn);
+	if (type != PHP_INTERNAL_FUNCTION &&
+	    read_mem(&r, func + filename_off, &file, 8) == 0)
+		read_zstr(&r, file, out->file, sizeof(out->file));
+	out->line = (uint32_t)f->data;
+	return 0;
+}
+
+static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			 struct interp_symbol *out)
+{
+	uint64_t filename_off;
+
+	if (!interp_procs_get(state, pid, &filename_off))
+		return -ESRCH;
+	return php_frame_name(interp_read_process, NULL, pid,
+			      (uint16_t)filename_off, f, out);
+}
+
+#define PHP_METRIC_NAME_(name, desc) #name,
+#define PHP_METRIC_HELP_(name, desc) desc,
+static const char *const php_metric_names[] = { PHP_METRICS(PHP_METRIC_NAME_) };
+static const char *const php_metric_help[] = { PHP_METRICS(PHP_METRIC_HELP_) };
+
+const struct interp_module interp_module_php = {
+	.name = "php",
+	.kind = INTERP_PHP,
+	.on_by_default = true,
+	.metric_names = php_metric_names,
+	.metric_help = php_metric_help,
+	.n_metrics = sizeof(php_metric_names) / sizeof(php_metric_names[0]),
+	.map_name = "php_procs",
+	.map_key_size = sizeof(uint32_t),
+	.map_val_size = sizeof(struct php_proc),
+	.init = interp_procs_init,
+	.fini = interp_procs_fini,
+	.detect = php_detect,
+	.check = php_check,
+	.attach = php_attach_state,
+	.detach = interp_procs_detach,
+	.symbolize = php_symbolize,
+};

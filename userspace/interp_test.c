@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The test runtime's module (bpf/test_runtime.h says what the runtime is): found
+ * by its two symbols, attached by their addresses, a frame named from the
+ * frame record in the process.  Everything a real runtime module does, in
+ * its smallest form.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfmap.h"
+#include "interp.h"
+#include "test_runtime.h"
+
+#define TEST_INFO_FORMAT 1
+
+/* What detection keeps (store record): ELF addresses. */
+struct test_info {
+	uint32_t format;
+	uint32_t pad;
+	uint64_t eval_lo, eval_hi, current;
+};
+
+static int test_detect(void *state, const char *path, int fd, void **data,
+		       size_t *len)
+{
+	static const char *const names[] = { "ep_fakert_eval",
+					     "ep_fakert_current" };
+	uint64_t value[2] = { 0 }, size[2] = { 0 };
+	struct test_info *info;
+	struct elfm *e;
+	unsigned found;
+	int err;
+
+	(void)state;
+	(void)path;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	found = elfm_find_syms(e, names, 2, value, size);
+	elfm_free(e);
+	if (found != 2 || !size[0])
+		return -ENOENT;
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return -ENOMEM;
+	*info = (struct test_info){ .format = TEST_INFO_FORMAT,
+				    .eval_lo = value[0],
+				    .eval_hi = value[0] + size[0],
+				    .current = value[1] };
+	*data = info;
+	*len = sizeof(*info);
+	return 0;
+}
+
+static int test_check(const void *data, size_t len)
+{
+	struct test_info info;
+
+	if (len != sizeof(info))
+		return -EINVAL;
+	memcpy(&info, data, sizeof(info));
+	if (info.format != TEST_INFO_FORMAT || info.eval_hi <= info.eval_lo)
+		return -EINVAL;
+	return 0;
+}
+
+static int test_attach(void *state, struct interp_mgr *im,
+		       const struct interp_attach *a)
+{
+	const struct test_info *info = a->files[0].data;
+	uint64_t bias = a->files[0].bias;
+	uint32_t key = (uint32_t)a->pid;
+	struct test_proc tp = {
+		.eval_lo = info->eval_lo + bias,
+		.eval_hi = info->eval_hi + bias,
+		.current = info->current + bias,
+	};
+
+	(void)state;
+	return interp_map_update(im, INTERP_TEST, &key, &tp);
+}
+
+static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			  struct interp_symbol *out)
+{
+	struct test_code code;
+	char name[64];
+	int err;
+
+	(void)state;
+	if (f->n_payload < 1)
+		return -EINVAL;
+	err = interp_read_process(NULL, pid, f->payload[0], &code, sizeof(code));
+	if (err)
+		return err;
+	if (code.magic != TEST_CODE_MAGIC)
+		return -EINVAL;
+	err = interp_read_process(NULL, pid, code.name, name, sizeof(name));
+	if (err)
+		return err;
+	name[sizeof(name) - 1] = 0;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->file, sizeof(out->file), "fakert");
+	out->line = (uint32_t)code.line;
+	return 0;
+}
+
+#define TEST_METRIC_NAME_(name, desc) #name,
+#define TEST_METRIC_HELP_(name, desc) desc,
+static const char *const test_metric_names[] = { TEST_METRICS(TEST_METRIC_NAME_) };
+static const char *const test_metric_help[] = { TEST_METRICS(TEST_METRIC_HELP_) };
+
+const struct interp_module interp_module_test = {
+	.name = "test",
+	.kind = INTERP_TEST,
+	.on_by_default = false, /* only when named in -tracers */
+	.metric_names = test_metric_names,
+	.metric_help = test_metric_help,
+	.n_metrics = sizeof(test_metric_names) / sizeof(test_metric_names[0]),
+	.map_name = "test_procs",
+	.map_key_size = sizeof(uint32_t),
+	.map_val_size = sizeof(struct test_proc),
+	.detect = test_detect,
+	.check = test_check,
+	.attach = test_attach,
+	.symbolize = test_symbolize,
+};
