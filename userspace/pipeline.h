@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The trace pipeline: turns trace records into frames with names (kernel
- * from kallsyms, native from the file's symbols, interpreted from the
- * interpreter handler), aggregates them by (process, thread, stack) over
- * an interval, and builds the reporter's batch.
+ * The trace pipeline: each record's frames go through the symbolizer
+ * (symbolize.h: what a frame is, then its names), and are aggregated by
+ * (process, thread, stack) over an interval into the reporter's batch:
+ * locations, stacks and samples interned by their whole keys.  It only
+ * reads the process and executable managers: a record of a process not
+ * loaded yet asks for a sync (pm_request) and waits for the poll loop.
  */
 #ifndef EP_PIPELINE_H
 #define EP_PIPELINE_H
