@@ -94,17 +94,30 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 
 	if (!p || lookup < p->loop_lo || lookup >= p->loop_hi)
 		return INTERP_NOT_HERE;
-	/* PL_curinterp is the main thread's interpreter: another thread
-	 * (ithreads) runs its own, found through its TSD slot (not yet) */
-	if (s->hdr.tid != s->hdr.pid) {
-		s->st.interp_done |= 1u << INTERP_PERL;
-		return INTERP_NOT_HERE;
-	}
 	lc.p = p;
 	if (!cur[1]) {
 		cur[1] = 1;
-		if (perl_read(&interp, 8, p->interp) || !interp ||
-		    perl_read(&cur[2], 8, interp + p->i_curcop) ||
+		if (p->tsd_mul) {
+			/* the thread's own interpreter: pthread_getspecific
+			 * (PL_thr_key), as glibc lays it out */
+			struct task_struct *task = bpf_get_current_task_btf();
+			__u32 key = 32;
+
+			perl_read(&key, 4, p->thr_key);
+			if (key >= 32 ||
+			    perl_read(&interp, 8,
+				      task->thread.fsbase + p->tsd_off +
+					      (__u64)p->tsd_mul * key + p->tsd_val))
+				interp = 0;
+		} else if (s->hdr.tid == s->hdr.pid) {
+			/* PL_curinterp: the main thread's */
+			perl_read(&interp, 8, p->interp);
+		}
+		if (!interp) {
+			s->st.interp_done |= 1u << INTERP_PERL;
+			return INTERP_NOT_HERE;
+		}
+		if (perl_read(&cur[2], 8, interp + p->i_curcop) ||
 		    perl_read(&cur[0], 8, interp + p->i_curstackinfo)) {
 			metric_inc(METRIC_ERR_PERL_READ);
 			s->st.interp_done |= 1u << INTERP_PERL;

@@ -4,7 +4,8 @@
  * BPF unwinder (perl.bpf.h) and its userland module (userspace/
  * interp_perl.c) share.
  *
- * The interpreter (my_perl: PL_curinterp for the main one) keeps its
+ * The interpreter (my_perl: the thread's, from its TSD slot PL_thr_key,
+ * or PL_curinterp, the main thread's) keeps its
  * current statement (curcop: a COP, file and line) and a chain of stack
  * infos (curstackinfo, then si_prev outwards): each holds an array of
  * contexts, 0 .. si_cxix, of which the sub, format and eval ones are
@@ -41,13 +42,18 @@ INTERP_METRIC_IDS(PERL, PERL_METRICS);
 /* Per process (map "perl_procs", key pid): process addresses, offsets. */
 struct perl_proc {
 	__u64 interp;		/* &PL_curinterp: the main interpreter */
+	__u64 thr_key;		/* &PL_thr_key: the pthread key of my_perl */
 	__u64 loop_lo, loop_hi; /* Perl_runops_standard */
+	/* glibc's TSD: the thread's my_perl is at fsbase + tsd_off +
+	 * tsd_mul * key + tsd_val for a key below 32; tsd_mul 0: unknown,
+	 * only the main thread is walked (with PL_curinterp) */
+	__u16 tsd_off, tsd_mul, tsd_val, pad16;
 	__u16 i_curcop, i_curstackinfo;		/* struct interpreter */
 	__u16 si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
 	__u16 cx_size, cx_oldcop, cx_cv;	/* PERL_CONTEXT */
 	__u16 cop_line;				/* COP */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct perl_proc) == 48, "perl_proc layout");
+_Static_assert(sizeof(struct perl_proc) == 64, "perl_proc layout");
 
 #endif

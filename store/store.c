@@ -1541,6 +1541,11 @@ int store_clear(struct store *s)
 	return write_locked(s, op_clear, NULL);
 }
 
+uint64_t store_put_errors(struct store *s)
+{
+	return s ? CNT_GET(s->put_errors) : 0;
+}
+
 void store_get_stats(struct store *s, struct store_stats *out)
 {
 	struct meta_counts c;
@@ -2042,6 +2047,77 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+/* Whether the directory dir (resolved) and every directory above it can be
+ * changed only by root or by us: owned by root or our uid, and not
+ * writable by group or others (above dir, a sticky directory such as /tmp
+ * is fine: others cannot rename what they do not own there).  A cache
+ * another user can write feeds the daemon stack deltas it then trusts,
+ * and lets them plant links that LMDB, running as root, would follow.
+ * Returns 0, -EPERM with *why and the path that failed in bad, or another
+ * negative errno. */
+static int dir_trusted(const char *dir, const char **why, char *bad,
+		       size_t len)
+{
+	char real[PATH_MAX];
+	uid_t me = geteuid();
+	struct stat st;
+	size_t i, n;
+
+	if (!realpath(dir, real))
+		return -errno;
+	n = strlen(real);
+	for (i = n; i > 0; i--) {
+		char c = real[i];
+		bool last = i == n;
+
+		if (c != '/' && c != 0)
+			continue;
+		real[i] = 0;
+		if (lstat(real, &st) < 0)
+			return -errno;
+		*why = st.st_uid != 0 && st.st_uid != me ? "owner" :
+		       !(st.st_mode & (S_IWGRP | S_IWOTH)) ? NULL :
+		       last || !(st.st_mode & S_ISVTX) ? "mode" :
+							   NULL;
+		if (*why) {
+			snprintf(bad, len, "%s", real);
+			return -EPERM;
+		}
+		real[i] = c;
+	}
+	if (lstat("/", &st) < 0)
+		return -errno;
+	*why = st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) ? "owner" :
+								      NULL;
+	snprintf(bad, len, "/");
+	return *why ? -EPERM : 0;
+}
+
+/* LMDB opens lock.mdb and data.mdb by name and follows links: in a
+ * directory only root can write they are ours, but a link left there
+ * (or a file hard-linked in) would have root write through it.  Returns
+ * 0, or -ELOOP naming the file in bad. */
+static int files_plain(const char *dir, char *bad, size_t len)
+{
+	static const char *const names[] = { "lock.mdb", "data.mdb" };
+	struct stat st;
+	unsigned i;
+	int err;
+
+	for (i = 0; i < 2; i++) {
+		if ((err = join(bad, len, dir, names[i])))
+			return err;
+		if (lstat(bad, &st) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+			return -ELOOP;
+	}
+	return 0;
+}
+
 /* An LMDB assertion is about to abort(): the file must be damaged in a
  * way the probe did not see.  Leave a mark so that the next open moves
  * it aside instead of crashing again. */
@@ -2056,7 +2132,7 @@ static void on_lmdb_assert(MDB_env *env, const char *msg)
 	log_error("store: %s: LMDB assertion failed (%s); the cache will be "
 		  "rebuilt on the next start",
 		  s->dir, msg);
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0)
 		close(fd);
 }
@@ -2308,6 +2384,30 @@ int store_open(const char *dir, const struct store_opts *opts,
 	}
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
+	{
+		const char *why = NULL;
+
+		err = dir_trusted(dir, &why, path, sizeof(path));
+		if (err == -EPERM)
+			log_error("store: %s: refused: %s is %s; it must belong "
+				  "to root (or this user) and be writable by no "
+				  "one else; running without a cache",
+				  dir, path,
+				  !strcmp(why, "owner") ? "owned by another user" :
+							  "writable by group or others");
+		else if (err)
+			log_error("store: %s: %s; running without a cache", dir,
+				  err_str(err));
+		if (!err && (err = files_plain(dir, path, sizeof(path))))
+			log_error("store: %s: refused: %s %s; running without "
+				  "a cache",
+				  dir, path,
+				  err == -ELOOP ? "is a link (or not a plain "
+						  "file)" :
+						  err_str(err));
+		if (err)
+			goto fail;
+	}
 	err = registry_add(s);
 	if (err) {
 		log_error("store: %s: %s", dir,

@@ -100,9 +100,16 @@ struct store;
  * LMDB file can crash the reader); a damaged file is renamed to
  * data.mdb.corrupt and the store starts empty.  A directory that cannot
  * be written but holds a store opens read-only (puts fail with -EROFS).
+ * The directory must be trusted: it and every directory above it owned
+ * by root (or this process' user) and not writable by group or others
+ * (a sticky directory above it is fine), and lock.mdb and data.mdb, when
+ * present, plain files with one link (LMDB opens them by name and would
+ * follow a link).
  * Returns 0, or a negative errno with one line already logged (-EBUSY:
  * another process holds the directory, or this one has it open already;
- * -EUCLEAN: corrupted and cannot be repaired now); *out is NULL then.
+ * -EUCLEAN: corrupted and cannot be repaired now; -EPERM: the directory
+ * is not trusted; -ELOOP: lock.mdb or data.mdb is a link); *out is NULL
+ * then.
  */
 int store_open(const char *dir, const struct store_opts *opts,
 	       struct store **out);
@@ -144,6 +151,9 @@ int store_del(struct store *s, const uint8_t id[16], enum store_kind kind);
 int store_flush(struct store *s);
 
 void store_get_stats(struct store *s, struct store_stats *out);
+/* Puts that failed since store_open() (a cheap read of the counter
+ * store_get_stats() reports too); 0 for NULL. */
+uint64_t store_put_errors(struct store *s);
 /* Check every record (header, version, checksum) and the access-time
  * index; remove bad records and repair the index.  Returns the number of
  * records removed, or a negative errno; *checked (may be NULL) gets the

@@ -131,6 +131,12 @@ int exe_set_interp(struct exe_file *f, unsigned kind, void *data, size_t len);
 /* What exe_set_interp() recorded for kind, or NULL. */
 const void *exe_interp_data(const struct exe_file *f, unsigned kind,
 			    size_t *len);
+/* The file's descriptor, open while a reference is held (for reading
+ * more of it: an interpreter module reading libc's code). */
+static inline int exe_fd(const struct exe_file *f)
+{
+	return f->fd;
+}
 static inline bool exe_is_vdso(const struct exe_file *f)
 {
 	return f->is_vdso;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "elfmap.h"
 #include "hashmap.h"
 #include "log.h"
 #include "store.h"
@@ -118,6 +119,8 @@ struct interp_mgr {
 	struct interp_stats st[INTERP_COUNT];
 	/* pid -> the runtimes attached in it (a bit per kind) */
 	struct hm procs;
+	/* libc file id -> its TSD layout (interp_libc_tsd), or 0: none */
+	struct hm libc_tsd;
 };
 
 int interp_mgr_new(struct bpfmaps *bm, struct store *store,
@@ -133,6 +136,7 @@ int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 	im->bm = bm;
 	im->store = store;
 	hm_init(&im->procs);
+	hm_init(&im->libc_tsd);
 	err = interp_parse_tracers(tracers, &im->mask);
 	for (k = 1; k < INTERP_COUNT && !err; k++) {
 		const struct interp_module *m = modules[k];
@@ -167,6 +171,7 @@ void interp_mgr_free(struct interp_mgr *im)
 		if (im->state[k] && modules[k]->fini)
 			modules[k]->fini(im->state[k]);
 	hm_free(&im->procs);
+	hm_free(&im->libc_tsd);
 	free(im);
 }
 
@@ -417,6 +422,95 @@ void interp_get_stats(struct interp_mgr *im, unsigned kind,
 }
 
 /* ---- for modules ------------------------------------------------------------ */
+
+/* glibc 2.26+ pthread_getspecific, first-level keys (x86-64):
+ *   cmp $0x1f,%edi; ja; mov %edi,%eax; add $A,%rax; shl $S,%rax;
+ *   add %fs:0x10,%rax; mov V(%rax),%rdx
+ * so the value is at tp + (A << S) + (key << S) + V. */
+static int tsd_from_code(const uint8_t *c, size_t n, struct interp_tsd *out)
+{
+	static const uint8_t fs_self[] = { 0x64, 0x48, 0x03, 0x04, 0x25,
+					   0x10, 0x00, 0x00, 0x00 };
+	size_t i;
+	int a = -1, sh = -1;
+
+	for (i = 0; i + 4 <= n; i++) {
+		if (c[i] == 0x48 && c[i + 1] == 0x83 && c[i + 2] == 0xc0 && a < 0)
+			a = c[i + 3];
+		else if (c[i] == 0x48 && c[i + 1] == 0xc1 && c[i + 2] == 0xe0 &&
+			 a >= 0 && sh < 0)
+			sh = c[i + 3];
+		else if (sh >= 0 && i + sizeof(fs_self) + 4 <= n &&
+			 !memcmp(c + i, fs_self, sizeof(fs_self))) {
+			const uint8_t *m = c + i + sizeof(fs_self);
+
+			/* mov disp8(%rax),%rdx or %rax */
+			if (m[0] != 0x48 || m[1] != 0x8b ||
+			    (m[2] != 0x50 && m[2] != 0x40) || sh > 8)
+				return -ENOENT;
+			out->off = (uint16_t)(a << sh);
+			out->mul = (uint16_t)(1u << sh);
+			out->val = m[3];
+			return out->off && out->mul ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
+static int tsd_of_file(const struct exe_file *f, struct interp_tsd *out)
+{
+	static const char *const names[] = { "pthread_getspecific",
+					     "__pthread_getspecific" };
+	uint64_t value[2] = { 0 }, size[2] = { 0 };
+	const uint8_t *code;
+	struct elfm *e;
+	size_t avail;
+	int err, k;
+
+	err = elfm_open_fd(exe_fd(f), &e);
+	if (err)
+		return err;
+	elfm_find_syms(e, names, 2, value, size);
+	k = size[0] ? 0 : 1;
+	err = -ENOENT;
+	if (size[k] && size[k] <= 256 &&
+	    !elfm_vaddr_bytes(e, value[k], size[k], &code, &avail))
+		err = tsd_from_code(code, size[k], out);
+	elfm_free(e);
+	return err;
+}
+
+int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
+		    struct interp_tsd *out)
+{
+	uint64_t v;
+	uint32_t i;
+
+	for (i = 0; i < p->n_maps; i++) {
+		const struct exe_file *f = p->maps[i].file;
+
+		if (!f || !f->name || strncmp(f->name, "libc.so", 7))
+			continue;
+		if (!hm_get(&im->libc_tsd, f->id64, &v)) {
+			struct interp_tsd t;
+
+			v = tsd_of_file(f, &t) ? 0 :
+			    (uint64_t)t.off | (uint64_t)t.mul << 16 |
+				    (uint64_t)t.val << 32 | 1ULL << 48;
+			/* bounded: libc files on a host are few; a full
+			 * cache only means reading the code again */
+			if (im->libc_tsd.count < 256)
+				hm_put(&im->libc_tsd, f->id64, v);
+		}
+		if (!v)
+			return -ENOENT;
+		out->off = (uint16_t)v;
+		out->mul = (uint16_t)(v >> 16);
+		out->val = (uint16_t)(v >> 32);
+		return 0;
+	}
+	return -ENOENT;
+}
 
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 			size_t len)

@@ -142,6 +142,17 @@ void interp_procs_detach(void *state, pid_t pid);
 int interp_procs_put(void *state, pid_t pid, uint64_t word);
 bool interp_procs_get(void *state, pid_t pid, uint64_t *word);
 
+/* glibc's thread-specific data (pthread_getspecific) of a process: for a
+ * key below 32, its value is at thread pointer + off + mul * key + val.
+ * Derived from the code of pthread_getspecific in the libc the process
+ * maps (cached per file), never assumed.  0, or -ENOENT (no glibc, or
+ * code of a form not known). */
+struct interp_tsd {
+	uint16_t off, mul, val;
+};
+int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
+		    struct interp_tsd *out);
+
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);
 /* Parse -tracers ("all", or a comma list of native and module names)

@@ -20,16 +20,17 @@
 #include "log.h"
 #include "perl.h"
 
-#define PERL_INFO_FORMAT 1
+#define PERL_INFO_FORMAT 2
 
 /* What detection keeps (store record); ELF addresses. */
 struct perl_info {
 	uint32_t format;
 	uint8_t revision, version, subversion, pad;
 	uint64_t interp;	   /* PL_curinterp */
+	uint64_t thr_key;	   /* PL_thr_key, 0 if none */
 	uint64_t loop_lo, loop_hi; /* Perl_runops_standard */
 };
-_Static_assert(sizeof(struct perl_info) == 32, "perl_info layout");
+_Static_assert(sizeof(struct perl_info) == 40, "perl_info layout");
 
 /*
  * Offsets per version, threaded builds (ithreads, multiplicity): the
@@ -70,8 +71,9 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 {
 	static const char *const names[] = { "Perl_runops_standard",
 					     "PL_curinterp", "PL_revision",
-					     "PL_version", "PL_subversion" };
-	uint64_t value[5] = { 0 }, size[5] = { 0 };
+					     "PL_version", "PL_subversion",
+					     "PL_thr_key" };
+	uint64_t value[6] = { 0 }, size[6] = { 0 };
 	const uint8_t *b[3];
 	struct perl_info *info;
 	struct elfm *e;
@@ -83,7 +85,7 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 	err = elfm_open_fd(fd, &e);
 	if (err)
 		return err == -ENOEXEC ? -ENOENT : err;
-	elfm_find_syms(e, names, 5, value, size);
+	elfm_find_syms(e, names, 6, value, size);
 	err = -ENOENT;
 	if (!size[0] || !size[2] || !size[3])
 		goto out; /* no Perl interpreter */
@@ -102,6 +104,7 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 	*info = (struct perl_info){ .format = PERL_INFO_FORMAT,
 				    .revision = *b[0], .version = *b[1],
 				    .subversion = *b[2], .interp = value[1],
+				    .thr_key = size[5] ? value[5] : 0,
 				    .loop_lo = value[0],
 				    .loop_hi = value[0] + size[0] };
 	*data = info;
@@ -134,6 +137,7 @@ static int perl_attach(void *state, struct interp_mgr *im,
 	uint32_t key = (uint32_t)a->pid;
 	struct perl_proc pp = {
 		.interp = info->interp + bias,
+		.thr_key = info->thr_key ? info->thr_key + bias : 0,
 		.loop_lo = info->loop_lo + bias,
 		.loop_hi = info->loop_hi + bias,
 		.i_curcop = o->i_curcop,
@@ -147,8 +151,16 @@ static int perl_attach(void *state, struct interp_mgr *im,
 		.cx_cv = o->cx_cv,
 		.cop_line = o->cop_line,
 	};
+	struct interp_tsd tsd;
 	int err;
 
+	/* the thread's interpreter through its TSD slot, as this process'
+	 * glibc keeps it; else PL_curinterp, the main thread only */
+	if (pp.thr_key && interp_libc_tsd(im, a->proc, &tsd) == 0) {
+		pp.tsd_off = tsd.off;
+		pp.tsd_mul = tsd.mul;
+		pp.tsd_val = tsd.val;
+	}
 	/* the version, for the names' offsets */
 	err = interp_procs_put(state, a->pid, info->version);
 	if (err)

@@ -75,6 +75,9 @@ struct daemon {
 	bool sampling_on;
 	uint64_t sampling_toggles;
 	struct metrics_server *metrics;
+	/* why the cache is off ("disabled", "untrusted_dir", "link",
+	 * "error"), NULL when it is on */
+	const char *cache_off;
 	uint64_t service_ns_max; /* the longest pm_service step */
 };
 
@@ -366,6 +369,28 @@ static void sink_totals(struct daemon *d, struct rep_stats *t)
 	}
 }
 
+/* What other users could try (issue 16): files refused for not being
+ * what the maps line names, the cache's state, the metrics clients cut
+ * off. */
+static void print_summary_trust(struct daemon *d, const struct pm_stats *ps)
+{
+	struct metrics_server_stats ms = { 0 };
+	uint64_t mism = 0;
+	unsigned i;
+
+	for (i = PM_MISMATCH_NONE + 1; i < PM_MISMATCH_COUNT; i++)
+		mism += ps->mismatch[i];
+	if (d->metrics)
+		metrics_server_stats(d->metrics, &ms);
+	fprintf(stderr,
+		" mapping_mismatch=%" PRIu64 " cache=%s cache_off_reason=%s"
+		" cache_put_errors=%" PRIu64 " metrics_timeouts=%" PRIu64
+		" metrics_evicted=%" PRIu64,
+		mism, d->cache_off ? "off" : "on",
+		d->cache_off ? d->cache_off : "none",
+		store_put_errors(d->store), ms.timeouts, ms.evicted);
+}
+
 static void print_summary(struct daemon *d)
 {
 	uint64_t m[METRIC_COUNT] = { 0 };
@@ -455,6 +480,7 @@ static void print_summary(struct daemon *d)
 			if (budget_count(i))
 				fprintf(stderr, " over_budget_%s=%" PRIu64,
 					budget_name(i), budget_count(i));
+		print_summary_trust(d, &ps);
 		fprintf(stderr, "\n");
 	}
 	if (d->cfg.verbose) {
@@ -706,6 +732,29 @@ static void publish_metrics(struct daemon *d)
 	for (i = 0; i < BUDGET_COUNT; i++)
 		fprintf(f, "ebpf_profiler_files_over_budget_total{reason=\"%s\"} %" PRIu64 "\n",
 			budget_name(i), budget_count(i));
+	{
+		struct metrics_server_stats ms;
+
+		metrics_server_stats(d->metrics, &ms);
+		fprintf(f, "# HELP ebpf_profiler_mapping_mismatch_total Files opened for a mapping and refused: not the file the maps line names.\n"
+			   "# TYPE ebpf_profiler_mapping_mismatch_total counter\n");
+		for (i = PM_MISMATCH_NONE + 1; i < PM_MISMATCH_COUNT; i++)
+			fprintf(f, "ebpf_profiler_mapping_mismatch_total{reason=\"%s\"} %" PRIu64 "\n",
+				pm_mismatch_name(i), ps.mismatch[i]);
+		P("cache_enabled", "gauge",
+		  "1 when the cache is in use; else why not (disabled, untrusted_dir, link, error).",
+		  "{reason=\"%s\"} %d", d->cache_off ? d->cache_off : "none",
+		  d->cache_off ? 0 : 1);
+		P("cache_put_errors_total", "counter", "Cache writes that failed.",
+		  " %" PRIu64, store_put_errors(d->store));
+		P("metrics_scrapes_total", "counter", "Answers the metrics endpoint sent whole.",
+		  " %" PRIu64, ms.served);
+		fprintf(f, "# HELP ebpf_profiler_metrics_clients_closed_total Metrics clients closed before an answer: out of time (2 s) or for a newer one (32 at once).\n"
+			   "# TYPE ebpf_profiler_metrics_clients_closed_total counter\n"
+			   "ebpf_profiler_metrics_clients_closed_total{reason=\"timeout\"} %" PRIu64 "\n"
+			   "ebpf_profiler_metrics_clients_closed_total{reason=\"evicted\"} %" PRIu64 "\n",
+			ms.timeouts, ms.evicted);
+	}
 #undef P
 	fclose(f);
 	metrics_server_publish(d->metrics, buf, len);
@@ -767,8 +816,15 @@ static void *prepare(void *arg)
 	struct daemon *d = arg;
 	struct store_opts so = { .max_bytes = d->cfg.cache_size };
 
-	if (!d->cfg.no_cache && store_open(d->cfg.cache_dir, &so, &d->store))
+	int err = d->cfg.no_cache ? 0 : store_open(d->cfg.cache_dir, &so, &d->store);
+
+	if (err)
 		log_warn("running without the cache");
+	d->cache_off = d->cfg.no_cache ? "disabled" :
+		       err == -EPERM	 ? "untrusted_dir" :
+		       err == -ELOOP	 ? "link" :
+		       err		 ? "error" :
+					   NULL;
 	find_kernel_types(d);
 	return NULL;
 }

@@ -37,6 +37,8 @@ const char *metric_help(unsigned id)
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,26 @@ const char *metric_help(unsigned id)
 #include <unistd.h>
 
 #include "log.h"
+
+/* Connections served at once.  One more evicts the oldest: a user who
+ * holds connections open cannot keep a scraper out, only make each of
+ * its own connections short-lived. */
+#define MAX_CLIENTS 32
+/* A client has this long in all, to send its request and to take the
+ * answer; the server waits on every client at once (poll), so an idle or
+ * slow one costs a slot, never another client's time. */
+#define CLIENT_MS 2000
+/* The request head we read: "GET /metrics HTTP/1.1" and a few headers. */
+#define REQ_MAX 2048
+
+struct client {
+	int fd;
+	uint64_t since_ms, deadline_ms;
+	size_t n;	 /* request bytes read */
+	char *out;	 /* the answer, once the request is read */
+	size_t out_len, out_off;
+	char req[REQ_MAX];
+};
 
 struct metrics_server {
 	int fd;
@@ -55,94 +77,179 @@ struct metrics_server {
 	char *text;
 	size_t len;
 	int port;
+	struct client clients[MAX_CLIENTS];
+	unsigned n_clients;
+	/* read by other threads: atomics */
+	uint64_t served, timeouts, evicted;
 };
 
-/* A client has this long to send its request, and again to take the
- * answer: one thread serves every client, so a slow one must not hold
- * it (the bound is on the whole request, not on each read). */
-#define CLIENT_MS 2000
-
-static long ms_left(const struct timespec *end)
+static uint64_t now_ms(void)
 {
-	struct timespec now;
+	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (end->tv_sec - now.tv_sec) * 1000 +
-	       (end->tv_nsec - now.tv_nsec) / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void serve_one(struct metrics_server *s, int c)
+static void count(uint64_t *c)
 {
-	char req[2048], hdr[256], *body = NULL;
-	size_t n = 0, len = 0;
-	struct pollfd p = { .fd = c, .events = POLLIN };
-	struct timeval tv = { CLIENT_MS / 1000, 0 };
-	struct timespec end;
-	long left;
-	bool ok;
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
 
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += CLIENT_MS / 1000;
-	/* read the request head, bounded in size and time */
-	while (n < sizeof(req) - 1 && (left = ms_left(&end)) > 0 &&
-	       poll(&p, 1, (int)left) > 0) {
-		ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
+static void client_close(struct metrics_server *s, unsigned i)
+{
+	close(s->clients[i].fd);
+	free(s->clients[i].out);
+	s->clients[i] = s->clients[--s->n_clients];
+}
+
+/* The answer to the request in c->req: the last published text for
+ * GET /metrics, 404 for anything else.  Returns false without memory. */
+static bool client_answer(struct metrics_server *s, struct client *c)
+{
+	char hdr[256];
+	bool ok = !strncmp(c->req, "GET /metrics ", 13) ||
+		  !strncmp(c->req, "GET /metrics?", 13);
+	size_t hl, len;
+
+	pthread_mutex_lock(&s->lock);
+	len = ok && s->text ? s->len : 0;
+	if (ok)
+		hl = (size_t)snprintf(hdr, sizeof(hdr),
+				      "HTTP/1.0 200 OK\r\nContent-Type: text/plain; "
+				      "version=0.0.4\r\nContent-Length: %zu\r\n"
+				      "Connection: close\r\n\r\n",
+				      len);
+	else
+		hl = (size_t)snprintf(hdr, sizeof(hdr),
+				      "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n"
+				      "Connection: close\r\n\r\n");
+	c->out = malloc(hl + len);
+	if (c->out) {
+		memcpy(c->out, hdr, hl);
+		if (len)
+			memcpy(c->out + hl, s->text, len);
+		c->out_len = hl + len;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return c->out != NULL;
+}
+
+/* Read or write what the socket takes now.  Returns false when the
+ * client is done (answered, gone or in error). */
+static bool client_step(struct metrics_server *s, struct client *c)
+{
+	ssize_t r;
+
+	if (!c->out) {
+		r = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
 		if (r <= 0)
-			break;
-		n += r;
-		req[n] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
+			return false;
+		c->n += (size_t)r;
+		c->req[c->n] = 0;
+		/* the head ends, or is as long as we read */
+		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n") &&
+		    c->n < sizeof(c->req) - 1)
+			return true;
+		if (!client_answer(s, c))
+			return false;
 	}
-	req[n] = 0;
-	ok = !strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET /metrics?", 13);
-	if (ok) {
-		pthread_mutex_lock(&s->lock);
-		if (s->text) {
-			body = malloc(s->len);
-			if (body) {
-				memcpy(body, s->text, s->len);
-				len = s->len;
-			}
-		}
-		pthread_mutex_unlock(&s->lock);
-		snprintf(hdr, sizeof(hdr),
-			 "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-			 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-			 len);
-	} else {
-		snprintf(hdr, sizeof(hdr),
-			 "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n"
-			 "Connection: close\r\n\r\n");
+	while (c->out_off < c->out_len) {
+		r = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+			 MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return true;
+		if (r <= 0)
+			return false;
+		c->out_off += (size_t)r;
 	}
-	if (write(c, hdr, strlen(hdr)) > 0 && body)
-		(void)!write(c, body, len);
-	free(body);
+	count(&s->served);
+	return false;
+}
+
+static void client_accept(struct metrics_server *s)
+{
+	struct client *c;
+	unsigned i, oldest = 0;
+	int fd;
+
+	fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (s->n_clients == MAX_CLIENTS) {
+		for (i = 1; i < s->n_clients; i++)
+			if (s->clients[i].since_ms < s->clients[oldest].since_ms)
+				oldest = i;
+		client_close(s, oldest);
+		count(&s->evicted);
+	}
+	c = &s->clients[s->n_clients++];
+	memset(c, 0, offsetof(struct client, req));
+	c->req[0] = 0;
+	c->fd = fd;
+	c->since_ms = now_ms();
+	c->deadline_ms = c->since_ms + CLIENT_MS;
 }
 
 static void *server_main(void *arg)
 {
 	struct metrics_server *s = arg;
-	struct pollfd p[2] = { { .fd = s->fd, .events = POLLIN },
-			       { .fd = s->stop_pipe[0], .events = POLLIN } };
+	struct pollfd p[2 + MAX_CLIENTS];
 
+	p[0] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 	for (;;) {
-		int c;
+		uint64_t now = now_ms(), next = UINT64_MAX;
+		unsigned i, n = s->n_clients;
+		int timeout;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		/* the clients out of time go first */
+		for (i = 0; i < s->n_clients;) {
+			if (s->clients[i].deadline_ms <= now) {
+				client_close(s, i);
+				count(&s->timeouts);
+				continue;
+			}
+			if (s->clients[i].deadline_ms < next)
+				next = s->clients[i].deadline_ms;
+			i++;
+		}
+		n = s->n_clients;
+		for (i = 0; i < n; i++)
+			p[2 + i] = (struct pollfd){
+				.fd = s->clients[i].fd,
+				.events = s->clients[i].out ? POLLOUT : POLLIN,
+			};
+		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
+		if (poll(p, 2 + n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
 			break;
+		}
 		if (p[1].revents)
 			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		serve_one(s, c);
-		close(c);
+		/* from the last, so that closing (which moves the last
+		 * client into the hole) leaves the rest to visit in place */
+		for (i = n; i-- > 0;)
+			if (p[2 + i].revents && !client_step(s, &s->clients[i]))
+				client_close(s, i);
+		if (p[0].revents & POLLIN)
+			client_accept(s);
 	}
+	while (s->n_clients)
+		client_close(s, 0);
 	return NULL;
+}
+
+void metrics_server_stats(struct metrics_server *s, struct metrics_server_stats *out)
+{
+	out->served = __atomic_load_n(&s->served, __ATOMIC_RELAXED);
+	out->timeouts = __atomic_load_n(&s->timeouts, __ATOMIC_RELAXED);
+	out->evicted = __atomic_load_n(&s->evicted, __ATOMIC_RELAXED);
 }
 
 int metrics_server_start(const char *addr, struct metrics_server **out)
@@ -190,10 +297,11 @@ int metrics_server_start(const char *addr, struct metrics_server **out)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->stop_pipe[0] = s->stop_pipe[1] = -1;
-	s->fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	s->fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		       0);
 	if (s->fd < 0 ||
 	    setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, res->ai_addr, res->ai_addrlen) || listen(s->fd, 16) ||
+	    bind(s->fd, res->ai_addr, res->ai_addrlen) || listen(s->fd, 64) ||
 	    pipe2(s->stop_pipe, O_CLOEXEC)) {
 		err = -errno;
 		fprintf(stderr, "ebpf-profiler: -metrics-address %s: %s\n", addr,

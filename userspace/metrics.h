@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 #include "profiler.h"
@@ -20,7 +21,9 @@ bool metric_defined(unsigned id);
 /*
  * A minimal HTTP server for Prometheus: GET /metrics returns the last text
  * published.  Runs on its own thread; the daemon publishes a snapshot once
- * a second, so a scrape never touches the daemon's structures.
+ * a second, so a scrape never touches the daemon's structures.  Clients
+ * are served at once by one poll() loop, at most 32 of them, each with
+ * 2 s in all to send its request and take the answer.
  */
 struct metrics_server;
 
@@ -33,3 +36,12 @@ void metrics_server_publish(struct metrics_server *s, const char *text,
 /* The bound port (useful with port 0). */
 int metrics_server_port(struct metrics_server *s);
 void metrics_server_stop(struct metrics_server *s);
+
+struct metrics_server_stats {
+	uint64_t served;   /* answers sent whole */
+	uint64_t timeouts; /* clients closed at their 2 s deadline */
+	uint64_t evicted;  /* clients closed for a newer one (32 at once) */
+};
+/* Safe from any thread. */
+void metrics_server_stats(struct metrics_server *s,
+			  struct metrics_server_stats *out);

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -239,23 +242,70 @@ static struct exe_file *get_vdso(struct pm *pm)
 	return pm->vdso;
 }
 
-static int open_mapping(pid_t pid, uint64_t start, uint64_t end,
-			const char *path)
+const char *pm_mismatch_name(unsigned reason)
+{
+	static const char *const names[PM_MISMATCH_COUNT] = {
+		[PM_MISMATCH_STAT] = "stat",
+		[PM_MISMATCH_INODE] = "inode",
+		[PM_MISMATCH_DEVICE] = "device",
+		[PM_MISMATCH_SIZE] = "size",
+	};
+
+	return reason < PM_MISMATCH_COUNT && names[reason] ? names[reason] : "?";
+}
+
+/* Whether fd is the file a maps line names: its device and inode, and a
+ * size that holds the mapping's offset.  The path under /proc/PID/root is
+ * the process' to change (a symlink swapped in after the mmap names any
+ * file root can read), so what was opened is checked, not trusted; the
+ * same check costs nothing through map_files.  On overlayfs the maps
+ * line gives the underlying file's device and stat() the overlay's (the
+ * inode number is the underlying one): there the inode must match.
+ * Returns PM_MISMATCH_NONE or the reason it does not match. */
+static enum pm_mismatch mapping_mismatch(int fd, dev_t dev, uint64_t ino,
+					 uint64_t offset)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return PM_MISMATCH_STAT;
+	if (st.st_ino != ino)
+		return PM_MISMATCH_INODE;
+	if (st.st_dev != dev &&
+	    (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC))
+		return PM_MISMATCH_DEVICE;
+	if ((uint64_t)st.st_size <= offset)
+		return PM_MISMATCH_SIZE;
+	return PM_MISMATCH_NONE;
+}
+
+/* The file of one maps line, opened: a descriptor, or a negative errno
+ * (-ESTALE when what could be opened is another file; then *why says how
+ * it differs). */
+static int open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
+			uint64_t ino, const char *path, enum pm_mismatch *why)
 {
 	char buf[4200];
 	int fd;
 
+	*why = PM_MISMATCH_NONE;
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, start, end);
+		 (int)pid, m->start, m->end);
 	/* a process may map a device; the path in its root may be a FIFO
 	 * or a link by the time we open it */
 	fd = fs_open_regular(buf);
-	if (fd >= 0 || !path[0] || path[0] != '/')
-		return fd;
-	/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE): try the
-	 * path in the process' root */
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-	return fs_open_regular(buf);
+	if (fd < 0 && path[0] == '/') {
+		/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE):
+		 * try the path in the process' root */
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+		fd = fs_open_regular(buf);
+	}
+	if (fd >= 0 && (*why = mapping_mismatch(fd, dev, ino, m->offset))) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	return fd;
 }
 
 static void read_container_id(struct pm_proc *p);
@@ -477,7 +527,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 		struct pm_mapping m = { 0 };
 		dev_t dev;
 		char perms[5], *mpath;
-		int fd;
+		int fd = -1;
 
 		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
 				       &mpath) || perms[2] != 'x')
@@ -512,9 +562,21 @@ int pm_sync(struct pm *pm, pid_t pid)
 			if (!m.file && pm->scanning)
 				m.file = scanned_file(pm, dev, ino);
 			if (!m.file) {
-				fd = open_mapping(pid, start, end, mpath);
-				if (fd < 0)
+				struct ea_map em = { start, end, off, 0 };
+				enum pm_mismatch why;
+
+				fd = open_mapping(pid, &em, dev, ino, mpath, &why);
+				if (why) {
+					/* another file: none is used; known,
+					 * walked by frame pointer, so that
+					 * its pcs do not trigger rescans */
+					pm->st.mismatch[why]++;
+					m.flags = MAP_F_FP_ONLY;
+				} else if (fd < 0) {
 					continue;
+				}
+			}
+			if (!m.file && fd >= 0) {
 				pm->st.opens++;
 				err = exe_get(pm->em, fd, mpath, &m.file);
 				close(fd);
@@ -899,7 +961,9 @@ int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 		set[0].offset = 0;
 		*fd = vdso_fd();
 	} else {
-		*fd = open_mapping(pid, at.m.start, at.m.end, path);
+		enum pm_mismatch why;
+
+		*fd = open_mapping(pid, &at.m, at.dev, at.ino, path, &why);
 	}
 	if (*fd < 0)
 		return *fd;

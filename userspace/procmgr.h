@@ -42,6 +42,20 @@ struct pm_proc {
 	uint32_t interp_mask;
 };
 
+/* Why an opened file is not the one a maps line names (the file is then
+ * not used: its mapping is walked by frame pointer, unnamed). */
+enum pm_mismatch {
+	PM_MISMATCH_NONE,
+	PM_MISMATCH_STAT,   /* fstat failed */
+	PM_MISMATCH_INODE,  /* another inode: the path names another file now */
+	PM_MISMATCH_DEVICE, /* the same inode number on another device */
+	PM_MISMATCH_SIZE,   /* too short to hold the mapping's offset */
+	PM_MISMATCH_COUNT
+};
+
+/* "inode", ... (the metric's reason label) */
+const char *pm_mismatch_name(unsigned reason);
+
 struct pm_stats {
 	uint64_t procs;	      /* processes tracked now */
 	uint64_t syncs;	      /* maps reads */
@@ -51,6 +65,9 @@ struct pm_stats {
 	uint64_t trie_full;   /* trie updates that failed */
 	uint64_t exits;
 	uint64_t opens;	      /* mapped files opened (to identify them) */
+	/* files opened for a mapping and refused, by enum pm_mismatch
+	 * ([PM_MISMATCH_NONE] counts nothing useful) */
+	uint64_t mismatch[PM_MISMATCH_COUNT];
 	uint64_t requests;	   /* sync requests queued (pm_request) */
 	uint64_t requests_merged;  /* requests for a pid already queued */
 	uint64_t requests_dropped; /* requests refused: the queue was full */

@@ -18,14 +18,24 @@
 #define PERL "/usr/bin/perl"
 #define HZ "499"
 
-static int profile_perl(const char *script, struct folded *f, char **err)
+/* Profile a script for 6 s; false (after a skip or a failure) when
+ * there is no profile to look at. */
+static bool profile_perl(const char *script, struct folded *f, char **err)
 {
 	char path[512];
 	char *argv[] = { PERL, path, "30", NULL };
 
+	if (access(PERL, X_OK)) {
+		test_skip("%s is not installed", PERL);
+		return false;
+	}
 	snprintf(path, sizeof(path), "%s/tests/workloads/perl/%s", test_srcdir(),
 		 script);
-	return h_profile_workload(argv, "6s", HZ, NULL, f, err);
+	if (ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, f, err), 0,
+		      "profiler exit code"))
+		return true;
+	printf("%s\n", *err ? *err : "");
+	return false;
 }
 
 TEST_ROOT(perl_split_60_30_10)
@@ -39,14 +49,8 @@ TEST_ROOT(perl_split_60_30_10)
 	char *err = NULL;
 	int i, k;
 
-	if (access(PERL, X_OK)) {
-		test_skip("%s is not installed", PERL);
-		return;
-	}
-	if (!ASSERT_EQ(profile_perl("split.pl", &f, &err), 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_perl("split.pl", &f, &err))
 		goto out;
-	}
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
@@ -100,15 +104,8 @@ TEST_ROOT(perl_callbacks_between_frames)
 	char *err = NULL;
 	int i, k;
 
-	if (access(PERL, X_OK)) {
-		test_skip("%s is not installed", PERL);
-		return;
-	}
-	if (!ASSERT_EQ(profile_perl("callbacks.pl", &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_perl("callbacks.pl", &f, &err))
 		goto out;
-	}
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack, *a, *b;
 		uint64_t c = f.lines[i].count;
@@ -140,6 +137,53 @@ TEST_ROOT(perl_callbacks_between_frames)
 		  "the comparator under sort's frames, in >= 95% of its samples");
 	ASSERT_GE(100.0 * (n[0] + n[1] + n[2]) / (weigh ? weigh : 1), 95.0,
 		  "every sample of weigh under one of the three callers");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+/* ithreads: each thread runs its own interpreter, found through its TSD
+ * slot (PL_thr_key) as the process' glibc lays it out: each thread's
+ * frames are its own. */
+TEST_ROOT(perl_ithreads_each_its_own_interpreter)
+{
+	static const char *const mine[3] = {
+		";main::worker_a (threads.pl:15);main::burn_a (threads.pl:12);",
+		";main::worker_b (threads.pl:16);main::burn_b (threads.pl:13);",
+		";main::main_loop (threads.pl:17);main::burn_main (threads.pl:14);",
+	};
+	uint64_t total = 0, n[3] = { 0 }, mixed = 0;
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!profile_perl("threads.pl", &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		int hits = 0;
+
+		if (strncmp(s, "perl;", 5) || !strstr(s, ";main::spin (threads.pl:"))
+			continue;
+		total += f.lines[i].count;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, mine[k])) {
+				n[k] += f.lines[i].count;
+				hits++;
+			}
+		if (hits != 1)
+			mixed += f.lines[i].count;
+	}
+	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "
+		  "%.1f%%, in none or several %.1f%%",
+		  (unsigned long long)total, 100.0 * n[0] / (total ? total : 1),
+		  100.0 * n[1] / (total ? total : 1), 100.0 * n[2] / (total ? total : 1),
+		  100.0 * mixed / (total ? total : 1));
+	ASSERT_GE(total, 300, "samples in spin");
+	for (k = 0; k < 3; k++)
+		ASSERT_GE(100 * n[k], 15 * total, "each thread's own frames");
+	if (!ASSERT_LE(100 * mixed, 2 * total, "no thread shows another's frames"))
+		h_dump_top(&f, "perl", 8);
 out:
 	free(err);
 	h_free_folded(&f);

@@ -119,10 +119,11 @@ static bool parse(const char *path, struct vp_result *r)
 
 /*
  * Profile target (its threads too) with perf and with ours at once, compare
- * and check.  what names it in the notes; python maps our Python frames
- * to the interpreter loop perf sees.
+ * and check.  what names it in the notes; loop, when the program is an
+ * interpreter we unwind, is its loop function: perf sees that where we
+ * show the frames it runs.
  */
-static void compare(const char *what, pid_t target, bool python,
+static void compare(const char *what, pid_t target, const char *loop,
 		    const char *stack_bytes)
 {
 	char pidbuf[16], cmd[2048], win[2][32], cg[64], duration[16];
@@ -187,9 +188,9 @@ static void compare(const char *what, pid_t target, bool python,
 	snprintf(win[1], sizeof(win[1]), "%.4f", t0 / 1e3 - 0.002 + WINDOW_S);
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/bin/python3 %s/tests/integration/vs_perf.py %s %s "
-		 "--window %s %s %s > %s 2>&1",
+		 "--window %s %s %s%s > %s 2>&1",
 		 test_srcdir(), ours_out, perf_txt, win[0], win[1],
-		 python ? "--python" : "", cmp);
+		 loop ? "--interp-loop " : "", loop ? loop : "", cmp);
 	if (!ASSERT_EQ(system(cmd), 0, "vs_perf.py") || !parse(cmp, &r)) {
 		print_file(cmp);
 		return;
@@ -218,14 +219,14 @@ static void compare(const char *what, pid_t target, bool python,
 }
 
 /* Start argv, profile it, kill it. */
-static void run(const char *what, char *const argv[], bool python)
+static void run(const char *what, char *const argv[], const char *loop)
 {
 	pid_t w = h_spawn(argv);
 
 	if (!ASSERT_GT(w, 0, "workload started"))
 		return;
 	usleep(500000); /* past its start-up */
-	compare(what, w, python, PERF_STACK);
+	compare(what, w, loop, PERF_STACK);
 	kill(w, SIGKILL);
 	h_wait(w, 10);
 }
@@ -245,7 +246,7 @@ TEST_ROOT(vs_perf_python3)
 	char *argv[] = { "/usr/bin/python3", (char *)workload("burn.py"), NULL };
 
 	if (need("/usr/bin/python3"))
-		run("python3", argv, true);
+		run("python3", argv, "_PyEval_EvalFrameDefault");
 }
 
 TEST_ROOT(vs_perf_perl)
@@ -253,7 +254,7 @@ TEST_ROOT(vs_perf_perl)
 	char *argv[] = { "/usr/bin/perl", (char *)workload("burn.pl"), NULL };
 
 	if (need("/usr/bin/perl"))
-		run("perl", argv, false);
+		run("perl", argv, "Perl_runops_standard");
 }
 
 TEST_ROOT(vs_perf_sqlite3)
@@ -263,7 +264,7 @@ TEST_ROOT(vs_perf_sqlite3)
 
 	snprintf(read, sizeof(read), ".read %s", workload("burn.sql"));
 	if (need("/usr/bin/sqlite3"))
-		run("sqlite3", argv, false);
+		run("sqlite3", argv, NULL);
 }
 
 /* Two compressing threads (clone3 at their root) on base64 of random
@@ -281,7 +282,7 @@ TEST_ROOT(vs_perf_xz)
 		return;
 	snprintf(cmd, sizeof(cmd), "exec /usr/bin/xz -T2 -6 -c %s > /dev/null",
 		 test_tmppath("data"));
-	run("xz", argv, false);
+	run("xz", argv, NULL);
 }
 
 TEST_ROOT(vs_perf_openssl_aes_gcm)
@@ -290,7 +291,7 @@ TEST_ROOT(vs_perf_openssl_aes_gcm)
 			 "-bytes", "16384", "-seconds", "60", NULL };
 
 	if (need("/usr/bin/openssl"))
-		run("openssl aes-256-gcm", argv, false);
+		run("openssl aes-256-gcm", argv, NULL);
 }
 
 TEST_ROOT(vs_perf_openssl_sha256)
@@ -299,7 +300,7 @@ TEST_ROOT(vs_perf_openssl_sha256)
 			 "-bytes", "16384", "-seconds", "60", NULL };
 
 	if (need("/usr/bin/openssl"))
-		run("openssl sha256", argv, false);
+		run("openssl sha256", argv, NULL);
 }
 
 /* A C file that keeps cc1 busy at -O2 for longer than the window: 2500
@@ -356,7 +357,7 @@ TEST_ROOT(vs_perf_gcc_cc1)
 	cc1 = h_find_child(gcc, "cc1", 10000);
 	if (ASSERT_GT(cc1, 0, "cc1 found")) {
 		usleep(500000);
-		compare("cc1", cc1, false, PERF_STACK_DEEP);
+		compare("cc1", cc1, NULL, PERF_STACK_DEEP);
 		kill(cc1, SIGKILL);
 	}
 	kill(gcc, SIGKILL);

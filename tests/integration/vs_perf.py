@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Compare our folded profile of a process with perf's DWARF-unwound one.
 
-    vs_perf.py OURS.folded PERF.txt [--python] [--top N] [--window T0 T1]
+    vs_perf.py OURS.folded PERF.txt [--interp-loop FUNC] [--top N] [--window T0 T1]
 
 PERF.txt is `perf script -F comm,tid,time,ip,sym,dso --demangle --no-inline`
 output (no inline frames: ours has only the physical ones), recorded with
@@ -33,10 +33,11 @@ What makes the two comparable:
   `file+0xADDR` on both sides with the ELF address: perf prints an offset in
   the file, converted through the LOAD segments, and subtracts 1 from
   return addresses, added back, so a call site has one name on both.
-- --python: we show a CPython loop invocation as the Python frames it runs
-  where perf shows `_PyEval_EvalFrameDefault`; each Python frame is counted
-  as that loop.  The inclusive share of every native function, and of the
-  loop, is then what perf can see.
+- --interp-loop FUNC: we show an interpreter's loop invocation as the
+  frames it runs (`name (file:line)`) where perf shows the loop function
+  (CPython's `_PyEval_EvalFrameDefault`, Perl's `Perl_runops_standard`);
+  each such frame is counted as that loop.  The inclusive share of every
+  native function, and of the loop, is then what perf can see.
 - The entry: `_start` (or the ELF entry point of a file without symbols) and
   `clone3`/`clone`: the outermost frame of a main thread and of a thread.
 """
@@ -50,7 +51,7 @@ import sys
 
 ENTRY_NAMES = ("_start", "clone3", "clone", "__clone3", "__clone")
 TRUNK = 97.0
-PY_FRAME = re.compile(r" \([^()]*:\d+\)$")
+INTERP_FRAME = re.compile(r" \([^()]*:\d+\)$")
 PERF_FRAME = re.compile(r"^\s+([0-9a-f]+) (.*) \(([^()]*)\)$")
 
 
@@ -180,7 +181,7 @@ def read_perf(path, files, window):
     return samples, (min(times), max(times)) if times else (0, 0)
 
 
-def read_ours(path, python):
+def read_ours(path, loop):
     samples = []
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
@@ -191,8 +192,8 @@ def read_ours(path, python):
         for f in stack.split(";")[1:]:
             if f.endswith("_[k]"):
                 continue
-            if python and PY_FRAME.search(f):
-                f = "_PyEval_EvalFrameDefault"
+            if loop and INTERP_FRAME.search(f):
+                f = loop
             frames.append(clean(f))
         samples.append((frames, int(count)))
     return samples
@@ -218,14 +219,14 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("ours")
     ap.add_argument("perf")
-    ap.add_argument("--python", action="store_true")
+    ap.add_argument("--interp-loop")
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--window", type=float, nargs=2)
     a = ap.parse_args(argv)
     top = a.top
     files = Files()
     perf, (first, last) = read_perf(a.perf, files, a.window)
-    ours = read_ours(a.ours, a.python)
+    ours = read_ours(a.ours, a.interp_loop)
     pt, pc, ps = shares([(s, 1) for s in perf], files)
     ot, oc, os_ = shares(ours, files)
     print("ours samples=%d complete=%.2f" % (ot, oc))

@@ -5,11 +5,15 @@
 # /init) and on the host (run by run-matrix.sh directly).  POSIX sh and
 # busybox tools only.  It mounts nothing.
 #
-# Starts the split-nofp-pie workload (no frame pointers: the stack-delta
-# unwinder must work on this kernel), profiles it for EP_DURATION seconds at 99 Hz
-# (then SIGTERM, which makes the daemon write its output and exit) and
-# checks that every BPF program loaded, that samples were taken and that
-# the workload's stacks reach main with chain_a in them.  Prints one line
+# Starts two workloads: split-nofp-pie (no frame pointers: the stack-delta
+# unwinder must work on this kernel) and, when EP_PYTHON is set, pyburn.py
+# (60/30/10 of CPU over heavy/medium/light: the CPython unwinder must work
+# on this kernel too).  One daemon profiles both (-pid twice) for
+# EP_DURATION seconds at EP_HZ (then SIGTERM, which makes it write its
+# output and exit).  The check passes when every BPF program
+# loaded, samples were taken, the native workload's stacks reach main with
+# chain_a in them, and the Python workload's stacks are complete with its
+# split where the script puts it.  Prints one line
 #   RESULT PASS kernel=<release> programs=<n> samples=<n> key=value...
 #   RESULT FAIL kernel=<release> programs=<n> samples=<n> reason=<word> ...
 # and, on failure, the profiler's stderr (which holds the verifier log when
@@ -19,31 +23,62 @@
 # Environment:
 #   EP_BIN              the profiler (default: ebpf-profiler in PATH)
 #   EP_WORKLOAD         the split-nofp-pie workload
+#   EP_PYTHON           a CPython interpreter; unset or empty: no Python check
+#   EP_PYSCRIPT         tests/qemu/pyburn.py
 #   EP_WORKDIR          scratch directory (default: /tmp/ep-check)
 #   EP_EXPECT_PROGRAMS  BPF programs the skeleton holds; 0 or unset: any > 0
-#   EP_DURATION         seconds of sampling after the daemon started (3)
-#   EP_START_TIMEOUT    seconds the daemon may take to start (240)
+#   EP_DURATION         seconds of sampling after the daemon started (5)
+#   EP_HZ               samples per second and CPU (499)
+#   EP_START_TIMEOUT    seconds the daemon, or pyburn.py, may take to start (240)
+#   EP_PY_MIN_SAMPLES   fewest Python samples for a PASS (200)
 #   EP_PROFILER_ARGS    extra profiler flags (e.g. -bpf-log-level 2)
 
 bin=${EP_BIN:-ebpf-profiler}
 workload=${EP_WORKLOAD:?EP_WORKLOAD: path of split-nofp-pie}
+python=${EP_PYTHON:-}
+pyscript=${EP_PYSCRIPT:-}
 work=${EP_WORKDIR:-/tmp/ep-check}
 expect=${EP_EXPECT_PROGRAMS:-0}
-duration=${EP_DURATION:-3}
+duration=${EP_DURATION:-5}
+hz=${EP_HZ:-499}
 start_timeout=${EP_START_TIMEOUT:-240}
+# fewest Python samples that make a split worth checking (see below)
+py_min_samples=${EP_PY_MIN_SAMPLES:-200}
 kernel=$(uname -r)
 
 rm -rf "$work"
 mkdir -p "$work/cache" || exit 1
 
+pids="" pypid="" pyup=1
+if [ -n "$python" ]; then
+	# -S -E: no site module, no PYTHON* variables; the guest holds only
+	# the few stdlib files an interpreter needs to start (run-matrix.sh).
+	# The daemon starts once the script says it runs: the interpreter's
+	# own start-up has no <module> frame, and under TCG on a busy machine
+	# it lasts seconds.
+	"$python" -S -E "$pyscript" 600 \
+		>"$work/python.stdout" 2>"$work/python.stderr" &
+	pypid=$!
+	pids="-pid $pypid"
+	ticks=0 pyup=0
+	while kill -0 "$pypid" 2>/dev/null && [ "$ticks" -lt $((start_timeout * 5)) ]; do
+		if grep -qs '^pyburn: running' "$work/python.stdout"; then
+			pyup=1
+			break
+		fi
+		sleep 0.2
+		ticks=$((ticks + 1))
+	done
+fi
 # The profile covers EP_DURATION seconds from the moment the daemon says
 # it started: its startup (mostly the verifier, 20-30 times slower under
 # TCG) would otherwise eat into a -duration, which counts from exec.  The
 # workload runs until the profile is written.
 "$workload" 600 &
 wpid=$!
-# shellcheck disable=SC2086 # EP_PROFILER_ARGS is a list of flags
-"$bin" -pid "$wpid" -samples-per-second 99 -output "$work/out.folded" \
+pids="$pids -pid $wpid"
+# shellcheck disable=SC2086 # $pids and EP_PROFILER_ARGS are lists of flags
+"$bin" $pids -samples-per-second "$hz" -output "$work/out.folded" \
 	-cache-dir "$work/cache" -v $EP_PROFILER_ARGS \
 	>"$work/stdout" 2>"$work/stderr" &
 ppid=$!
@@ -74,8 +109,8 @@ done
 kill -KILL "$ppid" 2>/dev/null
 wait "$ppid"
 rc=$?
-kill "$wpid" 2>/dev/null
-wait "$wpid" 2>/dev/null
+kill "$wpid" $pypid 2>/dev/null
+wait "$wpid" $pypid 2>/dev/null
 
 # "started in N ms: P programs, E perf events" (logged with -v)
 programs=$(sed -n 's/.*started in [0-9]* ms: \([0-9]*\) programs, \([0-9]*\) perf events.*/\1/p' \
@@ -121,8 +156,77 @@ set -- $(awk '
 ' "$work"/out*.folded 2>/dev/null || echo 0 0 0)
 wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 
+# The Python workload's stacks (its comm: the interpreter's file name, cut
+# to 15 bytes).  A frame with ".py:" in it is a Python frame, "name
+# (file.py:line)".  Complete: native frames reach _start and the outermost
+# Python frame is <module>.  A stack counts for heavy when its Python frames
+# begin <module>;run;chain_60;heavy (and so on), as in test_python_bpf.c.
+# Prints total, complete, the three shares in percent, the largest gap from
+# 60/30/10 and the largest gap allowed, in tenths of a point (integers, for
+# the shell).
+#
+# The gap allowed: 5 points, or 4 standard deviations of the heavy share
+# (60%) when n samples leave more doubt, 100 * sqrt(0.6 * 0.4 / n): 5.0
+# points from 1536 samples up, 8.8 at 500, 13.9 at 200.  Measured over 21
+# rows (three matrices at load 4 to 9, 601 to 2488 Python samples a row),
+# the heavy share scattered as sampling noise alone would: 1.00 of that
+# deviation rms, 2.6 at most (4.1 points).  4 deviations keep a false
+# failure out of a whole matrix; a frame taken for another (light counted
+# as medium, a chain missing) still moves a share by 10 points or more.
+pycomm=$(basename "${python:-none}" | cut -c 1-15)
+# shellcheck disable=SC2046 # seven numbers
+set -- $(awk -v comm="$pycomm" '
+	{
+		count = $NF
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		n = split(stack, f, ";")
+		if (f[1] != comm)
+			next
+		total += count
+		py = ""
+		for (i = 2; i <= n; i++) {
+			if (index(f[i], ".py:") == 0)
+				continue
+			name = f[i]
+			sub(/ \(.*/, "", name)
+			py = py ";" name
+		}
+		if (f[2] == "_start" && py ~ /^;<module>(;|$)/)
+			full += count
+		if (py ~ /^;<module>;run;chain_60;heavy(;|$)/)
+			heavy += count
+		else if (py ~ /^;<module>;run;chain_30;medium(;|$)/)
+			medium += count
+		else if (py ~ /^;<module>;run;chain_10;light(;|$)/)
+			light += count
+	}
+	function abs(x) { return x < 0 ? -x : x }
+	# sqrt() by Newton iterations: busybox-static awk has no math
+	function root(x,  r, i) {
+		r = x > 1 ? x : 1
+		for (i = 0; i < 40; i++)
+			r = (r + x / r) / 2
+		return r
+	}
+	END {
+		t = total ? total : 1
+		h = 100 * heavy / t; m = 100 * medium / t; l = 100 * light / t
+		gap = abs(h - 60)
+		if (abs(m - 30) > gap) gap = abs(m - 30)
+		if (abs(l - 10) > gap) gap = abs(l - 10)
+		allow = 400 * root(0.24 / t)
+		if (allow < 5) allow = 5
+		printf "%d %d %.1f %.1f %.1f %d %d\n", total, full, h, m, l,
+			gap * 10 + 0.5, allow * 10 + 0.5
+	}
+' "$work"/out*.folded || echo 0 0 0 0 0 1000 0)
+pysamples=${1:-0} pyfull=${2:-0} pyheavy=${3:-0} pymedium=${4:-0}
+pylight=${5:-0} pygap=${6:-1000} pyallow=${7:-0}
+
 reason=""
-if [ "$timed_out" = 1 ]; then
+if [ "$pyup" = 0 ]; then
+	reason="python-no-start"
+elif [ "$timed_out" = 1 ]; then
 	reason="no-start-in-${start_timeout}s"
 elif [ "$rc" != 0 ]; then
 	reason="exit-$rc"
@@ -139,6 +243,15 @@ elif [ $((wmain * 10)) -lt $((wsamples * 9)) ]; then
 	reason="main-$wmain-of-$wsamples"
 elif [ "$wchain_a" -eq 0 ]; then
 	reason="no-chain_a"
+elif [ -z "$python" ]; then
+	: # no Python check asked for
+elif [ "$pysamples" -lt "$py_min_samples" ]; then
+	reason="python-samples-$pysamples"
+# 99 in 100 of the Python workload's stacks complete
+elif [ $((pyfull * 100)) -lt $((pysamples * 99)) ]; then
+	reason="python-complete-$pyfull-of-$pysamples"
+elif [ "$pygap" -gt "$pyallow" ]; then
+	reason="python-split-$pyheavy/$pymedium/$pylight"
 fi
 
 status=PASS
@@ -146,11 +259,16 @@ status=PASS
 line="RESULT $status kernel=$kernel programs=$programs samples=$samples"
 line="$line events=$events startup_ms=$startup_ms workload=$wsamples"
 line="$line main=$wmain chain_a=$wchain_a ktypes=${ktypes:-?}"
+[ -n "$python" ] && line="$line python=$pyfull/$pysamples split=$pyheavy/$pymedium/$pylight gap=$((pygap / 10)).$((pygap % 10))/$((pyallow / 10)).$((pyallow % 10))"
 [ -n "$reason" ] && line="$line reason=$reason"
 echo "$line"
 if [ "$status" = FAIL ]; then
 	echo "---- profiler stderr (exit $rc)"
 	cat "$work/stderr"
+	if [ -s "$work/python.stderr" ]; then
+		echo "---- python stderr"
+		cat "$work/python.stderr"
+	fi
 	echo "---- folded (first lines)"
 	cat "$work"/out*.folded 2>/dev/null | head -n 20
 	echo "---- end"

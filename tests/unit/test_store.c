@@ -741,6 +741,76 @@ TEST(store_read_only_dir)
 		    "read-only child");
 }
 
+/* A directory others can write is refused whole; a link where LMDB
+ * opens its files is refused before LMDB follows it, and the file it
+ * points to is left as it was. */
+TEST(store_untrusted_dir)
+{
+	const char *dir = test_tmppath("open"), *target = test_tmppath("target");
+	static const char text[] = "not LMDB's to write\n";
+	char path[600], back[64] = "";
+	struct stat st;
+	struct store_opts small = { .max_bytes = 1 << 20 };
+	struct store_stats sst;
+	struct store *s = NULL;
+	int fd, i;
+
+	ASSERT_OK(mkdir(dir, 0700), "mkdir");
+	/* group- or world-writable: refused, even when ours */
+	ASSERT_OK(chmod(dir, 0770), "chmod 0770");
+	ASSERT_EQ(store_open(dir, NULL, &s), -EPERM, "a group-writable directory");
+	ASSERT_TRUE(s == NULL, "no store");
+	ASSERT_OK(chmod(dir, 0707), "chmod 0707");
+	ASSERT_EQ(store_open(dir, NULL, &s), -EPERM, "a world-writable directory");
+	/* under a parent others may write (not sticky): refused too */
+	ASSERT_OK(chmod(dir, 0700), "chmod 0700");
+	ASSERT_OK(chmod(test_tmpdir(), 0777), "chmod the parent 0777");
+	ASSERT_EQ(store_open(dir, NULL, &s), -EPERM, "a parent others write");
+	ASSERT_OK(chmod(test_tmpdir(), 01777), "chmod the parent 01777");
+	ASSERT_OK(store_open(dir, NULL, &s), "a sticky parent is fine");
+	store_free(s);
+	s = NULL;
+	ASSERT_OK(chmod(test_tmpdir(), 0700), "chmod the parent back");
+	/* the store is there now; its files replaced by links */
+	fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ASSERT_TRUE(fd >= 0 && write(fd, text, sizeof(text) - 1) ==
+				       (ssize_t)sizeof(text) - 1,
+		    "target written");
+	close(fd);
+	for (i = 0; i < 2; i++) {
+		const char *name = i ? "data.mdb" : "lock.mdb";
+
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		ASSERT_OK(unlink(path), name);
+		ASSERT_OK(symlink(target, path), "symlink");
+		ASSERT_EQ(store_open(dir, NULL, &s), -ELOOP, name);
+		ASSERT_TRUE(s == NULL, "no store");
+		unlink(path);
+		/* a hard link is as bad */
+		ASSERT_OK(link(target, path), "link");
+		ASSERT_EQ(store_open(dir, NULL, &s), -ELOOP, "a hard link");
+		unlink(path);
+	}
+	fd = open(target, O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0 && read(fd, back, sizeof(back) - 1) >= 0,
+		    "target read");
+	close(fd);
+	ASSERT_STREQ(back, text, "the target unchanged");
+	ASSERT_OK(stat(target, &st), "stat the target");
+	ASSERT_EQ(st.st_size, (off_t)sizeof(text) - 1, "its size unchanged");
+	/* and without the links, a fresh store opens */
+	ASSERT_OK(store_open(dir, &small, &s), "open once the links are gone");
+	ASSERT_OK(put_seed(s, 1, STORE_KIND_DELTAS, 100), "put");
+	/* a failed write is counted (the daemon exports it) */
+	store_get_stats(s, &sst);
+	ASSERT_EQ(store_put_errors(s), 0, "no put error yet");
+	ASSERT_EQ(put_seed(s, 2, STORE_KIND_DELTAS, sst.max_bytes / 2 + 1), -E2BIG,
+		  "a put over half the limit");
+	ASSERT_EQ(store_put_errors(s), 1, "counted");
+	store_free(s);
+	ASSERT_EQ(store_put_errors(NULL), 0, "no store: 0");
+}
+
 /* ---- locks ---------------------------------------------------------------- */
 
 TEST(store_writer_held_elsewhere)
