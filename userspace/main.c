@@ -78,7 +78,11 @@ struct daemon {
 	/* why the cache is off ("disabled", "untrusted_dir", "link",
 	 * "error"), NULL when it is on */
 	const char *cache_off;
+	uint64_t service_ns_max; /* the longest pm_service step */
 };
+
+/* The poll loop serves sync requests this long at a time, then polls. */
+#define SERVICE_BUDGET_NS (50ULL * 1000000ULL)
 
 static volatile sig_atomic_t stop;
 
@@ -103,18 +107,36 @@ static void on_event(void *arg, const struct pid_event *ev)
 
 	if (ev->type < 8)
 		d->events[ev->type]++;
+	/* only asked here: the poll loop does it (serve_requests) */
 	switch (ev->type) {
 	case PEV_EXEC:
-		pm_exec(d->pm, (pid_t)ev->pid);
+		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_EXEC);
 		break;
 	case PEV_EXIT:
-		pm_exit(d->pm, (pid_t)ev->pid);
+		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_EXIT);
 		break;
 	case PEV_UNKNOWN_PID:
 	case PEV_UNKNOWN_PC:
-		pm_sync(d->pm, (pid_t)ev->pid);
+		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_SYNC);
 		break;
 	}
+}
+
+/* The poll loop's step for the process manager: the sync requests the
+ * callbacks queued, within budget_ns (0: all of them), then the records
+ * that waited for them; force: every waiting record (an interval's cut). */
+static void serve_requests(struct daemon *d, uint64_t budget_ns, bool force)
+{
+	uint64_t t0 = exe_now_ns(), dt;
+
+	if (pm_pending(d->pm))
+		pm_service(d->pm, budget_ns);
+	dt = exe_now_ns() - t0;
+	if (dt > d->service_ns_max)
+		d->service_ns_max = dt;
+	tp_retry(d->tp, force);
+	if (d->tp_run)
+		tp_retry(d->tp_run, force);
 }
 
 static int check_pids(const struct config *c)
@@ -263,6 +285,14 @@ static int open_sinks(struct daemon *d)
 	return 0;
 }
 
+/* Every record so far into the aggregate: what the rings hold, then the
+ * syncs they ask for, then the records that waited for them. */
+static void flush_records(struct daemon *d)
+{
+	tracer_flush(d->tr);
+	serve_requests(d, 0, true);
+}
+
 /* The interval's batch to the interval sinks; then a new interval. */
 static void write_sinks(struct daemon *d, bool final)
 {
@@ -364,6 +394,7 @@ static void print_summary_trust(struct daemon *d, const struct pm_stats *ps)
 static void print_summary(struct daemon *d)
 {
 	uint64_t m[METRIC_COUNT] = { 0 };
+	struct tracer_drain_stats ds;
 	struct tp_stats ts;
 	struct exe_stats es;
 	struct pm_stats ps;
@@ -372,6 +403,7 @@ static void print_summary(struct daemon *d)
 	int i;
 
 	tracer_read_metrics(d->tr, m);
+	tracer_drain_stats(d->tr, &ds);
 	tp_get_stats(d->tp, &ts);
 	exe_get_stats(d->em, &es);
 	pm_get_stats(d->pm, &ps);
@@ -384,13 +416,20 @@ static void print_summary(struct daemon *d)
 		" startup_ms=%.0f load_ms=%.0f files=%" PRIu64 " rows=%" PRIu64
 		" rows_full=%" PRIu64 " syncs=%" PRIu64
 		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
+		" ringbuf_full=%" PRIu64 " events_full=%" PRIu64
+		" record_queue_drops=%" PRIu64 " drain_stall_ms=%.1f"
+		" service_ms_max=%.1f requests_dropped=%" PRIu64
+		" waited=%" PRIu64 " wait_full=%" PRIu64 " wait_expired=%" PRIu64
 		" seconds=%.1f ",
-		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full,
+		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full + ds.trace_drops,
 		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
 		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used,
 		es.rows_full, ps.syncs, rs.send_ok,
-		rs.send_fail, rs.queue_drops, secs);
+		rs.send_fail, rs.queue_drops, m[METRIC_RINGBUF_FULL],
+		m[METRIC_EVENTS_FULL], ds.queue_drops, ds.stall_ns_max / 1e6,
+		d->service_ns_max / 1e6, ps.requests_dropped, ts.waited,
+		ts.wait_full, ts.wait_expired, secs);
 	print_summary_shares(&es);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
@@ -475,6 +514,7 @@ static void publish_metrics(struct daemon *d)
 						"unknown_pc" };
 	uint64_t m[METRIC_COUNT] = { 0 };
 	struct bpfmaps *bm = tracer_maps(d->tr);
+	struct tracer_drain_stats ds;
 	struct tp_stats ts;
 	struct exe_stats es;
 	struct interp_stats is[INTERP_COUNT];
@@ -497,14 +537,15 @@ static void publish_metrics(struct daemon *d)
 	pm_get_stats(d->pm, &ps);
 	for (k = 1; k < INTERP_COUNT; k++)
 		interp_get_stats(d->im, k, &is[k]);
+	tracer_drain_stats(d->tr, &ds);
 #define P(name, type, help, fmt, ...)                                          \
 	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
 		   "# TYPE ebpf_profiler_" name " " type "\n"                   \
 		   "ebpf_profiler_" name fmt "\n", __VA_ARGS__)
 	P("samples_total", "counter", "Samples aggregated.", " %" PRIu64, ts.samples);
 	P("samples_lost_total", "counter",
-	  "Samples lost: ring buffer full or aggregation tables full.", " %" PRIu64,
-	  m[METRIC_RINGBUF_FULL] + ts.dropped_full);
+	  "Samples lost: ring buffer full, record queue full or aggregation tables full.",
+	  " %" PRIu64, m[METRIC_RINGBUF_FULL] + ds.trace_drops + ts.dropped_full);
 	P("samples_complete_total", "counter",
 	  "Samples whose user stack reached the process or thread entry.",
 	  " %" PRIu64, ts.complete);
@@ -598,6 +639,40 @@ static void publish_metrics(struct daemon *d)
 		fprintf(f, "ebpf_profiler_process_events_total{type=\"%s\"} %" PRIu64 "\n",
 			ev_names[i], d->events[i]);
 	P("syncs_total", "counter", "Reads of /proc/PID/maps.", " %" PRIu64, ps.syncs);
+	fprintf(f, "# HELP ebpf_profiler_sync_requests_total Process sync requests the callbacks queued, by result.\n"
+		   "# TYPE ebpf_profiler_sync_requests_total counter\n"
+		   "ebpf_profiler_sync_requests_total{result=\"queued\"} %" PRIu64 "\n"
+		   "ebpf_profiler_sync_requests_total{result=\"merged\"} %" PRIu64 "\n"
+		   "ebpf_profiler_sync_requests_total{result=\"dropped\"} %" PRIu64 "\n"
+		   "ebpf_profiler_sync_requests_total{result=\"served\"} %" PRIu64 "\n",
+		ps.requests, ps.requests_merged, ps.requests_dropped,
+		ps.requests_served);
+	P("sync_requests_pending", "gauge", "Process sync requests waiting for the poll loop.",
+	  " %" PRIu64, ps.requests_pending);
+	P("sync_requests_capacity", "gauge", "Bound on the sync requests queued at once.",
+	  " %d", PM_REQ_MAX);
+	P("service_seconds_max", "gauge",
+	  "Longest step of the poll loop serving sync requests (reading /proc, extracting files).",
+	  " %.6f", d->service_ns_max / 1e9);
+	fprintf(f, "# HELP ebpf_profiler_waiting_records_total Records of processes not loaded yet, kept until their sync, by outcome.\n"
+		   "# TYPE ebpf_profiler_waiting_records_total counter\n"
+		   "ebpf_profiler_waiting_records_total{result=\"waited\"} %" PRIu64 "\n"
+		   "ebpf_profiler_waiting_records_total{result=\"full\"} %" PRIu64 "\n"
+		   "ebpf_profiler_waiting_records_total{result=\"expired\"} %" PRIu64 "\n",
+		ts.waited, ts.wait_full, ts.wait_expired);
+	P("drain_stall_seconds_max", "gauge",
+	  "Longest time the BPF ring buffers went undrained.", " %.6f",
+	  ds.stall_ns_max / 1e9);
+	P("record_queue_drops_total", "counter",
+	  "Ring records dropped: the queue from the drain thread was full.",
+	  " %" PRIu64, ds.queue_drops);
+	P("record_queue_bytes", "gauge", "Bytes in the queue from the drain thread.",
+	  " %" PRIu64, ds.queue_bytes);
+	P("record_queue_bytes_max", "gauge",
+	  "The most bytes ever in the queue from the drain thread.", " %" PRIu64,
+	  ds.queue_bytes_max);
+	P("record_queue_capacity_bytes", "gauge",
+	  "Bound on the queue from the drain thread.", " %" PRIu64, ds.queue_bound);
 	sink_totals(d, &rs);
 	fprintf(f, "# HELP ebpf_profiler_exports_total OTLP exports by result.\n"
 		   "# TYPE ebpf_profiler_exports_total counter\n"
@@ -930,6 +1005,7 @@ static int run(struct daemon *d)
 			log_error("polling the ring buffers: %s", strerror(-n));
 			break;
 		}
+		serve_requests(d, SERVICE_BUDGET_NS, false);
 		now = exe_now_ns();
 		/* with equal intervals the decision and the export are due
 		 * together: stop before the cut, start after it, so an
@@ -942,9 +1018,9 @@ static int run(struct daemon *d)
 			next_prob = now + d->cfg.probabilistic_interval_ns;
 		}
 		if (d->n_sinks && now >= next_report) {
-			/* records still in the ring belong to this interval */
-			while (tracer_poll(d->tr, 0) > 0)
-				;
+			/* records still in the ring belong to this interval,
+			 * with the names their syncs give */
+			flush_records(d);
 			write_sinks(d, false);
 			next_report = now + d->cfg.reporter_interval_ns;
 		}
@@ -968,8 +1044,7 @@ static int run(struct daemon *d)
 	}
 	/* drain what is left in the rings */
 	tracer_enable(d->tr, false);
-	while (tracer_poll(d->tr, 0) > 0)
-		;
+	flush_records(d);
 	write_sinks(d, true);
 	write_run(d);
 	if (!d->n_sinks && !d->run_sink)

@@ -9,10 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "elfaddr.h"
 #include "hashmap.h"
 #include "log.h"
 #include "metrics.h"
+#include "symbolize.h"
 
 /* ---- an arena whose memory never moves: strings and stack arrays ------ */
 
@@ -84,9 +87,85 @@ static void arena_free(struct arena *a)
 		ok_;                                                           \
 	})
 
+/* ---- intern tables: exact keys ------------------------------------------ */
+
+/*
+ * hash -> the first entry with that hash, and a chain through the
+ * entries that share it (next[i], REP_NONE at the end).  The hash only
+ * finds candidates: a lookup compares each one's whole key, so two keys
+ * whose 64-bit hashes collide stay two entries.
+ */
+struct itab {
+	struct hm first;
+	uint32_t *next;
+	uint32_t cap;
+};
+
+static uint64_t key_hash(const void *key, size_t len)
+{
+	return XXH3_64bits(key, len);
+}
+
+static uint32_t itab_first(const struct itab *t, uint64_t h)
+{
+	uint64_t v;
+
+	return hm_get(&t->first, h, &v) ? (uint32_t)v : REP_NONE;
+}
+
+/* Add entry i under h. */
+static int itab_add(struct itab *t, uint64_t h, uint32_t i)
+{
+	if (i >= t->cap) {
+		uint32_t cap = t->cap ? t->cap : 256, *n;
+
+		while (cap <= i)
+			cap *= 2;
+		n = reallocarray(t->next, cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->next = n;
+		t->cap = cap;
+	}
+	t->next[i] = itab_first(t, h);
+	return hm_put(&t->first, h, i);
+}
+
+static void itab_clear(struct itab *t)
+{
+	hm_clear(&t->first);
+}
+
+static void itab_free(struct itab *t)
+{
+	hm_free(&t->first);
+	free(t->next);
+	t->next = NULL;
+	t->cap = 0;
+}
+
+/* A location: what the symbolizer's frame is, whole (enum sy_kind, the
+ * interpreter's frame kind, its payload words and the return-address
+ * flag in kind). */
+struct loc_key {
+	uint32_t kind, pid;
+	uint64_t a, b[FRAME_MAX_PAYLOAD];
+};
+
+/* A mapping of a file in a process. */
+struct map_key {
+	uint32_t pid, pad;
+	uint64_t id64, start;
+};
+
+/* A sample: one per (process, thread, stack, CPU, comm). */
+struct sample_key {
+	uint32_t pid, tid, stack, cpu;
+	char comm[16];
+};
+
 struct sample_ext {
-	uint64_t key_hash;
-	uint32_t next; /* hash chain */
+	struct sample_key key;
 	uint32_t ts_cap;
 	uint64_t *ts;
 };
@@ -103,34 +182,48 @@ struct tp {
 	int64_t mono_to_real; /* add to ktime for unix ns */
 	uint64_t start_ns;    /* interval start, unix ns */
 
+	struct symbolizer *sy;
+
 	struct rep_mapping *maps;
-	uint32_t n_maps, cap_maps;
-	struct hm map_by_file; /* hash(pid, id64, start) -> index; hash(pid,
-				* id64) -> the file's last one in pid */
+	struct map_key *map_keys;
+	uint32_t n_maps, cap_maps, cap_map_keys;
+	struct itab map_by_key;
+	struct hm map_last; /* hash(pid, id64) -> the file's last one in pid */
 
 	struct rep_location *locs;
-	uint32_t n_locs, cap_locs;
-	uint32_t *loc_next;
-	struct hm loc_by_key; /* hash -> first index */
-	uint64_t *loc_key;    /* the key hash of each location */
+	struct loc_key *loc_keys;
+	uint32_t n_locs, cap_locs, cap_loc_keys;
+	struct itab loc_by_key;
 
 	struct rep_stack *stacks;
 	uint32_t n_stacks, cap_stacks;
-	uint32_t *stack_next;
-	uint64_t *stack_hash;
-	struct hm stack_by_hash;
+	struct itab stack_by_key;
 
 	struct rep_process *procs;
 	uint32_t n_procs, cap_procs;
-	struct hm proc_by_pid;
+	struct hm proc_by_pid; /* pid -> index: the key itself */
 
 	struct rep_sample *samples;
 	struct sample_ext *sx;
 	uint32_t n_samples, cap_samples, cap_sx;
-	struct hm sample_by_hash;
+	struct itab sample_by_key;
 
 	uint32_t scratch[MAX_KERNEL_FRAMES + MAX_USER_FRAMES + 8];
+
+	/* records waiting for their process' sync, oldest first */
+	struct tp_wait **wait;
+	uint32_t n_wait, cap_wait;
+	size_t wait_bytes;
 };
+
+/* The waiting list's bounds: its memory, and how long a record waits
+ * for a request the loop has not served.  The requests are served first
+ * in first out, at least one a round, so a request is served unless the
+ * loop is stuck; the time is a safety net, longer than the longest
+ * extraction seen (a few seconds for a 500 MB file), and an interval's
+ * cut takes every record anyway. */
+#define TP_WAIT_MAX_BYTES (4u << 20)
+#define TP_WAIT_MAX_NS (10000000000ULL)
 
 static int64_t clock_offset(void)
 {
@@ -177,6 +270,10 @@ int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	}
 	tp->mono_to_real = clock_offset();
 	tp->start_ns = unix_now();
+	if (sy_new(pm, em, ka, tp->o.interp_frame, tp->o.interp_arg, &tp->sy)) {
+		free(tp);
+		return -ENOMEM;
+	}
 	*out = tp;
 	return 0;
 }
@@ -201,6 +298,21 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 /* ---- interning ------------------------------------------------------- */
 
+/* Grow a key array beside an entry array that ARR_PUSH grew to cap. */
+#define KEYS_FIT(keys, kcap, cap)                                              \
+	({                                                                     \
+		int ok_ = 1;                                                   \
+		if ((kcap) < (cap)) {                                          \
+			void *p_ = reallocarray((keys), (cap), sizeof(*(keys))); \
+			if (p_) {                                              \
+				(keys) = p_;                                   \
+				(kcap) = (cap);                                \
+			} else                                                 \
+				ok_ = 0;                                       \
+		}                                                              \
+		ok_;                                                           \
+	})
+
 /* Does rep mapping m hold f's ELF address addr?  A mapping of a process
  * we never read (limit 0) stands for the whole file. */
 static bool rep_holds(const struct rep_mapping *m, uint64_t addr)
@@ -213,24 +325,30 @@ static bool rep_holds(const struct rep_mapping *m, uint64_t addr)
 /* One mapping per mapping of a file in a process: runtime addresses
  * differ between processes, and a file with split text has several
  * mappings.  addr is the frame's ELF address in f; pmm the process'
- * mapping that holds it, when the caller knows it. */
+ * mapping that holds it, when the symbolizer knows it. */
 static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 			       const struct pm_mapping *pmm, uint64_t addr)
 {
-	uint64_t key[3] = { pid, f->id64, 0 }, v;
-	uint64_t last = hm_hash(key, sizeof(key), 5), h;
+	struct map_key k = { .pid = pid, .id64 = f->id64 };
+	uint64_t last = key_hash(&k, sizeof(k)), h, v;
 	struct rep_mapping *m;
+	uint32_t i;
 
 	/* the file's last mapping in the process, almost always the one */
-	if (hm_get(&tp->map_by_file, last, &v) && rep_holds(&tp->maps[v], addr))
+	if (hm_get(&tp->map_last, last, &v) &&
+	    tp->map_keys[v].pid == pid && tp->map_keys[v].id64 == f->id64 &&
+	    rep_holds(&tp->maps[v], addr))
 		return (uint32_t)v;
 	if (!pmm)
-		pmm = pm_find_file_mapping(pm_find(tp->pm, (pid_t)pid), f, addr);
-	key[2] = pmm ? pmm->start : 0;
-	h = hm_hash(key, sizeof(key), 6);
-	if (hm_get(&tp->map_by_file, h, &v))
-		goto found;
-	if (!ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations))
+		pmm = sy_file_mapping(tp->sy, pid, f, addr);
+	k.start = pmm ? pmm->start : 0;
+	h = key_hash(&k, sizeof(k));
+	for (i = itab_first(&tp->map_by_key, h); i != REP_NONE;
+	     i = tp->map_by_key.next[i])
+		if (!memcmp(&tp->map_keys[i], &k, sizeof(k)))
+			goto found;
+	if (!ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations) ||
+	    !KEYS_FIT(tp->map_keys, tp->cap_map_keys, tp->cap_maps))
 		return REP_NONE;
 	m = &tp->maps[tp->n_maps];
 	memset(m, 0, sizeof(*m));
@@ -243,181 +361,91 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 	m->path = arena_str(tp, f->path);
 	memcpy(m->file_id, f->id.b, 16);
 	m->gnu_build_id = arena_str(tp, exe_build_id(tp->em, f));
-	if (hm_put(&tp->map_by_file, h, tp->n_maps))
+	tp->map_keys[tp->n_maps] = k;
+	if (itab_add(&tp->map_by_key, h, tp->n_maps))
 		return REP_NONE;
-	v = tp->n_maps++;
+	i = tp->n_maps++;
 found:
-	if (hm_put(&tp->map_by_file, last, v))
+	if (hm_put(&tp->map_last, last, i))
 		return REP_NONE;
-	return (uint32_t)v;
+	return i;
 }
 
-/* Find or add a location keyed by (kind, id, addr). */
-static uint32_t find_loc(struct tp *tp, unsigned kind, uint64_t id,
-			 uint64_t addr, uint64_t *hash_out, bool *found)
+/* The location of a symbolized frame: found by its whole key, else named
+ * (once an interval) and added. */
+static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 {
-	uint64_t key[3] = { kind, id, addr }, h = hm_hash(key, sizeof(key), 7), v;
+	struct loc_key k = { .kind = f->kind | f->frame_kind << 8 |
+				     (f->ret_addr ? 1u << 16 : 0) };
+	uint32_t map = REP_NONE, i;
+	struct interp_symbol names;
+	struct rep_location l;
+	uint64_t h;
 
-	*hash_out = h;
-	*found = false;
-	if (hm_get(&tp->loc_by_key, h, &v)) {
-		uint32_t i = (uint32_t)v;
-		*found = true;
-		return i; /* collisions of the 64-bit hash are ignored */
-	}
-	return REP_NONE;
-}
-
-static uint32_t add_loc(struct tp *tp, uint64_t h, const struct rep_location *l)
-{
-	uint32_t old_cap = tp->cap_locs;
-
-	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations))
-		return REP_NONE;
-	if (tp->cap_locs != old_cap) {
-		uint64_t *k = realloc(tp->loc_key, tp->cap_locs * sizeof(*k));
-		if (!k)
+	switch (f->kind) {
+	case SY_KERNEL:
+		k.a = f->addr;
+		break;
+	case SY_NATIVE:
+		map = intern_mapping(tp, f->pid, f->file, f->map,
+				     f->addr - (f->ret_addr ? 1 : 0));
+		if (map == REP_NONE)
 			return REP_NONE;
-		tp->loc_key = k;
+		k.a = map;
+		k.b[0] = f->addr;
+		break;
+	case SY_UNKNOWN:
+		/* the same pc is different code in two processes */
+		k.pid = f->pid;
+		k.a = f->addr;
+		k.b[0] = f->code;
+		break;
+	case SY_ERROR:
+		k.a = f->code;
+		break;
+	case SY_INTERP:
+		/* interpreter objects live in process memory */
+		k.pid = f->pid;
+		k.kind |= f->interp.n_payload << 20;
+		k.a = f->interp.data;
+		memcpy(k.b, f->interp.payload,
+		       f->interp.n_payload * sizeof(k.b[0]));
+		break;
 	}
-	tp->locs[tp->n_locs] = *l;
-	tp->loc_key[tp->n_locs] = h;
-	if (hm_put(&tp->loc_by_key, h, tp->n_locs))
+	h = key_hash(&k, sizeof(k));
+	for (i = itab_first(&tp->loc_by_key, h); i != REP_NONE;
+	     i = tp->loc_by_key.next[i])
+		if (!memcmp(&tp->loc_keys[i], &k, sizeof(k)))
+			return i;
+	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
+	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs))
+		return REP_NONE;
+	sy_name(tp->sy, f, &l, &names);
+	if (f->kind == SY_NATIVE)
+		l.mapping = map;
+	l.function = arena_str(tp, l.function);
+	l.filename = arena_str(tp, l.filename);
+	tp->locs[tp->n_locs] = l;
+	tp->loc_keys[tp->n_locs] = k;
+	if (itab_add(&tp->loc_by_key, h, tp->n_locs))
 		return REP_NONE;
 	return tp->n_locs++;
 }
 
-static uint32_t kernel_loc(struct tp *tp, uint64_t addr)
-{
-	struct rep_location l = { .kind = FRAME_KERNEL, .mapping = REP_NONE,
-				  .address = addr };
-	uint64_t h, off;
-	bool found;
-	uint32_t i = find_loc(tp, FRAME_KERNEL, 0, addr, &h, &found);
-	const char *name;
-	char buf[64];
-
-	if (found)
-		return i;
-	name = ksyms_lookup(ksyms_async_get(tp->ka), addr, &off, NULL);
-	if (!name) {
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-		name = buf;
-	}
-	l.function = arena_str(tp, name);
-	return add_loc(tp, h, &l);
-}
-
-/* A native frame of process pid: file f at ELF address addr. */
-static uint32_t native_loc(struct tp *tp, uint32_t pid, struct exe_file *f,
-			   const struct pm_mapping *pmm, uint64_t addr,
-			   bool ret_addr)
-{
-	struct rep_location l = { .kind = FRAME_NATIVE, .address = addr };
-	uint64_t h, off;
-	bool found;
-	uint32_t i, map = intern_mapping(tp, pid, f, pmm,
-					 addr - (ret_addr ? 1 : 0));
-
-	if (map == REP_NONE)
-		return REP_NONE;
-	i = find_loc(tp, FRAME_NATIVE, map, addr, &h, &found);
-	if (found)
-		return i;
-	l.mapping = map;
-	/* a return address points after the call: name the call */
-	l.function = arena_str(tp, exe_symbolize(tp->em, f,
-						 addr - (ret_addr ? 1 : 0), &off));
-	return add_loc(tp, h, &l);
-}
-
-/* A pc in no known file: what is a literal ("[anon]", "[unknown]",
- * "[unknown file]").  The same pc means different code in two processes,
- * and one pc may be named differently (a mapping appeared), so the key is
- * (process, pc, label). */
-static uint32_t unknown_loc(struct tp *tp, uint32_t pid, uint64_t pc,
-			    const char *what)
-{
-	struct rep_location l = { .kind = FRAME_NATIVE, .mapping = REP_NONE,
-				  .address = pc };
-	uint64_t h, id = hm_hash(what, strlen(what), pid);
-	bool found;
-	uint32_t i = find_loc(tp, 100, id, pc, &h, &found);
-
-	if (found)
-		return i;
-	l.function = what;
-	return add_loc(tp, h, &l);
-}
-
-static uint32_t error_loc(struct tp *tp, uint32_t code)
-{
-	struct rep_location l = { .kind = FRAME_ERROR, .mapping = REP_NONE };
-	uint64_t h;
-	bool found;
-	uint32_t i = find_loc(tp, FRAME_ERROR, 0, code, &h, &found);
-	char buf[96];
-
-	if (found)
-		return i;
-	snprintf(buf, sizeof(buf), "[unwind error: %s]",
-		 metric_name(code));
-	l.function = arena_str(tp, buf);
-	return add_loc(tp, h, &l);
-}
-
-/* A frame of an interpreter (kind FRAME_INTERP(runtime)): named by its
- * module; its objects live in process memory, so the key holds the pid. */
-static uint32_t interp_loc(struct tp *tp, uint32_t pid, unsigned kind,
-			   unsigned flags, uint64_t data, const __u64 *payload,
-			   unsigned np)
-{
-	struct rep_location l = { .kind = kind, .mapping = REP_NONE,
-				  .address = data };
-	struct interp_frame f = { .kind = kind - FRAME_INTERP_BASE,
-				  .flags = flags, .data = data, .n_payload = np };
-	struct interp_symbol sym;
-	uint64_t h, key[2 + FRAME_MAX_PAYLOAD] = { data, np };
-	bool found;
-	uint32_t i;
-
-	memcpy(f.payload, payload, np * sizeof(*payload));
-	memcpy(key + 2, payload, np * sizeof(*payload));
-	i = find_loc(tp, kind, hm_hash(key, sizeof(key), pid), pid, &h, &found);
-	if (found)
-		return i;
-	if (!tp->o.interp_frame ||
-	    tp->o.interp_frame(tp->o.interp_arg, pid, &f, &sym)) {
-		snprintf(sym.name, sizeof(sym.name), "[%s 0x%llx]",
-			 rep_frame_kind_name(kind),
-			 (unsigned long long)(np ? payload[0] : data));
-		sym.file[0] = 0;
-		sym.line = 0;
-	} else {
-		l.address = sym.address;
-	}
-	l.line = sym.line;
-	l.function = arena_str(tp, sym.name);
-	l.filename = sym.file[0] ? arena_str(tp, sym.file) : NULL;
-	return add_loc(tp, h, &l);
-}
-
 static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
 {
-	uint64_t h = hm_hash(locs, n * sizeof(*locs), n), v;
-	uint32_t *copy, old_cap = tp->cap_stacks;
+	uint64_t h = key_hash(locs, n * sizeof(*locs));
 	struct rep_stack *s;
+	uint32_t *copy, i;
 
-	if (hm_get(&tp->stack_by_hash, h, &v)) {
-		s = &tp->stacks[v];
+	for (i = itab_first(&tp->stack_by_key, h); i != REP_NONE;
+	     i = tp->stack_by_key.next[i]) {
+		s = &tp->stacks[i];
 		if (s->n == n && !memcmp(s->locations, locs, n * sizeof(*locs)))
-			return (uint32_t)v;
-		/* a 64-bit collision: keep them apart by rehashing */
-		h = hm_mix(h + 1);
+			return i;
 	}
 	if (!ARR_PUSH(tp->stacks, tp->n_stacks, tp->cap_stacks, tp->o.max_samples))
 		return REP_NONE;
-	(void)old_cap;
 	copy = arena_alloc(&tp->arena, (n ? n : 1) * sizeof(*copy), 4);
 	if (!copy)
 		return REP_NONE;
@@ -425,7 +453,7 @@ static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
 	s = &tp->stacks[tp->n_stacks];
 	s->n = n;
 	s->locations = copy;
-	if (hm_put(&tp->stack_by_hash, h, tp->n_stacks))
+	if (itab_add(&tp->stack_by_key, h, tp->n_stacks))
 		return REP_NONE;
 	return tp->n_stacks++;
 }
@@ -476,38 +504,32 @@ static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
  * folded and SVG encoders, which show no CPU, merge them again). */
 static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 {
-	struct {
-		uint32_t pid, tid, stack, cpu;
-		char comm[16];
-	} key = { h->pid, h->tid, stack, h->cpu };
-	uint64_t kh, v, ts;
+	struct sample_key key = { h->pid, h->tid, stack, h->cpu };
+	uint64_t kh, ts;
 	struct rep_sample *s;
 	struct sample_ext *x;
-	uint32_t proc;
+	uint32_t proc, i;
 
 	memcpy(key.comm, h->comm, sizeof(key.comm));
 	key.comm[15] = 0;
-	kh = hm_hash(&key, sizeof(key), 3);
+	kh = key_hash(&key, sizeof(key));
 	ts = h->ktime + tp->mono_to_real;
-	if (hm_get(&tp->sample_by_hash, kh, &v)) {
-		s = &tp->samples[v];
-		x = &tp->sx[v];
-		s->count++;
-		goto stamp;
-	}
+	for (i = itab_first(&tp->sample_by_key, kh); i != REP_NONE;
+	     i = tp->sample_by_key.next[i])
+		if (!memcmp(&tp->sx[i].key, &key, sizeof(key))) {
+			s = &tp->samples[i];
+			x = &tp->sx[i];
+			s->count++;
+			goto stamp;
+		}
 	proc = intern_proc(tp, h);
 	if (proc == REP_NONE)
 		goto full;
 	if (!ARR_PUSH(tp->samples, tp->n_samples, tp->cap_samples,
 		      tp->o.max_samples))
 		goto full;
-	if (tp->cap_sx < tp->cap_samples) {
-		x = realloc(tp->sx, tp->cap_samples * sizeof(*x));
-		if (!x)
-			goto full;
-		tp->sx = x;
-		tp->cap_sx = tp->cap_samples;
-	}
+	if (!KEYS_FIT(tp->sx, tp->cap_sx, tp->cap_samples))
+		goto full;
 	s = &tp->samples[tp->n_samples];
 	x = &tp->sx[tp->n_samples];
 	memset(s, 0, sizeof(*s));
@@ -518,8 +540,8 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 	s->thread_name = arena_str(tp, key.comm);
 	s->cpu = (int32_t)h->cpu;
 	s->count = 1;
-	x->key_hash = kh;
-	if (hm_put(&tp->sample_by_hash, kh, tp->n_samples))
+	x->key = key;
+	if (itab_add(&tp->sample_by_key, kh, tp->n_samples))
 		goto full;
 	tp->n_samples++;
 stamp:
@@ -541,13 +563,93 @@ full:
 	tp->st.dropped_full++;
 }
 
+/* Name the frames of one record (the symbolizer) and aggregate it. */
+static void add_record(struct tp *tp, const struct trace_hdr *h,
+		       const __u64 *words)
+{
+	uint32_t *locs = tp->scratch, n = 0, i, loc;
+	struct sy_record r;
+	struct sy_frame f;
+	int ret;
+
+	/* leaf first: the kernel frames, then the user frames */
+	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
+		sy_kernel_frame(words[i], &f);
+		locs[n++] = intern_loc(tp, &f);
+	}
+	sy_record_init(&r, h->pid, words + h->n_kernel, h->n_user);
+	while (n < MAX_KERNEL_FRAMES + MAX_USER_FRAMES &&
+	       (ret = sy_next_frame(tp->sy, &r, &f)) != 0) {
+		if (ret < 0) {
+			tp->st.bad_records++;
+			return;
+		}
+		if (f.kind == SY_ERROR && !tp->o.send_error_frames)
+			continue;
+		loc = intern_loc(tp, &f);
+		if (loc == REP_NONE) {
+			tp->st.dropped_full++;
+			return;
+		}
+		locs[n++] = loc;
+	}
+	i = intern_stack(tp, locs, n);
+	if (i == REP_NONE) {
+		tp->st.dropped_full++;
+		return;
+	}
+	add_sample(tp, h, i);
+}
+
+/* A record of a process whose sync was asked for: kept until the poll
+ * loop served the request (tp_retry). */
+struct tp_wait {
+	uint64_t since_ns;
+	size_t bytes;
+	struct trace_hdr h;
+	__u64 words[];
+};
+
+static bool proc_synced(struct tp *tp, uint32_t pid)
+{
+	struct pm_proc *p = pm_find(tp->pm, (pid_t)pid);
+
+	return p && p->synced;
+}
+
+/* Keep a copy of the record; false when the waiting list is full. */
+static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
+{
+	size_t nw = (size_t)h->n_kernel + h->n_user;
+	size_t bytes = sizeof(struct tp_wait) + nw * sizeof(__u64);
+	struct tp_wait *w, **arr;
+
+	if (tp->wait_bytes + bytes > TP_WAIT_MAX_BYTES)
+		return false;
+	if (tp->n_wait == tp->cap_wait) {
+		uint32_t cap = tp->cap_wait ? tp->cap_wait * 2 : 64;
+
+		arr = reallocarray(tp->wait, cap, sizeof(*arr));
+		if (!arr)
+			return false;
+		tp->wait = arr;
+		tp->cap_wait = cap;
+	}
+	w = malloc(bytes);
+	if (!w)
+		return false;
+	w->since_ns = exe_now_ns();
+	w->bytes = bytes;
+	w->h = *h;
+	memcpy(w->words, words, nw * sizeof(__u64));
+	tp->wait[tp->n_wait++] = w;
+	tp->wait_bytes += bytes;
+	tp->st.waited++;
+	return true;
+}
+
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
-	uint32_t *locs = tp->scratch, n = 0, i;
-	const __u64 *uw = words + h->n_kernel;
-	struct pm_proc *proc = NULL;
-	bool proc_tried = false;
-
 	tp->st.traces++;
 	if (h->flags & TRACE_F_UNSYNCED)
 		tp->st.unsynced++;
@@ -562,89 +664,52 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 		if (h->error < METRIC_COUNT)
 			tp->st.errors_by_code[h->error]++;
 	}
-
-	/* leaf first: the kernel frames, then the user frames */
-	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++)
-		locs[n++] = kernel_loc(tp, words[i]);
-	for (i = 0; i < h->n_user && n < MAX_KERNEL_FRAMES + MAX_USER_FRAMES;) {
-		__u64 w = uw[i];
-		unsigned kind = FRAME_KIND(w), flags = FRAME_FLAGS(w);
-		unsigned np = FRAME_NPAYLOAD(w);
-		uint64_t data = FRAME_DATA(w);
-		bool ret = flags & FRAME_F_RETURN_ADDR;
-		uint32_t loc = REP_NONE;
-
-		if (np > FRAME_MAX_PAYLOAD || i + np >= h->n_user)
-			goto bad;
-		switch (kind) {
-		case FRAME_NATIVE: {
-			struct exe_file *f;
-
-			if (np != 1)
-				goto bad;
-			f = exe_find(tp->em, uw[i + 1]);
-			if (f)
-				loc = native_loc(tp, h->pid, f, NULL, data, ret);
-			else
-				loc = unknown_loc(tp, h->pid, data, "[unknown file]");
-			i += 2;
-			break;
-		}
-		case FRAME_RAW: {
-			const struct pm_mapping *m = NULL;
-
-			/* an unsynced process: map the pc through our own
-			 * copy of its mappings, loading them now if needed */
-			if (!proc_tried) {
-				proc_tried = true;
-				proc = pm_find(tp->pm, (pid_t)h->pid);
-				if (!proc || !proc->synced) {
-					pm_sync(tp->pm, (pid_t)h->pid);
-					proc = pm_find(tp->pm, (pid_t)h->pid);
-				}
-			}
-			if (proc)
-				m = pm_find_mapping(proc, data - (ret ? 1 : 0));
-			if (m && m->file)
-				loc = native_loc(tp, h->pid, m->file, m,
-						 ea_elf_addr(m->bias, data), ret);
-			else {
-				tp->st.raw_unresolved++;
-				loc = unknown_loc(tp, h->pid, data,
-						  m ? "[anon]" : "[unknown]");
-			}
-			i += 1;
-			break;
-		}
-		case FRAME_ERROR:
-			i += 1;
-			if (!tp->o.send_error_frames)
-				continue;
-			loc = error_loc(tp, (uint32_t)data);
-			break;
-		default:
-			if (!FRAME_IS_INTERP(kind))
-				goto bad;
-			loc = interp_loc(tp, h->pid, kind, flags, data, uw + i + 1,
-					 np);
-			i += 1 + np;
-			break;
-		}
-		if (loc == REP_NONE) {
-			tp->st.dropped_full++;
+	/* A process not loaded yet: its raw pcs are named through the
+	 * mappings its sync reads.  Ask for it and keep the record until the
+	 * poll loop has served the request: reading /proc and extracting
+	 * files never run here.  A process with a request pending (an exec,
+	 * a pc in no known mapping) waits for it too, so the record is named
+	 * by the mappings it ran with.  Full: named now, by what is known. */
+	if ((h->flags & TRACE_F_UNSYNCED) && !proc_synced(tp, h->pid)) {
+		if (pm_request(tp->pm, (pid_t)h->pid, PM_REQ_SYNC) == 0 &&
+		    park(tp, h, words))
 			return;
+		tp->st.wait_full++;
+	} else if (h->n_user && pm_is_pending(tp->pm, (pid_t)h->pid)) {
+		if (park(tp, h, words))
+			return;
+		tp->st.wait_full++;
+	}
+	add_record(tp, h, words);
+}
+
+void tp_retry(struct tp *tp, bool force)
+{
+	uint64_t now = exe_now_ns();
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < tp->n_wait; i++) {
+		struct tp_wait *w = tp->wait[i];
+		bool expired = now - w->since_ns >= TP_WAIT_MAX_NS;
+
+		/* its request served (synced, or the process is gone): named
+		 * as well as it can be */
+		if (!force && !expired && pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
+			tp->wait[kept++] = w;
+			continue;
 		}
-		locs[n++] = loc;
+		if (expired)
+			tp->st.wait_expired++;
+		add_record(tp, &w->h, w->words);
+		tp->wait_bytes -= w->bytes;
+		free(w);
 	}
-	i = intern_stack(tp, locs, n);
-	if (i == REP_NONE) {
-		tp->st.dropped_full++;
-		return;
-	}
-	add_sample(tp, h, i);
-	return;
-bad:
-	tp->st.bad_records++;
+	tp->n_wait = kept;
+}
+
+uint32_t tp_waiting(struct tp *tp)
+{
+	return tp->n_wait;
 }
 
 void tp_batch(struct tp *tp, struct rep_batch *b)
@@ -675,11 +740,12 @@ void tp_reset(struct tp *tp)
 	for (i = 0; i < tp->n_samples; i++)
 		free(tp->sx[i].ts);
 	tp->n_maps = tp->n_locs = tp->n_stacks = tp->n_procs = tp->n_samples = 0;
-	hm_clear(&tp->map_by_file);
-	hm_clear(&tp->loc_by_key);
-	hm_clear(&tp->stack_by_hash);
+	itab_clear(&tp->map_by_key);
+	hm_clear(&tp->map_last);
+	itab_clear(&tp->loc_by_key);
+	itab_clear(&tp->stack_by_key);
 	hm_clear(&tp->proc_by_pid);
-	hm_clear(&tp->sample_by_hash);
+	itab_clear(&tp->sample_by_key);
 	arena_free(&tp->arena);
 	tp->start_ns = unix_now();
 	tp->mono_to_real = clock_offset();
@@ -687,25 +753,35 @@ void tp_reset(struct tp *tp)
 
 void tp_get_stats(struct tp *tp, struct tp_stats *out)
 {
+	struct sy_stats ss;
+
+	sy_get_stats(tp->sy, &ss);
 	*out = tp->st;
+	out->raw_unresolved = ss.raw_unresolved;
 }
 
 void tp_free(struct tp *tp)
 {
 	if (!tp)
 		return;
+	for (uint32_t i = 0; i < tp->n_wait; i++)
+		free(tp->wait[i]);
+	free(tp->wait);
 	tp_reset(tp);
 	free(tp->maps);
+	free(tp->map_keys);
 	free(tp->locs);
-	free(tp->loc_key);
+	free(tp->loc_keys);
 	free(tp->stacks);
 	free(tp->procs);
 	free(tp->samples);
 	free(tp->sx);
-	hm_free(&tp->map_by_file);
-	hm_free(&tp->loc_by_key);
-	hm_free(&tp->stack_by_hash);
+	itab_free(&tp->map_by_key);
+	hm_free(&tp->map_last);
+	itab_free(&tp->loc_by_key);
+	itab_free(&tp->stack_by_key);
 	hm_free(&tp->proc_by_pid);
-	hm_free(&tp->sample_by_hash);
+	itab_free(&tp->sample_by_key);
+	sy_free(tp->sy);
 	free(tp);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The trace pipeline: turns trace records into frames with names (kernel
- * from kallsyms, native from the file's symbols, interpreted from the
- * interpreter handler), aggregates them by (process, thread, stack) over
- * an interval, and builds the reporter's batch.
+ * The trace pipeline: each record's frames go through the symbolizer
+ * (symbolize.h: what a frame is, then its names), and are aggregated by
+ * (process, thread, stack) over an interval into the reporter's batch:
+ * locations, stacks and samples interned by their whole keys.  It only
+ * reads the process and executable managers: a record of a process not
+ * loaded yet asks for a sync (pm_request) and waits for the poll loop.
  */
 #ifndef EP_PIPELINE_H
 #define EP_PIPELINE_H
@@ -46,6 +48,9 @@ struct tp_stats {
 	uint64_t kernel_only;	 /* records without a user stack */
 	uint64_t raw_unresolved; /* raw pcs in no known mapping */
 	uint64_t bad_records;	 /* malformed frame words */
+	uint64_t waited;	 /* records kept until their process' sync */
+	uint64_t wait_full;	 /* records named at once: no room to wait */
+	uint64_t wait_expired;	 /* records whose sync was not served in time */
 	uint64_t errors_by_code[METRIC_COUNT];
 };
 
@@ -53,8 +58,16 @@ struct tp_stats {
 int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   const struct tp_opts *opts, struct tp **out);
 void tp_free(struct tp *tp);
-/* Add one record (the tracer's callback). */
+/* Add one record (the tracer's callback).  A record of a process not
+ * loaded yet asks the process manager for a sync (pm_request) and waits,
+ * copied, in a bounded list until tp_retry finds the request served. */
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words);
+/* Aggregate the waiting records whose sync was served (or failed, or
+ * took too long); force: all of them (at an interval's cut).  The poll
+ * loop calls it after pm_service. */
+void tp_retry(struct tp *tp, bool force);
+/* Records waiting now. */
+uint32_t tp_waiting(struct tp *tp);
 /* Fill b with the current interval's aggregate.  b stays valid until the
  * next tp_reset() or tp_add_trace().  start_ns/end_ns: unix ns. */
 void tp_batch(struct tp *tp, struct rep_batch *b);

@@ -40,6 +40,14 @@ struct pm {
 	 * pair names no other file meanwhile. */
 	struct hm scan_files;
 	bool scanning;
+	/* the request queue: a ring of PM_REQ_MAX entries, and pid -> the
+	 * entry's sequence number for merging */
+	struct pm_req {
+		pid_t pid;
+		unsigned why;
+	} *reqs;
+	uint64_t req_head, req_tail; /* sequence numbers: next out, next in */
+	struct hm req_by_pid;
 };
 
 /* The exit tracepoint reports every loaded process; a stat of each
@@ -57,6 +65,12 @@ int pm_new(struct exe_mgr *em, struct bpfmaps *bm, struct pm **out)
 	pm->em = em;
 	pm->bm = bm;
 	hm_init(&pm->procs);
+	hm_init(&pm->req_by_pid);
+	pm->reqs = calloc(PM_REQ_MAX, sizeof(*pm->reqs));
+	if (!pm->reqs) {
+		free(pm);
+		return -ENOMEM;
+	}
 	*out = pm;
 	return 0;
 }
@@ -743,6 +757,66 @@ void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns)
 	}
 }
 
+/* ---- the request queue ------------------------------------------------ */
+
+int pm_request(struct pm *pm, pid_t pid, unsigned why)
+{
+	uint64_t seq;
+
+	if (hm_get(&pm->req_by_pid, (uint64_t)pid, &seq)) {
+		pm->reqs[seq % PM_REQ_MAX].why |= why;
+		pm->st.requests_merged++;
+		return 0;
+	}
+	if (pm->req_tail - pm->req_head >= PM_REQ_MAX ||
+	    hm_put(&pm->req_by_pid, (uint64_t)pid, pm->req_tail)) {
+		pm->st.requests_dropped++;
+		return -ENOSPC;
+	}
+	pm->reqs[pm->req_tail % PM_REQ_MAX] = (struct pm_req){ pid, why };
+	pm->req_tail++;
+	pm->st.requests++;
+	return 0;
+}
+
+uint32_t pm_pending(struct pm *pm)
+{
+	return (uint32_t)(pm->req_tail - pm->req_head);
+}
+
+bool pm_is_pending(struct pm *pm, pid_t pid)
+{
+	uint64_t seq;
+
+	return hm_get(&pm->req_by_pid, (uint64_t)pid, &seq);
+}
+
+int pm_service(struct pm *pm, uint64_t budget_ns)
+{
+	uint64_t t0 = exe_now_ns();
+	int n = 0;
+
+	while (pm->req_head != pm->req_tail) {
+		struct pm_req r = pm->reqs[pm->req_head % PM_REQ_MAX];
+
+		if (n && budget_ns && exe_now_ns() - t0 >= budget_ns)
+			break;
+		/* out of the queue first: a hook that runs in pm_sync may
+		 * queue again */
+		pm->req_head++;
+		hm_del(&pm->req_by_pid, (uint64_t)r.pid);
+		if (r.why & PM_REQ_EXEC)
+			pm_exec(pm, r.pid);
+		else if (r.why & PM_REQ_SYNC)
+			pm_sync(pm, r.pid);
+		if (r.why & PM_REQ_EXIT)
+			pm_exit(pm, r.pid);
+		pm->st.requests_served++;
+		n++;
+	}
+	return n;
+}
+
 struct pm_proc *pm_find(struct pm *pm, pid_t pid)
 {
 	uint64_t v;
@@ -906,6 +980,7 @@ int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 void pm_get_stats(struct pm *pm, struct pm_stats *out)
 {
 	*out = pm->st;
+	out->requests_pending = pm_pending(pm);
 }
 
 void pm_free(struct pm *pm)
@@ -926,6 +1001,8 @@ void pm_free(struct pm *pm)
 		free(p);
 	}
 	hm_free(&pm->procs);
+	hm_free(&pm->req_by_pid);
+	free(pm->reqs);
 	exe_put(pm->em, pm->vdso);
 	free(pm);
 }

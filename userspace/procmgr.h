@@ -68,7 +68,22 @@ struct pm_stats {
 	/* files opened for a mapping and refused, by enum pm_mismatch
 	 * ([PM_MISMATCH_NONE] counts nothing useful) */
 	uint64_t mismatch[PM_MISMATCH_COUNT];
+	uint64_t requests;	   /* sync requests queued (pm_request) */
+	uint64_t requests_merged;  /* requests for a pid already queued */
+	uint64_t requests_dropped; /* requests refused: the queue was full */
+	uint64_t requests_served;  /* requests done by pm_service */
+	uint64_t requests_pending; /* requests queued now */
 };
+
+/* Why a process is to be (re)read: bits of pm_request's why. */
+enum pm_req_why {
+	PM_REQ_SYNC = 1, /* a sample of a process not loaded, or at an unknown pc */
+	PM_REQ_EXEC = 2, /* a new image: forget the old mappings, then sync */
+	PM_REQ_EXIT = 4, /* the process exited */
+};
+
+/* The request queue's bound (pids queued at once). */
+#define PM_REQ_MAX 4096
 
 /* Callback run after a process is (re)synced: interpreter handlers hook
  * here.  May be NULL. */
@@ -96,6 +111,24 @@ void pm_exit(struct pm *pm, pid_t pid);
 /* Forget processes that exited linger_ns ago; every 10 s also look for
  * exits the events missed (processes gone from /proc). */
 void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns);
+/*
+ * The request queue: the ring-buffer callbacks and the trace pipeline
+ * only ask, and the poll loop does the work (pm_service), so reading
+ * /proc and extracting a file never run inside a callback.  One entry per
+ * pid (a second request ORs its why into the first), first in first out,
+ * at most PM_REQ_MAX: past that a request is dropped and counted (a
+ * dropped sync comes again with the process' next sample; a dropped exit
+ * is found by pm_gc's sweep).  pm_request returns 0 or -ENOSPC.
+ */
+int pm_request(struct pm *pm, pid_t pid, unsigned why);
+/* Requests queued now. */
+uint32_t pm_pending(struct pm *pm);
+/* Is a request for pid queued? */
+bool pm_is_pending(struct pm *pm, pid_t pid);
+/* Do queued requests in order until the queue is empty or budget_ns has
+ * passed (checked between requests: one file's extraction is not cut;
+ * 0: no limit).  Returns the number done. */
+int pm_service(struct pm *pm, uint64_t budget_ns);
 struct pm_proc *pm_find(struct pm *pm, pid_t pid);
 /* The mapping of p containing addr, or NULL. */
 const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr);

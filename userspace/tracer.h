@@ -64,9 +64,29 @@ bool tracer_types_rejected(struct tracer *t);
 int tracer_attach(struct tracer *t);
 /* Turn sampling on or off (probabilistic mode) without detaching. */
 int tracer_enable(struct tracer *t, bool on);
-/* Wait up to timeout_ms for records and dispatch them.  Returns the
- * number of records handled or a negative errno (-EINTR is fine). */
+/*
+ * Wait up to timeout_ms for records and dispatch them to the callbacks,
+ * on the caller's thread.  From tracer_attach() on, a drain thread
+ * empties both rings every few milliseconds into a queue bounded by
+ * bytes (a record that does not fit is dropped and counted), and this
+ * takes records from the queue, at most a few thousand a call.  Returns
+ * the number of records handled or a negative errno (-EINTR is fine).
+ */
 int tracer_poll(struct tracer *t, int timeout_ms);
+/* Every record written to the rings before the call, dispatched: waits
+ * for a pass of the drain thread that starts after it (an interval's
+ * cut, the exit).  Returns the number handled or a negative errno. */
+int tracer_flush(struct tracer *t);
+struct tracer_drain_stats {
+	bool threaded;		  /* the drain thread runs */
+	uint64_t stall_ns_max;	  /* longest time between two drains */
+	uint64_t queue_drops;	  /* records dropped: the queue was full */
+	uint64_t trace_drops;	  /* of queue_drops, trace records (samples) */
+	uint64_t queue_bytes;	  /* queued now */
+	uint64_t queue_bytes_max; /* the most ever queued */
+	uint64_t queue_bound;
+};
+void tracer_drain_stats(struct tracer *t, struct tracer_drain_stats *out);
 /* Sum the per-CPU counters into out[METRIC_COUNT]. */
 void tracer_read_metrics(struct tracer *t, uint64_t *out);
 /* The maps for the process and executable managers (owned by t). */
