@@ -109,8 +109,9 @@ int sy_next_frame(struct symbolizer *sy, struct sy_record *r,
 		if (f->file) {
 			f->kind = SY_NATIVE;
 		} else {
+			/* file id 0: a mapping of anonymous code (a JIT's) */
 			f->kind = SY_UNKNOWN;
-			f->code = SY_UNKNOWN_FILE;
+			f->code = r->uw[r->i + 1] ? SY_UNKNOWN_FILE : SY_UNKNOWN_ANON;
 		}
 		r->i += 2;
 		return 1;
