@@ -457,7 +457,7 @@ static int tsd_from_code(const uint8_t *c, size_t n, struct interp_tsd *out)
 	return -ENOENT;
 }
 
-static int tsd_of_file(const struct exe_file *f, struct interp_tsd *out)
+int interp_tsd_of_fd(int fd, struct interp_tsd *out)
 {
 	static const char *const names[] = { "pthread_getspecific",
 					     "__pthread_getspecific" };
@@ -467,7 +467,7 @@ static int tsd_of_file(const struct exe_file *f, struct interp_tsd *out)
 	size_t avail;
 	int err, k;
 
-	err = elfm_open_fd(exe_fd(f), &e);
+	err = elfm_open_fd(fd, &e);
 	if (err)
 		return err;
 	elfm_find_syms(e, names, 2, value, size);
@@ -494,7 +494,7 @@ int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 		if (!hm_get(&im->libc_tsd, f->id64, &v)) {
 			struct interp_tsd t;
 
-			v = tsd_of_file(f, &t) ? 0 :
+			v = interp_tsd_of_fd(exe_fd(f), &t) ? 0 :
 			    (uint64_t)t.off | (uint64_t)t.mul << 16 |
 				    (uint64_t)t.val << 32 | 1ULL << 48;
 			/* bounded: libc files on a host are few; a full

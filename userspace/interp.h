@@ -152,6 +152,8 @@ struct interp_tsd {
 };
 int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 		    struct interp_tsd *out);
+/* The same from a libc open as fd (for tests). */
+int interp_tsd_of_fd(int fd, struct interp_tsd *out);
 
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);

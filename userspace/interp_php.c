@@ -412,3 +412,18 @@ const struct interp_module interp_module_php = {
 	.detach = interp_procs_detach,
 	.symbolize = php_symbolize,
 };
+
+int php_record_describe(const void *data, size_t len, struct php_record *out)
+{
+	struct php_info info;
+
+	if (php_check(data, len))
+		return -EINVAL;
+	memcpy(&info, data, sizeof(info));
+	*out = (struct php_record){ .major = info.major, .minor = info.minor,
+				    .current_off = info.current_off,
+				    .eg = info.eg, .loop_lo = info.loop_lo,
+				    .loop_hi = info.loop_hi,
+				    .resume_pc = info.resume_pc };
+	return 0;
+}

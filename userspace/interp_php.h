@@ -17,4 +17,14 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		   uint16_t filename_off, const struct interp_frame *f,
 		   struct interp_symbol *out);
 
+/* What detection kept for a file (its stored record), for tests. */
+struct php_record {
+	unsigned major, minor;
+	unsigned current_off;	   /* executor_globals -> current_execute_data */
+	uint64_t eg;		   /* executor_globals (ELF address) */
+	uint64_t loop_lo, loop_hi; /* execute_ex */
+	uint64_t resume_pc;	   /* where JIT frames resume, 0: none */
+};
+int php_record_describe(const void *data, size_t len, struct php_record *out);
+
 #endif
