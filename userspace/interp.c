@@ -194,6 +194,19 @@ int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 
 /* ---- files ---------------------------------------------------------------- */
 
+int interp_record_check(const struct interp_module *m, const void *data,
+			size_t len)
+{
+	uint32_t format;
+
+	if (!data || len != m->record_size || len < sizeof(format))
+		return -EINVAL;
+	memcpy(&format, data, sizeof(format));
+	if (format != m->record_format)
+		return -EINVAL;
+	return m->check(data);
+}
+
 /* A file's blob for one runtime, from the store or detected and stored.
  * An empty record means "not this runtime".  *cached: answered by the
  * store. */
@@ -209,7 +222,7 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	*len = 0;
 	*cached = false;
 	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
-		err = *len ? m->check(*data, *len) : -ENOENT;
+		err = *len ? interp_record_check(m, *data, *len) : -ENOENT;
 		if (!err || !*len) {
 			*cached = true;
 			return err;
@@ -220,7 +233,7 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		*len = 0;
 	}
 	err = m->detect(im->state[k], path, fd, data, len);
-	if (err == 0 && m->check(*data, *len))
+	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
 	if (im->store && (err == 0 || err == -ENOENT || err == -ENOTSUP))
 		store_put(im->store, id, sk, *data, err ? 0 : *len);

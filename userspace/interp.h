@@ -13,7 +13,9 @@
  *              the store under the runtime's own record kind, so a file
  *              is examined once per host, and on the exe_file (a file
  *              may hold several runtimes).
- *   check      a blob from the store: usable by this build?
+ *   check      a blob from the store: usable by this build?  Every blob is
+ *              a fixed-size struct that begins with a u32 format number:
+ *              the manager checks size and format, the module the rest.
  *   attach     per process, after each sync: fill the unwinder's BPF map
  *              from the blob(s) and the mappings of the files holding it.
  *   detach     the process exited or exec'd.
@@ -94,8 +96,14 @@ struct interp_module {
 	 * (kept, as a miss); other negative errnos: not kept (I/O). */
 	int (*detect)(void *state, const char *path, int fd, void **data,
 		      size_t *len);
-	/* 0 when a stored blob is usable. */
-	int (*check)(const void *data, size_t len);
+	/* What detect's blobs are: record_size bytes, a u32 record_format
+	 * first (bumped when the struct changes: older records are
+	 * detected again). */
+	size_t record_size;
+	uint32_t record_format;
+	/* 0 when a blob of the right size and format is usable (it is
+	 * aligned as malloc aligns) */
+	int (*check)(const void *record);
 	/* Fill the BPF map for the process (interp_map_update).  0, or a
 	 * negative errno (the process is then detached). */
 	int (*attach)(void *state, struct interp_mgr *im,
@@ -154,6 +162,11 @@ int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 		    struct interp_tsd *out);
 /* The same from a libc open as fd (for tests). */
 int interp_tsd_of_fd(int fd, struct interp_tsd *out);
+
+/* Whether a stored blob is usable by module m: its size and format, then
+ * m->check.  0 or -EINVAL. */
+int interp_record_check(const struct interp_module *m, const void *data,
+			size_t len);
 
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);

@@ -115,15 +115,12 @@ out:
 	return err;
 }
 
-static int perl_check(const void *data, size_t len)
+static int perl_check(const void *record)
 {
-	struct perl_info info;
+	const struct perl_info *info = record;
 
-	if (len != sizeof(info))
-		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
-	if (info.format != PERL_INFO_FORMAT || info.loop_hi <= info.loop_lo ||
-	    !offsets_of(info.revision, info.version))
+	if (info->loop_hi <= info->loop_lo ||
+	    !offsets_of(info->revision, info->version))
 		return -EINVAL;
 	return 0;
 }
@@ -348,6 +345,8 @@ const struct interp_module interp_module_perl = {
 	.init = interp_procs_init,
 	.fini = interp_procs_fini,
 	.detect = perl_detect,
+	.record_size = sizeof(struct perl_info),
+	.record_format = PERL_INFO_FORMAT,
 	.check = perl_check,
 	.attach = perl_attach,
 	.detach = interp_procs_detach,

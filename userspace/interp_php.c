@@ -247,15 +247,12 @@ out:
 	return err;
 }
 
-static int php_check(const void *data, size_t len)
+static int php_check(const void *record)
 {
-	struct php_info info;
+	const struct php_info *info = record;
 
-	if (len != sizeof(info))
-		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
-	if (info.format != PHP_INFO_FORMAT || info.loop_hi <= info.loop_lo ||
-	    !layout_of(info.major, info.minor) || !info.current_off)
+	if (info->loop_hi <= info->loop_lo ||
+	    !layout_of(info->major, info->minor) || !info->current_off)
 		return -EINVAL;
 	return 0;
 }
@@ -407,6 +404,8 @@ const struct interp_module interp_module_php = {
 	.init = interp_procs_init,
 	.fini = interp_procs_fini,
 	.detect = php_detect,
+	.record_size = sizeof(struct php_info),
+	.record_format = PHP_INFO_FORMAT,
 	.check = php_check,
 	.attach = php_attach_state,
 	.detach = interp_procs_detach,
@@ -417,7 +416,7 @@ int php_record_describe(const void *data, size_t len, struct php_record *out)
 {
 	struct php_info info;
 
-	if (php_check(data, len))
+	if (interp_record_check(&interp_module_php, data, len))
 		return -EINVAL;
 	memcpy(&info, data, sizeof(info));
 	*out = (struct php_record){ .major = info.major, .minor = info.minor,

@@ -1583,16 +1583,9 @@ static int python_detect(void *state, const char *path, int fd, void **data,
 	return 0;
 }
 
-static int python_check(const void *data, size_t len)
+static int python_check(const void *record)
 {
-	struct py_info info;
-
-	if (len != sizeof(info))
-		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
-	if (info.format != PY_INFO_FORMAT)
-		return -EINVAL;
-	return py_info_check(&info);
+	return py_info_check(record);
 }
 
 /* A process maps one CPython runtime (the first file holding one). */
@@ -1654,6 +1647,8 @@ const struct interp_module interp_module_python = {
 	.init = python_init,
 	.fini = python_fini,
 	.detect = python_detect,
+	.record_size = sizeof(struct py_info),
+	.record_format = PY_INFO_FORMAT,
 	.check = python_check,
 	.attach = python_attach,
 	.detach = python_detach,

@@ -55,16 +55,11 @@ static int test_detect(void *state, const char *path, int fd, void **data,
 	return 0;
 }
 
-static int test_check(const void *data, size_t len)
+static int test_check(const void *record)
 {
-	struct test_info info;
+	const struct test_info *info = record;
 
-	if (len != sizeof(info))
-		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
-	if (info.format != TEST_INFO_FORMAT || info.eval_hi <= info.eval_lo)
-		return -EINVAL;
-	return 0;
+	return info->eval_hi > info->eval_lo ? 0 : -EINVAL;
 }
 
 static int test_attach(void *state, struct interp_mgr *im,
@@ -124,6 +119,8 @@ const struct interp_module interp_module_test = {
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct test_proc),
 	.detect = test_detect,
+	.record_size = sizeof(struct test_info),
+	.record_format = TEST_INFO_FORMAT,
 	.check = test_check,
 	.attach = test_attach,
 	.symbolize = test_symbolize,
