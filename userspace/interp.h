@@ -116,6 +116,16 @@ struct interp_module {
 			 struct interp_symbol *out);
 };
 
+/* A module's counter fields, from its <NAME>_METRICS list (bpf/<name>.h):
+ * .metric_names, .metric_help, .n_metrics. */
+#define INTERP_METRIC_NAME_(name, desc) #name,
+#define INTERP_METRIC_HELP_(name, desc) desc,
+#define INTERP_MODULE_METRICS(LIST)                                            \
+	.metric_names = (const char *const[]){ LIST(INTERP_METRIC_NAME_) },    \
+	.metric_help = (const char *const[]){ LIST(INTERP_METRIC_HELP_) },     \
+	.n_metrics = sizeof((const char *const[]){ LIST(INTERP_METRIC_NAME_) }) / \
+		     sizeof(const char *)
+
 /* Counters per runtime, kept by the manager. */
 struct interp_stats {
 	uint64_t files;		 /* files holding the runtime */

@@ -327,18 +327,11 @@ static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 	return perl_frame_name(interp_read_process, NULL, pid, o, f, out);
 }
 
-#define PERL_METRIC_NAME_(name, desc) #name,
-#define PERL_METRIC_HELP_(name, desc) desc,
-static const char *const perl_metric_names[] = { PERL_METRICS(PERL_METRIC_NAME_) };
-static const char *const perl_metric_help[] = { PERL_METRICS(PERL_METRIC_HELP_) };
-
 const struct interp_module interp_module_perl = {
 	.name = "perl",
 	.kind = INTERP_PERL,
 	.on_by_default = true,
-	.metric_names = perl_metric_names,
-	.metric_help = perl_metric_help,
-	.n_metrics = sizeof(perl_metric_names) / sizeof(perl_metric_names[0]),
+	INTERP_MODULE_METRICS(PERL_METRICS),
 	.map_name = "perl_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct perl_proc),

@@ -386,18 +386,11 @@ static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			      (uint16_t)filename_off, f, out);
 }
 
-#define PHP_METRIC_NAME_(name, desc) #name,
-#define PHP_METRIC_HELP_(name, desc) desc,
-static const char *const php_metric_names[] = { PHP_METRICS(PHP_METRIC_NAME_) };
-static const char *const php_metric_help[] = { PHP_METRICS(PHP_METRIC_HELP_) };
-
 const struct interp_module interp_module_php = {
 	.name = "php",
 	.kind = INTERP_PHP,
 	.on_by_default = true,
-	.metric_names = php_metric_names,
-	.metric_help = php_metric_help,
-	.n_metrics = sizeof(php_metric_names) / sizeof(php_metric_names[0]),
+	INTERP_MODULE_METRICS(PHP_METRICS),
 	.map_name = "php_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct php_proc),

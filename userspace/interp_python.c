@@ -1549,11 +1549,6 @@ int py_walk_stack(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
 
 /* ---- the interpreter module (interp.h) ------------------------------------ */
 
-#define PY_METRIC_NAME_(name, desc) #name,
-#define PY_METRIC_HELP_(name, desc) desc,
-static const char *const py_metric_names[] = { PYTHON_METRICS(PY_METRIC_NAME_) };
-static const char *const py_metric_help[] = { PYTHON_METRICS(PY_METRIC_HELP_) };
-
 static int python_init(void **state)
 {
 	return py_ctx_new(NULL, (struct py_ctx **)state);
@@ -1638,9 +1633,7 @@ const struct interp_module interp_module_python = {
 	.name = "python",
 	.kind = INTERP_PYTHON,
 	.on_by_default = true,
-	.metric_names = py_metric_names,
-	.metric_help = py_metric_help,
-	.n_metrics = sizeof(py_metric_names) / sizeof(py_metric_names[0]),
+	INTERP_MODULE_METRICS(PYTHON_METRICS),
 	.map_name = "py_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct py_proc),

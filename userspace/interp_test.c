@@ -103,18 +103,11 @@ static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 	return 0;
 }
 
-#define TEST_METRIC_NAME_(name, desc) #name,
-#define TEST_METRIC_HELP_(name, desc) desc,
-static const char *const test_metric_names[] = { TEST_METRICS(TEST_METRIC_NAME_) };
-static const char *const test_metric_help[] = { TEST_METRICS(TEST_METRIC_HELP_) };
-
 const struct interp_module interp_module_test = {
 	.name = "test",
 	.kind = INTERP_TEST,
 	.on_by_default = false, /* only when named in -tracers */
-	.metric_names = test_metric_names,
-	.metric_help = test_metric_help,
-	.n_metrics = sizeof(test_metric_names) / sizeof(test_metric_names[0]),
+	INTERP_MODULE_METRICS(TEST_METRICS),
 	.map_name = "test_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct test_proc),
