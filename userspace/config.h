@@ -26,7 +26,7 @@ struct config {
 	int probabilistic_threshold;	 /* 1..100 */
 	uint64_t probabilistic_interval_ns;
 	double off_cpu_threshold;
-	const char *tracers; /* "all", or a list: native,python */
+	const char *tracers; /* "all", or a list: native and module names */
 	int map_scale_factor;
 	uint64_t max_delta_rows; /* 0 = the default, scaled */
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */

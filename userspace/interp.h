@@ -130,7 +130,7 @@ struct interp_module {
 struct interp_stats {
 	uint64_t files;		 /* files holding the runtime */
 	uint64_t files_unsupported; /* files holding a version or build of it
-				     * not supported (PHP's ZTS builds) */
+				     * not supported (detect said -ENOTSUP) */
 	uint64_t procs;		 /* processes attached now */
 	uint64_t detect_cached;	 /* detections answered by the store */
 	uint64_t attach_errors;	 /* attach refused (layout, table full) */
@@ -184,7 +184,7 @@ const struct interp_module *interp_module(unsigned kind);
  * into a mask of enum interp_kind bits.  "all" is every module on by
  * default.  Returns 0, or -EINVAL after a message naming the word. */
 int interp_parse_tracers(const char *tracers, uint32_t *mask);
-/* "native, python, ...": the names -tracers knows. */
+/* "native" and every module's name: the words -tracers knows. */
 const char *interp_tracer_names(void);
 /* The name of a counter of an interpreter's range, or NULL. */
 const char *interp_metric_name(unsigned id);

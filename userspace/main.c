@@ -609,7 +609,7 @@ static void publish_metrics(struct daemon *d)
 		      "Files found to hold this runtime.", is,
 		      offsetof(struct interp_stats, files));
 	interp_series(f, "interp_files_unsupported_total", "counter",
-		      "Files holding a version or build of this runtime not supported (PHP ZTS).",
+		      "Files holding a version or build of this runtime not supported (its module names which).",
 		      is, offsetof(struct interp_stats, files_unsupported));
 	interp_series(f, "interp_attach_errors_total", "counter",
 		      "Processes of this runtime not unwound: layout refused or table full.",

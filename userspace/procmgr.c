@@ -582,9 +582,9 @@ int pm_sync(struct pm *pm, pid_t pid)
 				close(fd);
 				if (err == -ENOEXEC) {
 					/* code in a file that is not ELF: a
-					 * JIT's buffer in shared memory (PHP's
-					 * opcache maps /dev/zero): anonymous
-					 * code, as above */
+					 * JIT's buffer in shared memory (a
+					 * shared mapping of /dev/zero or a
+					 * memfd): anonymous code, as above */
 					m.file = NULL;
 					m.flags = MAP_F_FP_ONLY;
 					m.bias = 0;

@@ -33,7 +33,7 @@
  * the pipeline use: FRAME_NATIVE, FRAME_KERNEL, FRAME_GO, FRAME_ERROR (an
  * unwinding error, named by function) and FRAME_INTERP(runtime). */
 
-/* "native", "kernel", "cpython", ...: the OTLP profile.frame.type value
+/* "native", "kernel", an interpreter's type: the OTLP profile.frame.type value
  * (an interpreter's from INTERPRETERS). */
 const char *rep_frame_kind_name(unsigned kind);
 
@@ -221,8 +221,8 @@ int rep_encode_svg(const struct rep_batch *b, const char *title, char **buf,
 size_t rep_utf8_fix(char *out, size_t size, const char *s);
 
 /* The display name of a location, as folded and SVG print it: function,
- * "name_[k]" for kernel frames, "qualname (file.py:line)" for Python (the
- * file's basename), "[name]" for unwinding errors, "basename+0xADDRESS"
+ * "name_[k]" for kernel frames, "name (file:line)" for an interpreter's
+ * frame (the file's basename), "[name]" for unwinding errors, "basename+0xADDRESS"
  * (the mapping's file, the ELF address) when there is no symbol, "0xADDRESS"
  * with no mapping either.  ';' becomes ':' and control characters '?', so a
  * name is always one folded frame.  Writes at most n bytes, NUL included,
