@@ -50,6 +50,8 @@ pid_t h_profile_started_at(const char *const *args, const char *stderr_path,
 pid_t h_find_child(pid_t parent, const char *comm, int timeout_ms);
 /* VmRSS of pid in KiB, or -1. */
 long h_rss_kb(pid_t pid);
+/* CPU seconds pid has used (user + system, /proc/PID/stat), or -1. */
+double h_cpu_s(pid_t pid);
 
 int h_read_folded(const char *path, struct folded *f);
 void h_free_folded(struct folded *f);

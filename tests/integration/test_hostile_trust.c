@@ -107,29 +107,6 @@ static void stop_pid(pid_t pid)
 	}
 }
 
-/* user + system CPU time of pid, in seconds, or -1 */
-static double cpu_s(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	n = (int)fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n > 0 ? n : 0] = 0;
-	p = strrchr(buf, ')');
-	/* after the comm: state is field 3, utime 14, stime 15 */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* Compile src (a C text) into out with cc and flags. */
 static bool build(const char *name, const char *src, const char *flags,
 		  const char *out)
@@ -247,7 +224,7 @@ static bool run_start(struct run *r)
 		free(e);
 		if (started) {
 			r->t0_ms = h_now_ms();
-			r->cpu0 = cpu_s(r->victim);
+			r->cpu0 = h_cpu_s(r->victim);
 			return true;
 		}
 		if (waitpid(r->daemon, NULL, WNOHANG) == r->daemon)
@@ -277,7 +254,7 @@ static void run_finish(struct run *r, const char *const *forbidden)
 	/* stopped, it takes no CPU time and no samples more: what it had
 	 * between the two readings was all sampled */
 	kill(r->victim, SIGSTOP);
-	cpu1 = cpu_s(r->victim);
+	cpu1 = h_cpu_s(r->victim);
 	ASSERT_TRUE(WIFEXITED(h_wait(r->daemon, 60)), "the daemon exits");
 	stop_pid(r->victim);
 	r->err = h_slurp(r->errpath);

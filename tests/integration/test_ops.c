@@ -496,28 +496,6 @@ TEST_ROOT(ops_pid_repeatable)
 	stop_pid(c);
 }
 
-/* CPU seconds a process has used (utime + stime). */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long ut, st;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
-}
-
 /* Profile pid for 3 s with the environment and file as set; returns the
  * sampling rate seen: samples per CPU second of the workload. */
 static double observed_hz(pid_t pid, const char *output, const char *const *extra)
@@ -532,9 +510,9 @@ static double observed_hz(pid_t pid, const char *output, const char *const *extr
 	while (extra && *extra && n < 14)
 		args[n++] = *extra++;
 	args[n] = NULL;
-	c0 = proc_cpu_s(pid);
+	c0 = h_cpu_s(pid);
 	rc = h_profile(args, &err, 60);
-	c1 = proc_cpu_s(pid);
+	c1 = h_cpu_s(pid);
 	if (ASSERT_EQ(rc, 0, "exit code") && h_read_folded(output, &f) == 0) {
 		/* the CPU time includes the start-up, before sampling: a few
 		 * percent low at most */
