@@ -208,8 +208,11 @@ int interp_record_check(const struct interp_module *m, const void *data,
 }
 
 /* A file's blob for one runtime, from the store or detected and stored.
- * An empty record means "not this runtime".  *cached: answered by the
- * store. */
+ * An empty record means "not this runtime", UNSUPPORTED_MARK "this runtime
+ * in a version or build not supported" (so the count of those survives a
+ * restart).  *cached: answered by the store. */
+static const uint32_t UNSUPPORTED_MARK = 0x4e535550; /* "PUSN" */
+
 static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		      const char *path, int fd, void **data, size_t *len,
 		      bool *cached)
@@ -222,6 +225,14 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	*len = 0;
 	*cached = false;
 	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
+		if (*len == sizeof(UNSUPPORTED_MARK) &&
+		    !memcmp(*data, &UNSUPPORTED_MARK, *len)) {
+			free(*data);
+			*data = NULL;
+			*len = 0;
+			*cached = true;
+			return -ENOTSUP;
+		}
 		err = *len ? interp_record_check(m, *data, *len) : -ENOENT;
 		if (!err || !*len) {
 			*cached = true;
@@ -235,7 +246,10 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	err = m->detect(im->state[k], path, fd, data, len);
 	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
-	if (im->store && (err == 0 || err == -ENOENT || err == -ENOTSUP))
+	if (im->store && err == -ENOTSUP)
+		store_put(im->store, id, sk, &UNSUPPORTED_MARK,
+			  sizeof(UNSUPPORTED_MARK));
+	else if (im->store && (err == 0 || err == -ENOENT))
 		store_put(im->store, id, sk, *data, err ? 0 : *len);
 	if (err) {
 		free(*data);

@@ -16,6 +16,7 @@
 #include "interp.h"
 #include "interp_php.h"
 #include "rep_fixture.h"
+#include "store.h"
 #include "test.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -100,4 +101,45 @@ TEST(interp_php_detect_vs_objdump)
 		    "the resume address is inside execute_ex");
 out:
 	free(data);
+}
+
+/* A file holding a runtime in a build its module does not support (a
+ * thread-safe PHP: executor_globals_offset instead of executor_globals)
+ * is counted as such, and still after a restart from the cache. */
+TEST(interp_unsupported_counted_from_the_cache)
+{
+	static const char src[] =
+		"const char version[] = \"X-Powered-By: PHP/8.2.0\";\n"
+		"unsigned long executor_globals_offset = 8;\n"
+		"int execute_ex(int x) { return x * 3 + (int)version[0]; }\n"
+		"int main(void) { return execute_ex(1) + (int)executor_globals_offset; }\n";
+	const char *c = test_tmppath("zts.c"), *bin = test_tmppath("zts");
+	char cmd[1024], dir[512];
+	struct exe_file f = { .path = (char *)bin, .fd = -1 };
+	struct interp_stats st;
+	struct store_opts o = { .no_sync = true };
+	struct interp_mgr *im;
+	struct store *s;
+	int i, fd;
+
+	ASSERT_OK(fix_write_file(c, src, sizeof(src) - 1), "source");
+	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s", bin, c);
+	ASSERT_OK(fix_run(cmd, NULL, 0), "cc");
+	snprintf(dir, sizeof(dir), "%s/zts-cache", test_tmpdir());
+	memset(f.id.b, 0x5a, sizeof(f.id.b));
+	for (i = 0; i < 2; i++) { /* a daemon, then its restart */
+		if (!ASSERT_OK(store_open(dir, &o, &s), "store"))
+			return;
+		ASSERT_OK(interp_mgr_new(NULL, s, "php", &im), "manager");
+		fd = open(bin, O_RDONLY | O_CLOEXEC);
+		interp_detect(im, &f, fd);
+		close(fd);
+		interp_get_stats(im, INTERP_PHP, &st);
+		ASSERT_EQ(st.files_unsupported, 1, "the file is counted as unsupported");
+		ASSERT_EQ(st.files, 0, "and not attached");
+		ASSERT_EQ(st.detect_cached, i, "the second time from the cache");
+		ASSERT_EQ(f.interp_mask, 0, "no runtime kept on the file");
+		interp_mgr_free(im);
+		store_free(s);
+	}
 }
