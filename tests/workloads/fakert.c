@@ -62,7 +62,9 @@ int main(int argc, char **argv)
 {
 	double end = wl_now() + wl_secs(argc, argv, 10);
 
+	/* phases of tens of ms: far longer than a sampling period, so the
+	 * samples cannot beat with the alpha/beta cycle */
 	while (wl_now() < end)
-		ep_fakert_eval(&f_main, 100000);
+		ep_fakert_eval(&f_main, 10000000);
 	return 0;
 }
