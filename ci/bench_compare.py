@@ -166,7 +166,8 @@ def folded_user_frames(path, comm):
     frames = samples = 0
     stem = os.path.basename(path)[:-len(".folded")]
     files = [os.path.join(TMP, f) for f in os.listdir(TMP)
-             if f.startswith(stem) and f.endswith(".folded")]
+             if f.endswith(".folded") and (f == stem + ".folded" or
+                                            f.startswith(stem + "-"))]
     try:
         for name in files:
             with open(name) as f:
@@ -208,8 +209,11 @@ def one_depth(depth, port):
         w.kill()
         w.wait()
     n = b[1] - a[1]
-    return ((b[0] - a[0]) / n if n > 0 else float("nan"),
-            folded_user_frames(out, "recurse"))
+    frames = folded_user_frames(out, "recurse")
+    for f in os.listdir(TMP):
+        if f.endswith(".folded"):
+            os.unlink(os.path.join(TMP, f))
+    return ((b[0] - a[0]) / n if n > 0 else float("nan"), frames)
 
 
 def med(xs):
