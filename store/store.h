@@ -162,25 +162,4 @@ int store_verify(struct store *s, uint64_t *checked);
 /* Remove every record.  Returns 0 or a negative errno. */
 int store_clear(struct store *s);
 
-/* Fault injection, for tests only.  From now on, the nth allocation
- * (1 = the next) made by this module fails; 0 turns it off. */
-void store_test_fail_alloc(long nth);
-/* The nth LMDB write operation (begin, put, del, drop, commit) from now
- * on fails with err: a positive errno as a failed write gives (EIO,
- * ENOSPC), or one of these LMDB conditions.  nth 0 turns it off. */
-enum {
-	STORE_FAULT_MAP_FULL = -1,
-	STORE_FAULT_CORRUPTED = -2,
-	STORE_FAULT_PANIC = -3,
-};
-void store_test_fail_lmdb(long nth, int err);
-/* Write val as the stored value of a record, as is (no header added, no
- * check), or read a stored value back: for tests and fuzzing of what a
- * damaged or forged record does.  *val is malloc'd.  Return 0 or a
- * negative errno. */
-int store_test_put_raw(struct store *s, const uint8_t id[16],
-		       enum store_kind kind, const void *val, size_t len);
-int store_test_get_raw(struct store *s, const uint8_t id[16],
-		       enum store_kind kind, void **val, size_t *len);
-
 #endif

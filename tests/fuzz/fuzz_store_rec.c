@@ -16,6 +16,7 @@
 #include "fuzz.h"
 #include "interp.h"
 #include "store.h"
+#include "store_test.h"
 
 static struct store *st;
 static struct interp_mgr *im;
