@@ -26,7 +26,6 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-
 /* ---- the cross-process write lock ---------------------------------------- */
 
 /*

@@ -182,7 +182,6 @@ int st_w_del(MDB_txn *txn, MDB_dbi dbi, MDB_val *k)
 
 /* ---- write context ------------------------------------------------------ */
 
-
 int st_meta_get(struct store *s, MDB_txn *txn, const char *name,
 		void *out, size_t size)
 {
