@@ -11,7 +11,7 @@
 
 #include "log.h"
 
-#define EMERGENCY_PAGES 16		/* see evict_batch() */
+#define EMERGENCY_PAGES 16		/* see evict_batch() (store.h) */
 /* Bytes evicted per transaction: bounds the pages its copy-on-write and
  * its free-list record need. */
 #define EVICT_BATCH_BYTES (4u << 20)

@@ -17,8 +17,10 @@
 
 #include "log.h"
 
+/* store.h states these bounds (store.h): keep in sync. */
 #define MIN_LIMIT_PAGES 128
 #define MAX_READERS 1022
+#define MAX_OPEN_STORES 16 /* per process */
 
 /* "dir/name" in buf; -ENAMETOOLONG when it does not fit. */
 int st_join(char *buf, size_t size, const char *dir, const char *name)
@@ -36,7 +38,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	struct store *s;
 	pid_t pid;
-} registry[16];
+} registry[MAX_OPEN_STORES];
 
 static int registry_add(struct store *s)
 {
@@ -44,7 +46,7 @@ static int registry_add(struct store *s)
 	int i, free_i = -1, err = 0;
 
 	pthread_mutex_lock(&registry_lock);
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < MAX_OPEN_STORES; i++) {
 		if (!registry[i].s || registry[i].pid != pid) {
 			if (free_i < 0)
 				free_i = i;
@@ -71,7 +73,7 @@ static void registry_del(struct store *s)
 	if (!s->registered)
 		return;
 	pthread_mutex_lock(&registry_lock);
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < MAX_OPEN_STORES; i++) {
 		if (registry[i].s == s && registry[i].pid == getpid())
 			registry[i].s = NULL;
 	}

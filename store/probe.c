@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PROBE_WALK_TIMEOUT_MS 120000
+#define PROBE_WALK_TIMEOUT_MS 120000 /* (store.h) */
 
 /*
  * What the child reports: how far it got and the outcome.  A child that

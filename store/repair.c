@@ -18,7 +18,7 @@
 
 /* Opening waits for LMDB's lock file only while another process sets
  * it up; longer than this many lock timeouts, it is held. */
-#define PROBE_OPEN_TIMEOUTS 5
+#define PROBE_OPEN_TIMEOUTS 5 /* (store.h) */
 
 struct keylist {
 	uint8_t (*k)[LRU_KEY_LEN];

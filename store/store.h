@@ -38,20 +38,25 @@
  * the machine may lose the last commit, never damage the file) unless
  * the store was opened with no_sync.
  *
- * Bounds, and the counter that shows each one (struct store_stats):
- *   - the data file never grows past max_bytes (LMDB's map is the limit);
- *     a put that does not fit evicts the least recently used records
- *     (evictions), and fails with -ENOSPC when it still cannot (put_errors);
+ * Bounds, and the counter that shows each one (struct store_stats); the
+ * figures are constants of store/ (named here in brackets):
+ *   - the data file never grows past max_bytes: LMDB's map is the limit
+ *     (an eviction stuck in a full map may take 16 pages past it for one
+ *     transaction [EMERGENCY_PAGES]); a put that does not fit evicts the
+ *     least recently used records (evictions), and fails with -ENOSPC
+ *     when it still cannot (put_errors);
  *   - one record holds at most half the limit (-E2BIG, put_errors);
- *   - the noted uses wait in a queue of 1024 keys; a use noted while it
- *     is full is lost (touches_dropped), so that record may be evicted
- *     earlier than its use deserved;
- *   - 64 idle read transactions are kept per store, and 1022 readers per
- *     directory across processes (LMDB's reader table: -EAGAIN past it);
- *   - 16 stores open at once per process (-EMFILE);
+ *   - the noted uses wait in a queue of 1024 keys [PENDING_MAX]; a use
+ *     noted while it is full is lost (touches_dropped), so that record
+ *     may be evicted earlier than its use deserved;
+ *   - 64 idle read transactions are kept per store [POOL_MAX], and 1022
+ *     readers per directory across processes [MAX_READERS] (LMDB's reader
+ *     table: -EAGAIN past it);
+ *   - 16 stores open at once per process [MAX_OPEN_STORES] (-EMFILE);
  *   - a write waits lock_timeout_ms at most for another process (-EBUSY);
  *     the check of an existing file at open waits five lock timeouts for
- *     the lock file and two minutes for the walk.
+ *     the lock file [PROBE_OPEN_TIMEOUTS] and two minutes for the walk
+ *     [PROBE_WALK_TIMEOUT_MS].
  */
 #ifndef EP_STORE_H
 #define EP_STORE_H
@@ -91,7 +96,8 @@ const char *store_kind_name(unsigned kind);
 
 /* Options of store_open(); all zero is the default of every field. */
 struct store_opts {
-	/* Size limit, rounded up to whole pages and to at least 128 pages.
+	/* Size limit, rounded up to whole pages and to at least 128 pages
+	 * [MIN_LIMIT_PAGES].
 	 * 0: the limit recorded in the directory by the last opener that
 	 * gave one, else STORE_DEFAULT_MAX_BYTES.  A nonzero value is
 	 * recorded in the directory (unless read_only). */

@@ -72,8 +72,9 @@
  * emptied on open (unless read-only, where it reads as empty). */
 #define LAYOUT_VERSION 1
 #define NUM_METAS 2			/* LMDB's two meta pages */
-#define POOL_MAX 64			/* idle read transactions kept */
-#define PENDING_MAX 1024		/* noted uses and drops per batch */
+/* store.h states the bounds marked "(store.h)": keep in sync. */
+#define POOL_MAX 64		/* idle read transactions kept (store.h) */
+#define PENDING_MAX 1024	/* noted uses and drops per batch (store.h) */
 #define PENDING_SLOTS (2 * PENDING_MAX)
 
 /* Host byte order, like LMDB's own file: the cache is not portable
