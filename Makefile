@@ -43,7 +43,7 @@ WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \
-	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -Iskel \
+	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -I$(O)/skel \
 	-DEP_VERSION='"$(VERSION)"' -DEP_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) -pthread
 LIBS := $(PKG_LIBS) -lstdc++ -lm
@@ -65,7 +65,8 @@ all: ebpf-profiler
 # ---- BPF ---------------------------------------------------------------
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
-SKEL := skel/profiler.skel.h
+# Under the build directory: O=build and O=build-asan each have their own.
+SKEL := $(O)/skel/profiler.skel.h
 
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/x86/vmlinux.h | $(O)/bpf
 	$(call msg,BPF,$@)
@@ -75,7 +76,7 @@ $(O)/bpf/profiler.bpf.o: $(BPF_OBJS)
 	$(call msg,BPFLINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(SKEL): $(O)/bpf/profiler.bpf.o | skel
+$(SKEL): $(O)/bpf/profiler.bpf.o | $(O)/skel
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
 
@@ -141,7 +142,7 @@ workloads: ebpf-profiler
 test: ebpf-profiler $(RUNNER) workloads
 	$(Q)if [ -z "$$EP_SKIP_ASAN" ]; then $(MAKE) --no-print-directory test-asan; fi
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
-		EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+		EP_SKEL=$(abspath $(SKEL)) EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
 
 unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
@@ -159,7 +160,8 @@ test-asan:
 		$(ASAN_O)/tests/runner $(TEST)
 
 test-qemu: ebpf-profiler workloads
-	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie tests/qemu/run-matrix.sh $(KERNELS)
+	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie EP_SKEL=$(abspath $(SKEL)) \
+		tests/qemu/run-matrix.sh $(KERNELS)
 
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py
@@ -215,11 +217,11 @@ install: ebpf-profiler
 	install -D -m 0755 ebpf-profiler $(DESTDIR)/usr/local/bin/ebpf-profiler
 	install -D -m 0644 ci/ebpf-profiler.service $(DESTDIR)/etc/systemd/system/ebpf-profiler.service
 
-$(O)/bpf $(O)/gen skel:
+$(O)/bpf $(O)/gen $(O)/skel:
 	$(Q)mkdir -p $@
 
 clean:
-	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
+	rm -rf $(O) ebpf-profiler
 
 help:
 	@sed -n '3,12p' Makefile

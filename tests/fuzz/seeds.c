@@ -30,6 +30,7 @@
 #include "gopclntab.h"
 #include "interp_python.h"
 #include "store.h"
+#include "store_test.h"
 
 #define WHOLE_MAX (256u << 10)	 /* whole files up to this size */
 #define HEAD_LEN (64u << 10)	 /* else their head */
