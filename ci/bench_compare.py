@@ -52,6 +52,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (shared helpers: bpf stats, prog ids, readiness)
 
 EP = os.environ.get("EP_BIN", "./ebpf-profiler")
+# another build of ours attached in the same window too (A/B)
+BEFORE = os.environ.get("EP_BIN_BEFORE")
 WL = os.environ.get("EP_WORKLOADS", "build/workloads")
 SRC = os.environ.get("EP_SRCDIR", ".")
 SECS = float(os.environ.get("BENCH_SECONDS", "8"))
@@ -82,9 +84,9 @@ def workload_cmds(name):
     return []
 
 
-def start_ours(flags, port, out):
+def start_ours(flags, port, out, binary=None):
     err = open(out + ".err", "w")
-    cmd = [EP, "-samples-per-second", str(HZ), "-output", out,
+    cmd = [binary or EP, "-samples-per-second", str(HZ), "-output", out,
            "-cache-dir", os.path.join(TMP, "cache"),
            "-metrics-address", str(port)] + flags
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
@@ -124,17 +126,19 @@ def wait_progs(pid, timeout=30):
     return set()
 
 
-def window(ours, bt):
-    """ns/sample of ours and of bpftrace over the same SECS."""
-    ids_o, ids_b = bench.bpf_prog_ids(ours.pid), wait_progs(bt.pid)
-    o0, b0 = stats(ids_o), stats(ids_b)
+def window(procs):
+    """(ns/sample, samples) of each tool over the same SECS; the last one
+    is bpftrace."""
+    ids = [bench.bpf_prog_ids(p.pid) for p in procs[:-1]]
+    ids.append(wait_progs(procs[-1].pid))
+    s0 = [stats(i) for i in ids]
     time.sleep(SECS)
-    o1, b1 = stats(ids_o), stats(ids_b)
+    s1 = [stats(i) for i in ids]
 
     def per(a, b):
         n = b[1] - a[1]
         return ((b[0] - a[0]) / n, n) if n > 0 else (float("nan"), 0)
-    return per(o0, o1), per(b0, b1)
+    return [per(a, b) for a, b in zip(s0, s1)]
 
 
 def one_compare(wl, cfg, port):
@@ -143,17 +147,22 @@ def one_compare(wl, cfg, port):
              for c in workload_cmds(wl)]
     try:
         time.sleep(0.5)
-        bench.METRICS_PORT = port
-        ours = start_ours(CONFIG_FLAGS[cfg], port,
-                          os.path.join(TMP, "cmp.folded"))
-        bt = start_bpftrace()
+        tools = [start_ours(CONFIG_FLAGS[cfg], port,
+                            os.path.join(TMP, "cmp.folded"))]
+        if BEFORE:
+            tools.append(start_ours(CONFIG_FLAGS[cfg], port + 1,
+                                    os.path.join(TMP, "before.folded"),
+                                    BEFORE))
+        tools.append(start_bpftrace())
         try:
-            bench.wait_ours_ready(ours)
+            for i, p in enumerate(tools[:-1]):
+                bench.METRICS_PORT = port + i
+                bench.wait_ours_ready(p)
             time.sleep(1.0)  # bpftrace attached, first maps warm
-            return window(ours, bt)
+            return window(tools)
         finally:
-            stop(bt)
-            stop(ours)
+            for p in tools:
+                stop(p)
     finally:
         for p in procs:
             p.kill()
@@ -185,35 +194,29 @@ def folded_user_frames(path, comm):
     return frames / samples if samples else None
 
 
-def one_depth(depth, port):
+def one_depth(depth):
+    """ns per sent trace (the summary's bpf_ns_per_trace: run time over
+    the traces of the chosen process, while run_cnt also counts the runs
+    that filtered other processes out) and user frames per sample."""
     w = subprocess.Popen([os.path.join(WL, "recurse"), str(RUN_S), str(depth)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = os.path.join(TMP, "depth%d.folded" % depth)
     try:
         time.sleep(0.3)
-        bench.METRICS_PORT = port
-        ours = subprocess.Popen(
+        p = subprocess.run(
             [EP, "-samples-per-second", str(HZ), "-pid", str(w.pid), "-output",
-             out, "-cache-dir", os.path.join(TMP, "cache"), "-metrics-address",
-             str(port), "-tracers", "native"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            bench.wait_ours_ready(ours)
-            ids = bench.bpf_prog_ids(ours.pid)
-            a = stats(ids)
-            time.sleep(SECS)
-            b = stats(ids)
-        finally:
-            stop(ours)
+             out, "-cache-dir", os.path.join(TMP, "cache"), "-duration",
+             "%gs" % SECS, "-tracers", "native"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     finally:
         w.kill()
         w.wait()
-    n = b[1] - a[1]
+    m = re.search(r"bpf_ns_per_trace=([\d.]+)", p.stderr)
     frames = folded_user_frames(out, "recurse")
     for f in os.listdir(TMP):
         if f.endswith(".folded"):
             os.unlink(os.path.join(TMP, f))
-    return ((b[0] - a[0]) / n if n > 0 else float("nan"), frames)
+    return (float(m.group(1)) if m else float("nan"), frames)
 
 
 def med(xs):
@@ -234,27 +237,35 @@ def main():
     for r in range(REPEAT):
         for wl in WORKLOADS:
             for cfg in CONFIGS:
-                (o, on), (b, bn) = one_compare(wl, cfg, port)
-                res.setdefault((wl, cfg), []).append((o, b))
-                print("# run %d %s/%s: ours %.0f ns (%d) bpftrace %.0f ns (%d)"
-                      % (r + 1, wl, cfg, o, on, b, bn), flush=True)
+                w = one_compare(wl, cfg, port)
+                res.setdefault((wl, cfg), []).append([x[0] for x in w])
+                print("# run %d %s/%s: %s" % (r + 1, wl, cfg, " ".join(
+                    "%s %.0f ns (%d)" % (name, ns, n) for name, (ns, n) in
+                    zip(("ours", "before", "bpftrace") if BEFORE else
+                        ("ours", "bpftrace"), w))), flush=True)
     print()
     print("Whole system at %d Hz, both attached in the same %.0f s window; "
           "medians of %d runs (ratio: median of the per-run ratios)" %
           (HZ, SECS, REPEAT))
     print()
-    print("| workload | ours | ours ns/sample | bpftrace ns/sample | ratio |")
-    print("|---|---|---|---|---|")
+    extra = " before ns/sample | ours/before |" if BEFORE else ""
+    print("| workload | ours | ours ns/sample | bpftrace ns/sample | ratio |" + extra)
+    print("|---|---|---|---|---|" + ("---|---|" if BEFORE else ""))
     for wl in WORKLOADS:
         for cfg in CONFIGS:
             runs = res[(wl, cfg)]
-            print("| %s | %s | %.0f | %.0f | %.2f |" % (
-                wl, cfg, med([o for o, _ in runs]), med([b for _, b in runs]),
-                med([o / b for o, b in runs if b == b and b > 0])))
+            line = "| %s | %s | %.0f | %.0f | %.2f |" % (
+                wl, cfg, med([r[0] for r in runs]), med([r[-1] for r in runs]),
+                med([r[0] / r[-1] for r in runs if r[-1] == r[-1] and r[-1] > 0]))
+            if BEFORE:
+                line += " %.0f | %.2f |" % (
+                    med([r[1] for r in runs]),
+                    med([r[0] / r[1] for r in runs if r[1] == r[1] and r[1] > 0]))
+            print(line)
     pts = []
     for r in range(REPEAT):
         for d in DEPTHS:
-            ns, fr = one_depth(d, port)
+            ns, fr = one_depth(d)
             if fr is not None and ns == ns:
                 pts.append((fr, ns))
                 print("# depth %d: %.1f user frames, %.0f ns/sample" % (d, fr, ns),
