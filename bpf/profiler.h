@@ -111,7 +111,8 @@ enum interp_kind {
 	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
-	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)")
+	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
+	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache")
 
 #define METRIC_ENUM_(name, desc) METRIC_##name,
 enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
@@ -267,6 +268,22 @@ struct page_info {
 	__u32 count;
 };
 _Static_assert(sizeof(struct page_info) == 8, "page_info layout");
+
+/* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
+ * index, valid while gen equals the tables' generation (delta_gen, bumped
+ * by userland whenever rows or rules go away).  check guards against an
+ * entry torn by a program that interrupted its writer on the same CPU. */
+struct rule_cache_ent {
+	__u64 file_id;
+	__u64 addr;
+	__u32 rule;
+	__u32 gen;
+	__u64 check;
+};
+_Static_assert(sizeof(struct rule_cache_ent) == 32, "rule_cache_ent layout");
+#define RULE_CACHE_CHECK(e) ((e)->file_id ^ (e)->addr ^ ((__u64)(e)->gen << 32 | (e)->rule) ^ 0x5bd1e9955bd1e995ULL)
+/* default entries per CPU (-rule-cache-entries), a power of two */
+#define RULE_CACHE_DEFAULT 2048
 
 /* A row: low 16 bits of the address in the page, and a rule index. */
 #define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))

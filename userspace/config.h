@@ -31,6 +31,7 @@ struct config {
 	uint64_t max_delta_rows; /* 0 = the default, scaled */
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
+	int rule_cache_entries;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
 	/* output */
 	const char *output;

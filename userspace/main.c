@@ -894,6 +894,7 @@ static int run(struct daemon *d)
 	to.map_scale_factor = d->cfg.map_scale_factor;
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
+	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);

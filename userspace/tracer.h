@@ -31,6 +31,9 @@ struct tracer_opts {
 	 * DELTA_ROWS_DEFAULT doubled map_scale_factor times */
 	uint64_t max_delta_rows;
 	int max_frames;
+	/* entries per CPU of the rule cache (rounded up to a power of two);
+	 * 0: no cache */
+	uint32_t rule_cache_entries;
 	uint32_t interps; /* interpreter unwinders on: bit per interp_kind */
 	int log_level; /* verifier log level on failure (0: libbpf's) */
 };
