@@ -492,6 +492,8 @@ static void sort_rows(struct builder *b)
 {
 	uint32_t i, n = 0;
 
+	if (!b->nrows)
+		return;	/* functions only */
 	qsort(b->rows, b->nrows, sizeof(*b->rows), cmp_row);
 	for (i = 0; i < b->nrows; i++) {
 		struct row *r = &b->rows[i];

@@ -265,3 +265,311 @@ cleanup:
 	free(fs);
 	dwi_free(t);
 }
+
+/* The inline workload: the one the integration tests run, else built
+ * here with the same flags (tests/workloads/workloads.mk). */
+static const char *inline_workload(void)
+{
+	static char path[4096];
+	char cmd[8192];
+
+	snprintf(path, sizeof(path), "%s/inline", test_workloads());
+	if (access(path, X_OK) == 0)
+		return path;
+	snprintf(path, sizeof(path), "%s", test_tmppath("inline"));
+	snprintf(cmd, sizeof(cmd),
+		 "gcc -g -O2 -fno-optimize-sibling-calls -o %s "
+		 "%s/tests/workloads/inline.c 2>&1", path, test_srcdir());
+	return system(cmd) == 0 ? path : NULL;
+}
+
+/* The line of the source holding marker, or 0. */
+static unsigned src_line(const char *marker)
+{
+	char path[4096], line[1024];
+	unsigned n = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/workloads/inline.c",
+		 test_srcdir());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, marker))
+			found = n;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Addresses of the calls to callee inside func, from binutils' objdump
+ * (an independent reader of the code); returns how many. */
+static int calls(const char *bin, const char *func, const char *callee,
+		 unsigned long long *out, int max)
+{
+	char cmd[8192], line[1024], want[256], call[256];
+	unsigned long long a;
+	bool in = false;
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn %s", bin);
+	snprintf(want, sizeof(want), "<%s>:", func);
+	snprintf(call, sizeof(call), "<%s>", callee);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (strchr(line, '<') && strstr(line, ">:"))
+			in = strstr(line, want) != NULL;
+		else if (in && n < max && strstr(line, "call") &&
+			 strstr(line, call) && sscanf(line, " %llx:", &a) == 1)
+			out[n++] = a;
+	}
+	pclose(p);
+	return n;
+}
+
+/* The stack from the root, "a;b;c", of a chain (innermost first). */
+static void folded(const struct dwi_frame *f, int n, char *buf, size_t len)
+{
+	size_t o = 0;
+	int k;
+
+	buf[0] = 0;
+	for (k = n - 1; k >= 0 && o < len; k--)
+		o += snprintf(buf + o, len - o, "%s%s", f[k].func, k ? ";" : "");
+}
+
+TEST(dwinline_workload)
+{
+	unsigned long long a[4], l[1];
+	struct dwi_frame f[MAXF];
+	struct dwi_table *t = NULL;
+	const char *bin = inline_workload();
+	unsigned line_a = src_line("/* CALL_A */"),
+		 line_b = src_line("/* CALL_B */");
+	char s[512];
+	int n;
+
+	if (!bin) {
+		test_skip("inline workload not built and no gcc to build it");
+		return;
+	}
+	if (!ASSERT_OK(dwi_build_path(bin, NULL, &t), "build"))
+		return;
+	/* caller calls leaf twice, once in each inlined function */
+	if (!ASSERT_EQ(calls(bin, "caller", "leaf", a, 4), 2, "calls to leaf") ||
+	    !ASSERT_EQ(calls(bin, "main", "caller", l, 1), 1, "call to caller"))
+		goto cleanup;
+	n = dwi_lookup(t, a[0], f, MAXF);
+	folded(f, n, s, sizeof(s));
+	ASSERT_STREQ(s, "caller;inlined_a", "first call");
+	ASSERT_TRUE(n == 2 && f[0].file && strstr(f[0].file, "inline.c"),
+		    "file of the call in inlined_a");
+	ASSERT_EQ(f[0].line, line_a, "line of the call in inlined_a");
+	n = dwi_lookup(t, a[1], f, MAXF);
+	folded(f, n, s, sizeof(s));
+	ASSERT_STREQ(s, "caller;inlined_b", "second call");
+	ASSERT_EQ(f[0].line, line_b, "line of the call in inlined_b");
+	/* with main's call of caller and leaf's own code, the stacks the
+	 * profiler shows */
+	n = dwi_lookup(t, l[0], f, MAXF);
+	folded(f, n, s, sizeof(s));
+	ASSERT_STREQ(s, "main", "call to caller");
+	n = dwi_lookup(t, a[0] - 1, f, MAXF);
+	ASSERT_GE(n, 1, "just before the call");
+	/* a chain deeper than the room keeps the outermost function */
+	n = dwi_lookup(t, a[0], f, 1);
+	ASSERT_EQ(n, 1, "room for one");
+	ASSERT_STREQ(f[0].func, "caller", "outermost kept");
+	ASSERT_EQ(dwi_lookup(t, 0, f, MAXF), 0, "address 0");
+	ASSERT_EQ(dwi_lookup(t, ~0ULL, f, MAXF), 0, "last address");
+cleanup:
+	dwi_free(t);
+}
+
+/* Do two tables answer the same at n addresses from lo on? */
+static int same_answers(const struct dwi_table *x, const struct dwi_table *y,
+			uint64_t lo, uint64_t step, int n)
+{
+	struct dwi_frame a[MAXF], b[MAXF];
+	int i, k, na, nb, same = 0;
+
+	for (i = 0; i < n; i++) {
+		bool ok;
+
+		na = dwi_lookup(x, lo + i * step, a, MAXF);
+		nb = dwi_lookup(y, lo + i * step, b, MAXF);
+		ok = na == nb;
+		for (k = 0; ok && k < na; k++)
+			ok = !strcmp(a[k].func, b[k].func) &&
+			     a[k].line == b[k].line &&
+			     !a[k].file == !b[k].file &&
+			     (!a[k].file || !strcmp(a[k].file, b[k].file));
+		same += ok;
+	}
+	return same;
+}
+
+/* Layout of the blob (keep in sync with dwinline.c): a 32-byte header
+ * (magic, version, flags, nscopes, inlined, nsegs, nlines, str_bytes),
+ * then 16-byte scopes (name, parent, call_file, call_line), segments
+ * (start, scope, pad), lines (addr, file, line) and the strings. */
+static uint32_t hdr_word(const uint8_t *b, int i)
+{
+	uint32_t v;
+
+	memcpy(&v, b + 4 * i, 4);
+	return v;
+}
+
+static void put_word(uint8_t *b, size_t off, uint32_t v)
+{
+	memcpy(b + off, &v, 4);
+}
+
+static int load_err(const uint8_t *b, size_t len)
+{
+	struct dwi_table *t = NULL;
+	int err = dwi_load(b, len, &t);
+
+	dwi_free(t);
+	return err;
+}
+
+TEST(dwinline_blob)
+{
+	struct dwi_table *t = NULL, *u = NULL;
+	const char *bin = inline_workload();
+	uint32_t nscopes, nsegs, i;
+	struct dwi_frame f[MAXF];
+	const void *blob;
+	uint8_t *b = NULL;
+	size_t len;
+	int accepted = 0, it;
+
+	if (!bin) {
+		test_skip("inline workload not built and no gcc to build it");
+		return;
+	}
+	if (!ASSERT_OK(dwi_build_path(bin, NULL, &t), "build"))
+		return;
+	blob = dwi_blob(t, &len);
+	/* from an unaligned copy, as a cache value may be */
+	b = malloc(len + 1);
+	memcpy(b + 1, blob, len);
+	if (!ASSERT_OK(dwi_load(b + 1, len, &u), "load"))
+		goto cleanup;
+	ASSERT_EQ(same_answers(t, u, 0, 1, 0x3000), 0x3000, "same answers");
+	memcpy(b, blob, len);
+	nscopes = hdr_word(b, 3);
+	nsegs = hdr_word(b, 5);
+
+	ASSERT_EQ(load_err(b, 31), -EBADMSG, "shorter than the header");
+	ASSERT_EQ(load_err(b, len - 1), -EBADMSG, "truncated");
+	b[0] ^= 1;
+	ASSERT_EQ(load_err(b, len), -EBADMSG, "magic");
+	b[0] ^= 1;
+	put_word(b, 4, DWI_VERSION + 1);
+	ASSERT_EQ(load_err(b, len), -EPROTO, "another version");
+	put_word(b, 4, DWI_VERSION);
+	put_word(b, 12, nscopes + 1);
+	ASSERT_EQ(load_err(b, len), -EBADMSG, "count past the end");
+	put_word(b, 12, nscopes);
+	b[len - 1] = 'x';
+	ASSERT_EQ(load_err(b, len), -EBADMSG, "unterminated strings");
+	b[len - 1] = 0;
+	/* a scope its own parent: a lookup would never end */
+	for (i = 0; i < nscopes; i++)
+		if (hdr_word(b + 32 + 16 * i, 1) != UINT32_MAX)
+			break;
+	if (ASSERT_LT(i, nscopes, "an inlined scope")) {
+		put_word(b, 32 + 16 * i + 4, i);
+		ASSERT_EQ(load_err(b, len), -EBADMSG, "parent loop");
+		memcpy(b, blob, len);
+	}
+	put_word(b, 32 + 16 * nscopes + 8, nscopes);
+	ASSERT_EQ(load_err(b, len), -EBADMSG, "segment's scope out of range");
+	memcpy(b, blob, len);
+	if (ASSERT_GE(nsegs, 2, "segments")) {
+		/* the second segment starting where the first does */
+		memcpy(b + 32 + 16 * nscopes + 16, b + 32 + 16 * nscopes, 8);
+		ASSERT_EQ(load_err(b, len), -EBADMSG, "segments out of order");
+		memcpy(b, blob, len);
+	}
+	ASSERT_OK(load_err(b, len), "intact again");
+
+	/* random damage: refused, or a table whose lookups stay in it
+	 * (ASan checks under make test-asan) */
+	srand(7);
+	for (it = 0; it < 3000; it++) {
+		struct dwi_table *d = NULL;
+		int k, flips = 1 + rand() % 4;
+
+		memcpy(b, blob, len);
+		for (k = 0; k < flips; k++)
+			b[rand() % len] ^= 1 << (rand() % 8);
+		if (dwi_load(b, len, &d) != 0)
+			continue;
+		accepted++;
+		for (k = 0; k < 64; k++)
+			dwi_lookup(d, (uint64_t)rand() % 0x3000, f, MAXF);
+		dwi_free(d);
+	}
+	test_note("blob %zu bytes, %u scopes; 3000 damaged: %d accepted",
+		  len, nscopes, accepted);
+cleanup:
+	free(b);
+	dwi_free(u);
+	dwi_free(t);
+}
+
+TEST(dwinline_budget)
+{
+	struct dwi_opts small = { .max_bytes = 1U << 20 };
+	struct dwi_opts tiny = { .max_bytes = 4096 };
+	struct dwi_table *full = NULL, *fo = NULL, *none = NULL;
+	struct dwi_frame a[MAXF], b[MAXF];
+	struct dwi_stats sf, so;
+	const char *dbg = libc_debug();
+	int i, na, nb, same = 0, one = 0;
+
+	if (!dbg) {
+		test_skip("no debug file for %s (libc6-dbg)", LIBC);
+		return;
+	}
+	if (!ASSERT_OK(dwi_build_path(dbg, NULL, &full), "full") ||
+	    !ASSERT_OK(dwi_build_path(dbg, &small, &fo), "small budget"))
+		goto cleanup;
+	dwi_stats(full, &sf);
+	dwi_stats(fo, &so);
+	ASSERT_GT(sf.bytes, small.max_bytes, "libc's full table over 1 MiB");
+	ASSERT_EQ(dwi_flags(fo), DWI_FUNCS_ONLY, "functions only");
+	ASSERT_LE(so.bytes, small.max_bytes, "within the budget");
+	ASSERT_EQ(so.inlined, 0, "no inlined scopes");
+	ASSERT_EQ(so.lines, 0, "no lines");
+	/* the same outermost function everywhere, alone */
+	for (i = 0; i < 20000; i++) {
+		uint64_t addr = 0x28000 + (uint64_t)i * 97;
+
+		na = dwi_lookup(full, addr, a, MAXF);
+		nb = dwi_lookup(fo, addr, b, MAXF);
+		one += nb <= 1 && (!nb || (!b[0].file && !b[0].line));
+		same += na == 0 ? nb == 0 :
+		        nb == 1 && !strcmp(a[na - 1].func, b[0].func);
+	}
+	ASSERT_EQ(one, 20000, "one frame without a line");
+	ASSERT_EQ(same, 20000, "outermost functions as in the full table");
+	test_note("libc: full %zu bytes (%u scopes, %u inlined, %u segments, "
+		  "%u lines), functions only %zu bytes", sf.bytes, sf.scopes,
+		  sf.inlined, sf.segments, sf.lines, so.bytes);
+	ASSERT_EQ(dwi_build_path(dbg, &tiny, &none), -EFBIG, "4 KiB");
+	ASSERT_TRUE(none == NULL, "no table");
+cleanup:
+	dwi_free(none);
+	dwi_free(fo);
+	dwi_free(full);
+}
