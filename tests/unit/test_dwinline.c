@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dwinline.h"
+#include "inlcache.h"
 #include "symbols.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -572,4 +573,47 @@ cleanup:
 	dwi_free(none);
 	dwi_free(fo);
 	dwi_free(full);
+}
+
+/* The debug file of the fake files below: their path. */
+static int open_path(void *arg, const struct exe_file *f)
+{
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+TEST(dwinline_cache)
+{
+	struct inl_opts o = { .max_files = 2, .debug_fd = open_path };
+	struct exe_file wl = { .id64 = 1 }, tru = { .id64 = 2 },
+			other = { .id64 = 3 };
+	const char *bin = inline_workload();
+	struct dwi_frame f[INL_MAX_FRAMES];
+	unsigned long long a[2];
+	struct inl_cache *c = NULL;
+	struct inl_stats st;
+
+	if (!bin) {
+		test_skip("inline workload not built and no gcc to build it");
+		return;
+	}
+	if (!ASSERT_EQ(calls(bin, "caller", "leaf", a, 2), 2, "calls to leaf") ||
+	    !ASSERT_OK(inl_new(&o, &c), "new"))
+		return;
+	wl.path = (char *)bin;
+	tru.path = "/bin/true";
+	other.path = (char *)bin;
+	ASSERT_EQ(inl_lookup(c, &wl, a[1], f), 2, "chain");
+	ASSERT_STREQ(f[0].func, "inlined_b", "innermost");
+	ASSERT_EQ(inl_lookup(c, &wl, a[0], f), 2, "again, from the table");
+	ASSERT_STREQ(f[0].func, "inlined_a", "innermost");
+	ASSERT_EQ(inl_lookup(c, &tru, 0x1000, f), 0, "no DWARF");
+	ASSERT_EQ(inl_lookup(c, &other, a[0], f), 0, "past the bound on files");
+	inl_get_stats(c, &st);
+	ASSERT_EQ(st.tables, 1, "tables");
+	ASSERT_EQ(st.no_dwarf, 1, "files without DWARF");
+	ASSERT_EQ(st.full, 1, "files left out");
+	ASSERT_GT(st.bytes, 0, "bytes");
+	inl_free(c);
 }
