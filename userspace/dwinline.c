@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -103,6 +104,7 @@ struct builder {
 	struct hm names;	/* string hash -> offset */
 	size_t max_bytes;
 	bool funcs_only;
+	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0: none */
 	/* the compile unit being read */
 	Dwarf_Die cu;
 	Dwarf_Files *files;
@@ -568,11 +570,20 @@ static void builder_reset(struct builder *b)
 	free(b->file_off);
 	hm_free(&b->names);
 	*b = (struct builder){ .max_bytes = b->max_bytes,
-			       .funcs_only = b->funcs_only };
+			       .funcs_only = b->funcs_only,
+			       .deadline_ns = b->deadline_ns };
 	hm_init(&b->names);
 }
 
 static void table_point(struct dwi_table *t);
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 static int build(Dwarf *dw, struct builder *b, struct dwi_table **out)
 {
@@ -591,6 +602,8 @@ static int build(Dwarf *dw, struct builder *b, struct dwi_table **out)
 		 * units are not followed */
 		if (type != DW_UT_compile)
 			continue;
+		if (b->deadline_ns && mono_ns() > b->deadline_ns)
+			return -ETIMEDOUT;
 		err = read_unit(b);
 		if (err)
 			return err;
@@ -632,6 +645,8 @@ int dwi_build_fd(int fd, const struct dwi_opts *o, struct dwi_table **out)
 	}
 	b.max_bytes = o && o->max_bytes ? o->max_bytes : DWI_DEFAULT_MAX_BYTES;
 	b.funcs_only = o && o->funcs_only;
+	if (o && o->max_ns)
+		b.deadline_ns = mono_ns() + o->max_ns;
 	hm_init(&b.names);
 	err = build(dw, &b, out);
 	if (err == -EFBIG && !b.funcs_only) {

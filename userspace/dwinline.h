@@ -50,14 +50,18 @@ struct dwi_opts {
 	size_t max_bytes;
 	/* Read functions only, whatever the budget (the compact mode). */
 	int funcs_only;
+	/* Give up past this many ns of building (0: no bound), checked
+	 * between compile units: a table is built on the thread that names
+	 * frames, and a 1 GB debug file takes minutes. */
+	uint64_t max_ns;
 };
 
 /*
  * Build the table of the ELF file open at fd (not closed, not moved):
  * the file that holds .debug_info.  Returns 0, -ENODATA when the file
  * has no DWARF (or no code in it), -ENOEXEC when it is not ELF, -EFBIG
- * when even its functions pass the budget, -EINVAL for DWARF libdw
- * refuses, or -ENOMEM.
+ * when even its functions pass the budget, -ETIMEDOUT past max_ns,
+ * -EINVAL for DWARF libdw refuses, or -ENOMEM.
  */
 int dwi_build_fd(int fd, const struct dwi_opts *o, struct dwi_table **out);
 int dwi_build_path(const char *path, const struct dwi_opts *o,

@@ -28,6 +28,8 @@ int inl_new(const struct inl_opts *o, struct inl_cache **out)
 		c->o.max_bytes = INL_MAX_BYTES;
 	if (!c->o.max_files)
 		c->o.max_files = INL_MAX_FILES;
+	if (!c->o.max_build_ns)
+		c->o.max_build_ns = INL_MAX_BUILD_NS;
 	hm_init(&c->by_id);
 	*out = c;
 	return 0;
@@ -57,7 +59,8 @@ static uint64_t now_ns(void)
 /* f's table, built now; NULL when it has none (remembered). */
 static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 {
-	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes };
+	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes,
+			      .max_ns = c->o.max_build_ns };
 	struct dwi_table *t = NULL;
 	struct dwi_stats ds = { 0 };
 	uint64_t t0 = now_ns();
@@ -81,6 +84,8 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 	if (err) {
 		if (err == -ENODATA || err == -ENOENT || err == -ENOEXEC)
 			c->st.no_dwarf++;
+		else if (err == -ETIMEDOUT)
+			c->st.timeouts++;
 		else
 			c->st.errors++;
 		goto none;

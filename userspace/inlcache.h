@@ -31,6 +31,11 @@ typedef int (*inl_debug_fd_fn)(void *arg, const struct exe_file *f);
 /* All tables together: libc's is 2.7 MiB, so 256 MiB hold a busy host's
  * libraries with room. */
 #define INL_MAX_BYTES (256U << 20)
+/* A table takes at most this long to build (libc: 0.4 s; the largest
+ * .debug_info here, 12 MiB: 0.8 s); the frames of a file past it are
+ * named from its ELF symbols.  Builds run on the thread that names
+ * frames. */
+#define INL_MAX_BUILD_NS (2000000000ULL)
 /* Frames of one chain kept (dwi_lookup keeps the outermost). */
 #define INL_MAX_FRAMES 16
 
@@ -38,6 +43,7 @@ struct inl_opts {
 	size_t max_bytes;	/* 0: INL_MAX_BYTES */
 	uint32_t max_files;	/* 0: INL_MAX_FILES */
 	size_t file_max_bytes;	/* one table, 0: DWI_DEFAULT_MAX_BYTES */
+	uint64_t max_build_ns;	/* one table, 0: INL_MAX_BUILD_NS */
 	inl_debug_fd_fn debug_fd; /* NULL: the file itself */
 	void *arg;
 };
@@ -47,6 +53,7 @@ struct inl_stats {
 	uint64_t funcs_only;	/* of which functions only: over budget */
 	uint64_t no_dwarf;	/* files without DWARF (or no debug file) */
 	uint64_t errors;	/* tables that failed (EFBIG, EINVAL, ...) */
+	uint64_t timeouts;	/* tables given up past max_build_ns */
 	uint64_t full;		/* files left out: bound on files or bytes */
 	uint64_t bytes;		/* bytes the tables hold */
 	uint64_t build_ns;	/* time spent building */

@@ -617,3 +617,17 @@ TEST(dwinline_cache)
 	ASSERT_GT(st.bytes, 0, "bytes");
 	inl_free(c);
 }
+
+TEST(dwinline_deadline)
+{
+	struct dwi_opts o = { .max_ns = 1 };
+	struct dwi_table *t = NULL;
+	const char *dbg = libc_debug();
+
+	if (!dbg) {
+		test_skip("no debug file for %s (libc6-dbg)", LIBC);
+		return;
+	}
+	ASSERT_EQ(dwi_build_path(dbg, &o, &t), -ETIMEDOUT, "1 ns");
+	ASSERT_TRUE(t == NULL, "no table");
+}
