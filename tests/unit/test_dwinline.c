@@ -631,3 +631,38 @@ TEST(dwinline_deadline)
 	ASSERT_EQ(dwi_build_path(dbg, &o, &t), -ETIMEDOUT, "1 ns");
 	ASSERT_TRUE(t == NULL, "no table");
 }
+
+/* The debug information split out (objcopy --only-keep-debug, what
+ * distributions ship as -dbg files): the table of the debug file answers
+ * as the one of the unstripped binary. */
+TEST(dwinline_split_debug_file)
+{
+	struct dwi_table *t = NULL, *u = NULL;
+	const char *bin = inline_workload();
+	const char *dbg = test_tmppath("inline.debug");
+	char cmd[8192];
+
+	if (!bin) {
+		test_skip("inline workload not built and no gcc to build it");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug %s %s", bin, dbg);
+	if (system(cmd) != 0) {
+		test_skip("objcopy failed (binutils)");
+		return;
+	}
+	if (ASSERT_OK(dwi_build_path(bin, NULL, &t), "binary") &&
+	    ASSERT_OK(dwi_build_path(dbg, NULL, &u), "debug file"))
+		ASSERT_EQ(same_answers(t, u, 0, 1, 0x3000), 0x3000,
+			  "same answers");
+	dwi_free(u);
+	u = NULL;
+	/* and the binary stripped of it has none */
+	snprintf(cmd, sizeof(cmd), "strip -o %s %s", test_tmppath("stripped"),
+		 bin);
+	if (system(cmd) == 0)
+		ASSERT_EQ(dwi_build_path(test_tmppath("stripped"), NULL, &u),
+			  -ENODATA, "stripped");
+	dwi_free(u);
+	dwi_free(t);
+}
