@@ -410,6 +410,10 @@ static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
 	int n = sy_inline_frames(tp->sy, f, fr), j;
 	uint32_t i = REP_NONE;
 
+	/* all of the chain or none: a chain cut by the bound would stand
+	 * for the frame, short, for the rest of the interval */
+	if (tp->n_locs + (uint64_t)n > tp->o.max_locations)
+		return REP_NONE;
 	for (j = 0; j < n; j++) {
 		l.function = fr[j].func;
 		l.filename = fr[j].file;
