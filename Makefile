@@ -57,7 +57,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-compare fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-compare bench-inline fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -175,6 +175,17 @@ $(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
 
 bench-extract: $(BENCH_EXTRACT)
 	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
+
+# Inline-chain tables from DWARF: build time and size, 10,000 lookups cold
+# and warm, for libc's debug file and the largest .debug_info on the
+# machine (BENCH_FILES: files holding DWARF instead)
+BENCH_INLINE := $(O)/tests/bench/bench_inline
+$(BENCH_INLINE): $(O)/tests/bench/bench_inline.o $(O)/libprofiler.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-inline: $(BENCH_INLINE)
+	$(Q)$(BENCH_INLINE) $(BENCH_FILES)
 
 # per-trace BPF cost (bpf_stats) per workload, map memory
 bench-bpf: ebpf-profiler workloads

@@ -75,6 +75,8 @@ static const struct opt opts[] = {
 	  "walk native stacks by frame pointer only, without stack deltas (to compare; wrong stacks for code without frame pointers)"),
 	O("send-error-frames", NULL, OPT_BOOL, send_error_frames, 0, 0,
 	  "keep the frame that names an unwinding error in the output"),
+	O("inline-frames", NULL, OPT_BOOL, inline_frames, 0, 0,
+	  "name native frames from DWARF when the file has it: one frame per function inlined at the address, with file:line"),
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,
 	  "directory of the persistent stack-delta cache"),
 	O("cache-size", NULL, OPT_SIZE, cache_size, 0, 0,

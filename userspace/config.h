@@ -39,6 +39,7 @@ struct config {
 	const char *collection_agent;
 	bool disable_tls;
 	bool send_error_frames;
+	bool inline_frames;	/* native inline chains from DWARF */
 	/* cache */
 	const char *cache_dir;
 	uint64_t cache_size;

@@ -46,6 +46,7 @@
 struct daemon {
 	struct config cfg;
 	struct tracer *tr;
+	struct inl_cache *inl;	/* -inline-frames */
 	struct exe_mgr *em;
 	struct pm *pm;
 	struct tp *tp;
@@ -935,6 +936,11 @@ static int run(struct daemon *d)
 	po.interp_arg = d->im;
 	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
 	po.send_error_frames = d->cfg.send_error_frames;
+	/* inline frames (issue 23): one cache for both pipelines, which run
+	 * on this thread */
+	if (!err && d->cfg.inline_frames)
+		err = inl_new(NULL, &d->inl);
+	po.inlines = d->inl;
 	if (!err)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)
@@ -1068,6 +1074,7 @@ static void cleanup(struct daemon *d)
 	rep_sink_close(d->run_sink, 5000);
 	tp_free(d->tp);
 	tp_free(d->tp_run);
+	inl_free(d->inl);
 	pm_free(d->pm);
 	interp_mgr_free(d->im);
 	exe_mgr_free(d->em);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "deltas.h"
+#include "dwinline.h"
 #include "elfmap.h"
 #include "fuzz.h"
 #include "gopclntab.h"
@@ -144,6 +145,27 @@ static void *table_of(const void *img, size_t len, size_t *out_len)
 	return buf;
 }
 
+/* The image (DWARF to walk) and its inline-chain table (a blob to load). */
+static void dwinline_seeds(const void *img, size_t len, const char *base)
+{
+	struct dwi_table *t = NULL;
+	char name[512];
+	const void *blob;
+	size_t blen;
+	int fd = fz_memfd(img, len);
+
+	if (fd < 0)
+		return;
+	write_seed("dwinline", base, img, len, NULL, 0);
+	if (dwi_build_fd(fd, NULL, &t) == 0) {
+		blob = dwi_blob(t, &blen);
+		snprintf(name, sizeof(name), "%s.dwi", base);
+		write_seed("dwinline", name, blob, blen, NULL, 0);
+		dwi_free(t);
+	}
+	close(fd);
+}
+
 static void elf_seeds(const void *img, size_t len, const char *base)
 {
 	struct elfm *e = NULL;
@@ -155,6 +177,7 @@ static void elf_seeds(const void *img, size_t len, const char *base)
 		write_seed("elf", base, img, len, NULL, 0);
 		write_seed("deltas", base, img, len, NULL, 0);
 		write_seed("symbols", base, img, len, NULL, 0);
+		dwinline_seeds(img, len, base);
 	} else {
 		snprintf(name, sizeof(name), "%s.head", base);
 		write_seed("elf", name, img, HEAD_LEN, NULL, 0);
