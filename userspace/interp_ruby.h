@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Ruby's module (interp_ruby.c): what its fuzz target and tests reach. */
+#ifndef EP_INTERP_RUBY_H
+#define EP_INTERP_RUBY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "interp.h"
+
+/* Offsets of one Ruby version, in bytes, for the names. */
+struct ruby_offsets {
+	uint16_t iseq_body;			   /* rb_iseq_t.body */
+	uint16_t body_encoded;			   /* .iseq_encoded */
+	uint16_t body_path, body_label;		   /* .location.pathobj, label */
+	uint16_t body_first_line;		   /* .location.first_lineno */
+	uint16_t body_info, body_positions;	   /* .insns_info.body, positions */
+	uint16_t body_info_size, body_succ;	   /* .size, .succ_index_table */
+	uint16_t info_entry_size;		   /* iseq_insn_info_entry */
+	uint16_t me_def, me_called_id;		   /* rb_callable_method_entry_t */
+	uint16_t def_func, def_original_id;	   /* rb_method_definition_t */
+	uint8_t rstring_v32; /* RString as 3.2 lays it out (length at 16) */
+	uint8_t id_shift;    /* RUBY_ID_SCOPE_SHIFT */
+	uint32_t last_op_id; /* tLAST_OP_ID: IDs above are serial << shift */
+};
+
+/* What names a frame besides the offsets: the process' symbol table of
+ * IDs (ruby_global_symbols: 0 when not found) and a namer of C function
+ * pointers (NULL: none). */
+struct ruby_namer {
+	uint64_t global_symbols;
+	const char *(*cfunc)(void *arg, uint64_t func);
+	void *cfunc_arg;
+};
+
+/* Name one Ruby frame (bpf/ruby.h: data = RUBY_FRAME_*, payload = iseq
+ * and pc, or method entry) from memory read through read: "label
+ * (file.rb:line)" for Ruby code ("block in x", "<main>"), for a C function
+ * "method [c_function]" as far as either is known.  Returns 0, or a
+ * negative errno when nothing could be read. */
+int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		    const struct ruby_offsets *o, const struct ruby_namer *nm,
+		    const struct interp_frame *f, struct interp_symbol *out);
+
+/* The line of a pc in an iseq (its insns_info), 0 when unknown. */
+uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
+			const struct ruby_offsets *o, uint64_t iseq,
+			uint64_t pc);
+
+/* Ruby 3.1's offsets (the version Debian 12 ships), for tests. */
+extern const struct ruby_offsets ruby_offsets_3_1;
+
+/* What detection found in a file, for tests: 0 or -EINVAL. */
+struct ruby_record {
+	unsigned major, minor, patch;
+	unsigned ec_mode;     /* enum ruby_ec_mode */
+	uint64_t ec_addr;     /* ELF address (GOT slot) per mode */
+	int64_t ec_off;
+	uint64_t loop_lo, loop_hi, vm_ptr, global_symbols;
+	unsigned id_shift, last_op_id;
+};
+int ruby_record_describe(const void *data, size_t len, struct ruby_record *out);
+
+#endif
