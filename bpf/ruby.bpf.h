@@ -44,6 +44,27 @@ static __always_inline __u64 ruby_field(struct scratch *s, __u16 off)
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* The method entry (or cref) of a frame's local environment: a block's
+ * is its method's, some environments up.  0 when not reached. */
+static __always_inline __u64 ruby_local_me(__u64 ep, __u64 flags)
+{
+	__u64 me = 0;
+
+	for (int k = 0; k < RUBY_MAX_EP_HOPS; k++) {
+		if (flags & RUBY_ENV_FLAG_LOCAL)
+			break;
+		if (ruby_read(&ep, 8, ep + RUBY_EP_SPECVAL))
+			return 0;
+		ep &= ~3ull;
+		if (!ep || ruby_read(&flags, 8, ep))
+			return 0;
+	}
+	if (!(flags & RUBY_ENV_FLAG_LOCAL) ||
+	    ruby_read(&me, 8, ep + RUBY_EP_ME_CREF))
+		return 0;
+	return me;
+}
+
 static long ruby_step(__u32 i, void *arg)
 {
 	struct ruby_loop_ctx *lc = arg;
@@ -81,7 +102,11 @@ static long ruby_step(__u32 i, void *arg)
 		pc = 0;
 	} else if (iseq && magic != RUBY_FRAME_MAGIC_IFUNC &&
 		   magic != RUBY_FRAME_MAGIC_DUMMY) {
-		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0, RUBY_FRAME_ISEQ);
+		me = ruby_local_me(ep, flags);
+		if (me >= (1ull << 47))
+			me = 0;
+		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0,
+			       RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, me));
 	}
 	if (w) {
 		if (!push_frame(s, w, iseq, pc, 2)) {

@@ -45,8 +45,13 @@ INTERP_METRIC_IDS(RUBY, RUBY_METRICS);
 #define RUBY_FRAME_MAGIC_IFUNC 0x66660001u
 #define RUBY_FRAME_MAGIC_DUMMY 0x79990001u
 #define RUBY_FRAME_FLAG_FINISH 0x0020u
-/* ep[VM_ENV_DATA_INDEX_ME_CREF], in bytes from ep */
+#define RUBY_ENV_FLAG_LOCAL 0x0002u
+/* ep[VM_ENV_DATA_INDEX_ME_CREF] and ep[VM_ENV_DATA_INDEX_SPECVAL] (a
+ * block's: its parent's ep, tagged in the low two bits), in bytes */
 #define RUBY_EP_ME_CREF (-16)
+#define RUBY_EP_SPECVAL (-8)
+/* Environments a block's frame climbs to its method's (the local one). */
+#define RUBY_MAX_EP_HOPS 4
 
 /* How the thread's execution context is found (ruby_proc.ec_mode). */
 enum ruby_ec_mode {
@@ -62,9 +67,14 @@ enum ruby_ec_mode {
 };
 
 /* A frame: data = RUBY_FRAME_ISEQ (payload: the iseq, the pc) or
- * RUBY_FRAME_CFUNC (payload: the callable method entry). */
+ * RUBY_FRAME_CFUNC (payload: the callable method entry).  An iseq frame's
+ * data also holds what its (local) environment names as its method entry
+ * or cref (8-byte aligned, below 2^47), for the class of its method. */
 #define RUBY_FRAME_ISEQ 1
 #define RUBY_FRAME_CFUNC 2
+#define RUBY_FRAME_DATA(kind, me) ((((__u64)(me) >> 3) << 2) | (kind))
+#define RUBY_FRAME_KIND(data) ((unsigned)((data)&3))
+#define RUBY_FRAME_ME(data) (((data) >> 2) << 3)
 
 /* Per process (map "ruby_procs", key pid): process addresses, offsets. */
 struct ruby_proc {

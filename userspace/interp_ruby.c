@@ -60,21 +60,24 @@ static const struct ruby_layout {
 	    .body_label = 80, .body_first_line = 88, .body_info = 120,
 	    .body_positions = 128, .body_info_size = 136, .body_succ = 144,
 	    .info_entry_size = 12, .me_def = 16, .me_called_id = 24,
-	    .def_func = 8, .def_original_id = 32 } },
+	    .me_owner = 32, .def_func = 8, .def_original_id = 32,
+	    .class_ext = 24, .ext_iv_tbl = 8 } },
 	{ 3, 1, 64, 40, 40,
 	  { .iseq_body = 16, .body_encoded = 8, .body_path = 64,
 	    .body_label = 80, .body_first_line = 88, .body_info = 120,
 	    .body_positions = 128, .body_info_size = 136, .body_succ = 144,
 	    .info_entry_size = 12, .me_def = 16, .me_called_id = 24,
-	    .def_func = 8, .def_original_id = 32 } },
+	    .me_owner = 32, .def_func = 8, .def_original_id = 32,
+	    .class_ext = 24, .ext_iv_tbl = 8 } },
 };
 
 const struct ruby_offsets ruby_offsets_3_1 = {
 	.iseq_body = 16, .body_encoded = 8, .body_path = 64, .body_label = 80,
 	.body_first_line = 88, .body_info = 120, .body_positions = 128,
 	.body_info_size = 136, .body_succ = 144, .info_entry_size = 12,
-	.me_def = 16, .me_called_id = 24, .def_func = 8,
-	.def_original_id = 32, .id_shift = 4, .last_op_id = 0xa9,
+	.me_def = 16, .me_called_id = 24, .me_owner = 32, .def_func = 8,
+	.def_original_id = 32, .class_ext = 24, .ext_iv_tbl = 8, .id_shift = 4,
+	.last_op_id = 0xa9,
 };
 
 /* rb_execution_context_t and rb_control_frame_t: the same 2.7 to 3.4 */
@@ -341,7 +344,9 @@ struct ruby_file {
 };
 
 struct ruby_state {
-	void *procs; /* interp_procs_* */
+	void *procs; /* interp_procs_*: pid -> file slot and bias */
+	void *ids;   /* interp_procs_*: pid -> the class-naming IDs, once
+		      * looked up (classpath << 32 | attached; 0: not found) */
 	struct ruby_file files[RUBY_FILES_MAX];
 };
 
@@ -353,6 +358,11 @@ static int ruby_init(void **state)
 	if (!rs)
 		return -ENOMEM;
 	err = interp_procs_init(&rs->procs);
+	if (!err) {
+		err = interp_procs_init(&rs->ids);
+		if (err)
+			interp_procs_fini(rs->procs);
+	}
 	if (err) {
 		free(rs);
 		return err;
@@ -371,6 +381,7 @@ static void ruby_fini(void *state)
 	for (i = 0; i < RUBY_FILES_MAX; i++)
 		symb_free(rs->files[i].syms);
 	interp_procs_fini(rs->procs);
+	interp_procs_fini(rs->ids);
 	free(rs);
 }
 
@@ -379,6 +390,7 @@ static void ruby_detach(void *state, pid_t pid)
 	struct ruby_state *rs = state;
 
 	interp_procs_detach(rs->procs, pid);
+	interp_procs_detach(rs->ids, pid);
 }
 
 /* The slot of a file's record (the same record: the same build), -ENOSPC
@@ -632,6 +644,83 @@ first:
 	return line;
 }
 
+/* Where a class keeps its instance variables (3.1: classext->iv_tbl, an
+ * st_table of entries {hash, key, record}) and the two it is named by. */
+#define T_CLASS 0x02
+#define T_MODULE 0x03
+#define T_IMEMO 0x1a
+#define T_ICLASS 0x1c
+#define FL_SINGLETON (1ull << 12)
+#define IMEMO_MENT 6
+#define ST_ENTRIES_MAX 64
+static uint64_t class_ivar(const struct ruby_reader *r,
+			   const struct ruby_offsets *o, uint64_t klass,
+			   uint64_t id)
+{
+	uint64_t ext = rd64(r, klass + o->class_ext), tbl, start, bound, i;
+	uint64_t ent[3 * ST_ENTRIES_MAX];
+
+	tbl = ext ? rd64(r, ext + o->ext_iv_tbl) : 0;
+	if (!tbl || !id)
+		return 0;
+	start = rd64(r, tbl + 32);
+	bound = rd64(r, tbl + 40);
+	if (bound <= start || bound - start > ST_ENTRIES_MAX ||
+	    rd(r, rd64(r, tbl + 48) + 24 * start, ent, 24 * (bound - start)))
+		return 0;
+	for (i = 0; i < bound - start; i++)
+		if (ent[3 * i + 1] == id)
+			return ent[3 * i + 2];
+	return 0;
+}
+
+/* A class's or module's path ("Foo::Bar") into out; a singleton class
+ * gives its object's (a class's) path and *singleton.  0 or an error. */
+static int class_path(const struct ruby_reader *r, const struct ruby_offsets *o,
+		      const struct ruby_namer *nm, uint64_t klass, char *out,
+		      size_t n, bool *singleton)
+{
+	uint64_t flags = rd64(r, klass);
+
+	out[0] = 0;
+	if ((flags & T_MASK) == T_ICLASS) {
+		/* a module's proxy in an ancestry: RBasic.klass is it */
+		klass = rd64(r, klass + 8);
+		flags = rd64(r, klass);
+	}
+	if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
+		return -EINVAL;
+	if (flags & FL_SINGLETON) {
+		klass = class_ivar(r, o, klass, nm->attached_id);
+		flags = rd64(r, klass);
+		if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
+			return -EINVAL;
+		*singleton = true;
+	}
+	return read_rstring(r, o, class_ivar(r, o, klass, nm->classpath_id),
+			    out, n);
+}
+
+/* The class part of a method's name from its method entry (an imemo
+ * ment; anything else gives ""): "Foo#" or "Foo." into out. */
+static void method_class(const struct ruby_reader *r,
+			 const struct ruby_offsets *o,
+			 const struct ruby_namer *nm, uint64_t me, char *out,
+			 size_t n)
+{
+	uint64_t flags = me ? rd64(r, me) : 0;
+	bool singleton = false;
+	char path[94];
+
+	out[0] = 0;
+	if (!nm || !nm->classpath_id || (flags & T_MASK) != T_IMEMO ||
+	    ((flags >> 12) & 0xf) != IMEMO_MENT ||
+	    class_path(r, o, nm, rd64(r, me + o->me_owner), path, sizeof(path),
+		       &singleton) || !path[0])
+		return;
+	snprintf(out, n, "%s%c", path, singleton ? '.' : '#');
+}
+
 int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct ruby_offsets *o, const struct ruby_namer *nm,
 		    const struct interp_frame *f, struct interp_symbol *out)
@@ -639,14 +728,14 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	const struct ruby_reader r = { read, arg, pid };
 	uint64_t obj = f->n_payload ? f->payload[0] : 0, body, path, def;
 	uint64_t id;
-	const char *cname = NULL;
-	char mname[128];
+	const char *cname = NULL, *in;
+	char mname[128], cls[96], label[160];
 
 	out->name[0] = out->file[0] = 0;
 	out->line = 0;
 	if (!obj)
 		return -EINVAL;
-	if (f->data == RUBY_FRAME_CFUNC) {
+	if (RUBY_FRAME_KIND(f->data) == RUBY_FRAME_CFUNC) {
 		def = rd64(&r, obj + o->me_def);
 		if (!def)
 			return -EFAULT;
@@ -654,38 +743,84 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		id = rd64(&r, def + o->def_original_id);
 		if (!id)
 			id = rd64(&r, obj + o->me_called_id);
-		if (nm && id_name(&r, o, nm->global_symbols, id, mname,
-				  sizeof(mname)))
-			mname[0] = 0;
-		if (!nm)
+		if (!nm || id_name(&r, o, nm->global_symbols, id, mname,
+				   sizeof(mname)))
 			mname[0] = 0;
 		if (nm && nm->cfunc && out->address)
 			cname = nm->cfunc(nm->cfunc_arg, out->address);
+		method_class(&r, o, nm, obj, cls, sizeof(cls));
 		if (mname[0] && cname)
-			snprintf(out->name, sizeof(out->name), "%s [%s]", mname,
-				 cname);
-		else if (mname[0] || cname)
-			snprintf(out->name, sizeof(out->name), "%s",
-				 mname[0] ? mname : cname);
+			snprintf(out->name, sizeof(out->name), "%s%s [%s]", cls,
+				 mname, cname);
+		else if (mname[0])
+			snprintf(out->name, sizeof(out->name), "%s%s", cls, mname);
 		else
-			snprintf(out->name, sizeof(out->name), "<unknown cfunc>");
+			snprintf(out->name, sizeof(out->name), "%s",
+				 cname ? cname : "<unknown cfunc>");
 		return 0;
 	}
-	if (f->data != RUBY_FRAME_ISEQ)
+	if (RUBY_FRAME_KIND(f->data) != RUBY_FRAME_ISEQ)
 		return -EINVAL;
 	body = rd64(&r, obj + o->iseq_body);
 	if (!body)
 		return -EFAULT;
 	out->address = f->n_payload > 1 ? f->payload[1] : 0;
-	if (read_rstring(&r, o, rd64(&r, body + o->body_label), out->name,
-			 sizeof(out->name)))
-		snprintf(out->name, sizeof(out->name), "<unknown>");
+	if (read_rstring(&r, o, rd64(&r, body + o->body_label), label,
+			 sizeof(label)))
+		snprintf(label, sizeof(label), "<unknown>");
+	/* "Foo#m", "block in Foo#m": the class before the method's label */
+	method_class(&r, o, nm, RUBY_FRAME_ME(f->data), cls, sizeof(cls));
+	in = strncmp(label, "block ", 6) ? NULL : strstr(label, " in ");
+	if (cls[0] && in)
+		snprintf(out->name, sizeof(out->name), "%.*s in %s%s",
+			 (int)(in - label), label, cls, in + 4);
+	else if (cls[0] && label[0] != '<')
+		snprintf(out->name, sizeof(out->name), "%s%s", cls, label);
+	else
+		snprintf(out->name, sizeof(out->name), "%s", label);
 	path = rd64(&r, body + o->body_path);
 	if (path && (rd64(&r, path) & T_MASK) == T_ARRAY)
 		path = rarray_at(&r, path, 0);
 	read_rstring(&r, o, path, out->file, sizeof(out->file));
 	out->line = ruby_iseq_line(read, arg, pid, o, obj, out->address);
 	return 0;
+}
+
+/* The IDs classes are named by ("__classpath__", "__attached__"): the
+ * VM interns them as it boots, among its first few hundred IDs; looked
+ * up by their text in the ID table.  0 or -ENOENT. */
+#define RUBY_IDS_SEARCHED 2048
+int ruby_find_class_ids(interp_read_fn read, void *arg, pid_t pid,
+			const struct ruby_offsets *o, uint64_t gs,
+			uint64_t *classpath, uint64_t *attached)
+{
+	const struct ruby_reader r = { read, arg, pid };
+	uint64_t ids, chunk = 0, serial, sym;
+	uint32_t last = 0;
+	char text[32];
+
+	*classpath = *attached = 0;
+	if (!gs || rd(&r, gs, &last, 4))
+		return -ENOENT;
+	ids = rd64(&r, gs + 16);
+	for (serial = 1; serial <= last && serial < RUBY_IDS_SEARCHED; serial++) {
+		if (serial == 1 || serial % ID_ENTRY_UNIT == 0)
+			chunk = rarray_at(&r, ids, serial / ID_ENTRY_UNIT);
+		sym = rarray_at(&r, chunk, (serial % ID_ENTRY_UNIT) * 2 + 1);
+		/* a static Symbol: its ID above the flag byte */
+		if ((sym & 0xff) != 0x0c ||
+		    read_rstring(&r, o, rarray_at(&r, chunk,
+						  (serial % ID_ENTRY_UNIT) * 2),
+				 text, sizeof(text)))
+			continue;
+		if (!strcmp(text, "__classpath__"))
+			*classpath = sym >> 8;
+		else if (!strcmp(text, "__attached__"))
+			*attached = sym >> 8;
+		if (*classpath && *attached)
+			return 0;
+	}
+	return *classpath ? 0 : -ENOENT;
 }
 
 /* The C function at a process address, by the file's own symbols: only
@@ -739,6 +874,20 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 		.cfunc = cfunc_name,
 		.cfunc_arg = &cn,
 	};
+	if (!interp_procs_get(rs->ids, pid, &word)) {
+		/* once per process (a few hundred small reads) */
+		if (ruby_find_class_ids(interp_read_process, NULL, pid, &o,
+					nm.global_symbols, &nm.classpath_id,
+					&nm.attached_id) ||
+		    nm.classpath_id >> 32 || nm.attached_id >> 32)
+			nm.classpath_id = nm.attached_id = 0;
+		/* full: looked up again next time */
+		interp_procs_put(rs->ids, pid,
+				 nm.classpath_id << 32 | nm.attached_id);
+	} else {
+		nm.classpath_id = word >> 32;
+		nm.attached_id = word & 0xffffffff;
+	}
 	return ruby_frame_name(interp_read_process, NULL, pid, &o, &nm, f, out);
 }
 

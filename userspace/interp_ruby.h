@@ -17,30 +17,40 @@ struct ruby_offsets {
 	uint16_t body_info, body_positions;	   /* .insns_info.body, positions */
 	uint16_t body_info_size, body_succ;	   /* .size, .succ_index_table */
 	uint16_t info_entry_size;		   /* iseq_insn_info_entry */
-	uint16_t me_def, me_called_id;		   /* rb_callable_method_entry_t */
+	uint16_t me_def, me_called_id, me_owner;   /* rb_callable_method_entry_t */
 	uint16_t def_func, def_original_id;	   /* rb_method_definition_t */
+	uint16_t class_ext, ext_iv_tbl;		   /* RClass.ptr, classext.iv_tbl */
 	uint8_t rstring_v32; /* RString as 3.2 lays it out (length at 16) */
 	uint8_t id_shift;    /* RUBY_ID_SCOPE_SHIFT */
 	uint32_t last_op_id; /* tLAST_OP_ID: IDs above are serial << shift */
 };
 
 /* What names a frame besides the offsets: the process' symbol table of
- * IDs (ruby_global_symbols: 0 when not found) and a namer of C function
- * pointers (NULL: none). */
+ * IDs (ruby_global_symbols: 0 when not found), the IDs of the instance
+ * variables classes are named by (ruby_find_class_ids; 0: no class
+ * names) and a namer of C function pointers (NULL: none). */
 struct ruby_namer {
 	uint64_t global_symbols;
+	uint64_t classpath_id, attached_id;
 	const char *(*cfunc)(void *arg, uint64_t func);
 	void *cfunc_arg;
 };
 
-/* Name one Ruby frame (bpf/ruby.h: data = RUBY_FRAME_*, payload = iseq
- * and pc, or method entry) from memory read through read: "label
- * (file.rb:line)" for Ruby code ("block in x", "<main>"), for a C function
- * "method [c_function]" as far as either is known.  Returns 0, or a
+/* Name one Ruby frame (bpf/ruby.h: data = RUBY_FRAME_DATA, payload =
+ * iseq and pc, or method entry) from memory read through read: for Ruby
+ * code its label with its method's class ("Foo#m", "Foo.m" for a
+ * singleton method, "block in Foo#m", "<main>"), its file and line; for a
+ * C function "Class#method [c_function]" as far as each is known.  Returns 0, or a
  * negative errno when nothing could be read. */
 int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct ruby_offsets *o, const struct ruby_namer *nm,
 		    const struct interp_frame *f, struct interp_symbol *out);
+
+/* The IDs of "__classpath__" and "__attached__" in a process, from its
+ * ID table at gs.  0, or -ENOENT. */
+int ruby_find_class_ids(interp_read_fn read, void *arg, pid_t pid,
+			const struct ruby_offsets *o, uint64_t gs,
+			uint64_t *classpath, uint64_t *attached);
 
 /* The line of a pc in an iseq (its insns_info), 0 when unknown. */
 uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,

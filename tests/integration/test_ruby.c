@@ -55,10 +55,13 @@ static uint64_t share_of(uint64_t n, uint64_t total)
 static void split_60_30_10(bool yjit)
 {
 	static const char *const chain[3] = {
-		";chain_60 (split.rb:31);heavy (split.rb:26);spin (split.rb:",
-		";chain_30 (split.rb:32);medium (split.rb:27);spin (split.rb:",
-		";chain_10 (split.rb:34);rec (split.rb:33);rec (split.rb:33);"
-		"rec (split.rb:33);light (split.rb:28);spin (split.rb:",
+		";Object#chain_60 (split.rb:31);Burner#heavy (split.rb:26);"
+		"Burner#spin (split.rb:",
+		";Object#chain_30 (split.rb:32);Burner#medium (split.rb:27);"
+		"Burner#spin (split.rb:",
+		";Object#chain_10 (split.rb:34);Object#rec (split.rb:33);"
+		"Object#rec (split.rb:33);Object#rec (split.rb:33);"
+		"Burner#light (split.rb:28);Burner#spin (split.rb:",
 	};
 	static const int want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
@@ -73,12 +76,12 @@ static void split_60_30_10(bool yjit)
 		uint64_t c = f.lines[i].count;
 
 		/* the script's loop (YJIT's start-up compiles before it) */
-		if (strncmp(s, "ruby;", 5) || !strstr(s, ";run (split.rb:"))
+		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#run (split.rb:"))
 			continue;
 		total += c;
 		if (!strncmp(s, "ruby;_start;", 12) &&
 		    strstr(s, ";ruby_run_node;") &&
-		    strstr(s, ";<main> (split.rb:46);run (split.rb:"))
+		    strstr(s, ";<main> (split.rb:46);Object#run (split.rb:"))
 			complete += c;
 		for (k = 0; k < 3; k++)
 			if (strstr(s, chain[k]))
@@ -117,22 +120,24 @@ TEST_ROOT(ruby_split_60_30_10_yjit)
 }
 
 /* Blocks yielded from C: Integer#times and Array#each (the C functions'
- * frames between the caller and its block), and sort_by's block, under
- * the C functions' names. */
+ * frames, named by class and method, between the caller and its block),
+ * and sort_by's block. */
 static const struct {
 	const char *what, *needle;
 } block_cases[] = {
 	{ "Integer#times block",
-	  ";times_caller (blocks.rb:19);times;" },
+	  ";Object#times_caller (blocks.rb:19);Integer#times;" },
 	{ "Array#each block",
-	  ";each_caller (blocks.rb:25);each [rb_ary_each];" },
+	  ";Object#each_caller (blocks.rb:25);Array#each [rb_ary_each];" },
 	{ "sort_by block",
-	  ";sorter (blocks.rb:31);sort_by;each [rb_ary_each];" },
+	  ";Object#sorter (blocks.rb:31);Enumerable#sort_by;"
+	  "Array#each [rb_ary_each];" },
 };
 static const char *const block_frames[] = {
-	";block in times_caller (blocks.rb:19);weigh (blocks.rb:",
-	";block (2 levels) in each_caller (blocks.rb:25);weigh (blocks.rb:",
-	";block in sorter (blocks.rb:31);weigh (blocks.rb:",
+	";block in Object#times_caller (blocks.rb:19);Object#weigh (blocks.rb:",
+	";block (2 levels) in Object#each_caller (blocks.rb:25);"
+	"Object#weigh (blocks.rb:",
+	";block in Object#sorter (blocks.rb:31);Object#weigh (blocks.rb:",
 };
 
 TEST_ROOT(ruby_block_between_frames)
@@ -148,7 +153,7 @@ TEST_ROOT(ruby_block_between_frames)
 		const char *s = f.lines[i].stack, *a, *b;
 		uint64_t c = f.lines[i].count;
 
-		if (strncmp(s, "ruby;", 5) || !strstr(s, ";weigh (blocks.rb:"))
+		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#weigh (blocks.rb:"))
 			continue;
 		weigh += c;
 		for (k = 0; k < 3; k++) {
@@ -182,9 +187,10 @@ out:
 	h_free_folded(&f);
 }
 
-/* sort_by with a Ruby block: the C functions (sort_by by its method's
- * name, Array#each also by its exported C function's) between the Ruby
- * frames, and the native frames of rb_yield between them and the block. */
+/* sort_by with a Ruby block: the C functions (Enumerable#sort_by by its
+ * method's name, Array#each also by its exported C function's,
+ * rb_ary_each) between the Ruby frames, and the native frames of
+ * rb_yield between them and the block. */
 TEST_ROOT(ruby_sort_by_cfunc_named)
 {
 	uint64_t block = 0, placed = 0, yield = 0;
@@ -208,8 +214,8 @@ TEST_ROOT(ruby_sort_by_cfunc_named)
 		if (y && y < b)
 			yield += c;
 	}
-	test_note("%llu samples in sort_by's block: under sorter;sort_by;each "
-		  "[rb_ary_each] %.1f%%, rb_yield between %.1f%%",
+	test_note("%llu samples in sort_by's block: under Object#sorter;"
+		  "Enumerable#sort_by;Array#each [rb_ary_each] %.1f%%, rb_yield between %.1f%%",
 		  (unsigned long long)block, share_of(placed, block) / 100.0,
 		  share_of(yield, block) / 100.0);
 	ASSERT_GE(block, 100, "samples in sort_by's block");

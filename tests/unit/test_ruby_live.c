@@ -9,7 +9,8 @@
  * as BPF reads task->thread.fsbase), where the execution context found
  * through the thread's DTV (the unwinder's way) must be the one the VM
  * names as its main thread's, and the control frames walked from it must
- * name sleep, Sleeper#nap, outer and <main> at their lines in the script.
+ * name Kernel#sleep, Sleeper#nap, the singleton method Sleeper.start,
+ * Object#outer and <main> at their lines in the script.
  * Root is not needed: the test is the script's parent.
  */
 #include "test.h"
@@ -180,8 +181,9 @@ TEST(ruby_live_offsets)
 	static const struct {
 		const char *name;
 		unsigned line;
-	} want[] = { { "sleep", 0 }, { "nap", 4 }, { "outer", 7 },
-		     { "<main>", 8 } };
+	} want[] = { { "Kernel#sleep", 0 }, { "Sleeper#nap", 4 },
+		     { "Sleeper.start", 5 }, { "Object#outer", 8 },
+		     { "<main>", 9 } };
 	struct interp_symbol sym[LIVE_MAX];
 	struct user_regs_struct regs;
 	struct ruby_record r;
@@ -255,6 +257,10 @@ TEST(ruby_live_offsets)
 	cc.bias = bias;
 	nm = (struct ruby_namer){ .global_symbols = bias + r.global_symbols,
 				  .cfunc = cfunc_sym, .cfunc_arg = &cc };
+	ASSERT_OK(ruby_find_class_ids(interp_read_process, NULL, pid,
+				      &ruby_offsets_3_1, nm.global_symbols,
+				      &nm.classpath_id, &nm.attached_id),
+		  "the IDs classes are named by");
 	cfp = peek(pid, ec_dtv + 16);
 	end = peek(pid, ec_dtv) + 8 * peek(pid, ec_dtv + 8);
 	for (i = 0; cfp && cfp < end && i < 64 && n < LIVE_MAX; i++, cfp += 64) {
@@ -267,7 +273,9 @@ TEST(ruby_live_offsets)
 			f.payload[0] = peek(pid, ep + RUBY_EP_ME_CREF);
 		} else if (iseq && magic != RUBY_FRAME_MAGIC_IFUNC &&
 			   magic != RUBY_FRAME_MAGIC_DUMMY) {
-			f.data = RUBY_FRAME_ISEQ;
+			/* a method's frame: its own environment is local */
+			f.data = RUBY_FRAME_DATA(RUBY_FRAME_ISEQ,
+						 peek(pid, ep + RUBY_EP_ME_CREF));
 			f.payload[0] = iseq;
 			f.payload[1] = peek(pid, cfp);
 		} else {
@@ -280,8 +288,8 @@ TEST(ruby_live_offsets)
 	for (i = 0; i < n; i++)
 		test_note("frame %u: %s (%s:%u)", i, sym[i].name, sym[i].file,
 			  sym[i].line);
-	if (ASSERT_EQ(n, 4, "four frames"))
-		for (i = 0; i < 4; i++) {
+	if (ASSERT_EQ(n, 5, "five frames"))
+		for (i = 0; i < 5; i++) {
 			ASSERT_TRUE(!strncmp(sym[i].name, want[i].name,
 					     strlen(want[i].name)),
 				    want[i].name);

@@ -1,8 +1,9 @@
 # sleeper.rb: a known stack, asleep, for the userland check of offsets:
-#   <main> (8) <- outer (7) <- Sleeper#nap (4) <- Kernel#sleep
+#   <main> (9) <- outer (8) <- Sleeper.start (5) <- Sleeper#nap (4) <- sleep
 class Sleeper
   def nap(s) = sleep(s)
+  def self.start(s) = new.nap(s)
 end
 
-def outer(s) = Sleeper.new.nap(s)
+def outer(s) = Sleeper.start(s)
 outer((ARGV[0] || 30).to_f)
