@@ -228,3 +228,56 @@ out:
 	free(err);
 	h_free_folded(&f);
 }
+
+/* Ruby threads: each has its own execution context (the thread-local
+ * ruby_current_ec, through each thread's DTV), so each thread's samples
+ * show its own frames, and a thread's stack reaches its native start. */
+TEST_ROOT(ruby_threads_each_its_own_ec)
+{
+	static const char *const mine[3] = {
+		";Object#worker_a (threads.rb:23);Object#burn_a (threads.rb:20);",
+		";Object#worker_b (threads.rb:24);Object#burn_b (threads.rb:21);",
+		";<main> (threads.rb:29);Object#main_loop (threads.rb:25);"
+		"Object#burn_main (threads.rb:22);",
+	};
+	uint64_t total = 0, n[3] = { 0 }, mixed = 0;
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!profile_ruby("threads.rb", false, &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		int hits = 0;
+
+		if (!strstr(s, ";Object#spin (threads.rb:"))
+			continue;
+		total += f.lines[i].count;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, mine[k])) {
+				n[k] += f.lines[i].count;
+				hits++;
+			}
+		/* a worker's frames start at its thread's entry */
+		if (hits != 1 ||
+		    (!strstr(s, mine[2]) &&
+		     (!strstr(s, ";start_thread;") ||
+		      !strstr(s, ";block in <main> (threads.rb:28);"))))
+			mixed += f.lines[i].count;
+	}
+	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "
+		  "%.1f%%, in none, several or misplaced %.1f%%",
+		  (unsigned long long)total, share_of(n[0], total) / 100.0,
+		  share_of(n[1], total) / 100.0, share_of(n[2], total) / 100.0,
+		  share_of(mixed, total) / 100.0);
+	ASSERT_GE(total, 300, "samples in spin");
+	for (k = 0; k < 3; k++)
+		ASSERT_GE(share_of(n[k], total), 1500, "each thread's own frames");
+	if (!ASSERT_LE(share_of(mixed, total), 200,
+		       "no thread shows another's frames"))
+		h_dump_top(&f, "ruby", 8);
+out:
+	free(err);
+	h_free_folded(&f);
+}
