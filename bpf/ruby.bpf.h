@@ -167,14 +167,17 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 	return ec;
 }
 
-/* YJIT code (3.1 to 3.4) runs in a frame its entry prologue made: r13,
- * r12 and rbx pushed below the return address into rb_vm_exec (or the
+/* YJIT code (3.1) runs in a frame its entry prologue made: r13, r12 and
+ * rbx pushed below the return address into rb_vm_exec (or the
  * interpreter loop), and nothing else on the stack between its calls. */
-static __always_inline int ruby_jit_unwind(struct scratch *s)
+static __always_inline int ruby_jit_unwind(struct scratch *s,
+					   struct ruby_proc *p)
 {
 	__u64 sp = s->st.regs[RULE_REG_SP], w[4];
 
-	if (ruby_read(w, sizeof(w), sp) || w[3] < 0x1000)
+	/* other anonymous code (not YJIT's) is left to native unwinding */
+	if (ruby_read(w, sizeof(w), sp) || w[3] < p->text_lo ||
+	    w[3] >= p->text_hi)
 		return INTERP_NOT_HERE;
 	s->st.regs[RULE_REG_RBX] = w[0];
 	s->st.regs[12] = w[1];
@@ -196,7 +199,7 @@ static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 	if (!p)
 		return INTERP_NOT_HERE;
 	if (!s->st.cur.file_id)
-		return ruby_jit_unwind(s);
+		return ruby_jit_unwind(s, p);
 	if (lookup < p->loop_lo || lookup >= p->loop_hi)
 		return INTERP_NOT_HERE;
 	lc.p = p;

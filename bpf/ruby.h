@@ -22,8 +22,9 @@
  * YJIT keeps the control frames (only their pc points into JIT code) and
  * runs its code from rb_vm_exec: a native pc in anonymous code of a Ruby
  * process is the YJIT entry frame, which pushed three registers (r13,
- * r12, rbx) below its return address; the unwinder pops it and the Ruby
- * frames come out at rb_vm_exec as without YJIT.
+ * r12, rbx) below its return address; when that address is in the VM's
+ * code, the unwinder pops the frame and the Ruby frames come out at
+ * rb_vm_exec as without YJIT.
  */
 #ifndef EP_RUBY_H
 #define EP_RUBY_H
@@ -82,6 +83,8 @@ struct ruby_proc {
 	__s64 ec_off;		/* per ec_mode */
 	__u64 vm_ptr;		/* &ruby_current_vm_ptr, 0 if none */
 	__u64 loop_lo, loop_hi; /* rb_vm_exec */
+	__u64 text_lo, text_hi; /* the VM's executable mapping: where YJIT's
+				 * code returns to */
 	__u8 ec_mode, pad8;
 	__u16 ec_vm_stack, ec_vm_stack_size, ec_cfp; /* execution context */
 	__u16 cfp_size, cfp_pc, cfp_iseq, cfp_ep;    /* control frame */
@@ -89,6 +92,6 @@ struct ruby_proc {
 				      * no fallback */
 	__u16 pad16[2];
 };
-_Static_assert(sizeof(struct ruby_proc) == 64, "ruby_proc layout");
+_Static_assert(sizeof(struct ruby_proc) == 80, "ruby_proc layout");
 
 #endif

@@ -444,6 +444,10 @@ static int ruby_attach(void *state, struct interp_mgr *im,
 	};
 	int slot, err;
 
+	if (a->files[0].map) {
+		rp.text_lo = a->files[0].map->start;
+		rp.text_hi = a->files[0].map->end;
+	}
 	if (info->ec_mode == RUBY_EC_DTV || info->ec_mode == RUBY_EC_TPOFF ||
 	    info->ec_mode == RUBY_EC_GLOBAL)
 		rp.ec_addr = info->ec_addr + bias;
