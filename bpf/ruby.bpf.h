@@ -199,7 +199,7 @@ static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 	if (!p)
 		return INTERP_NOT_HERE;
 	if (!s->st.cur.file_id)
-		return ruby_jit_unwind(s, p);
+		return p->yjit ? ruby_jit_unwind(s, p) : INTERP_NOT_HERE;
 	if (lookup < p->loop_lo || lookup >= p->loop_hi)
 		return INTERP_NOT_HERE;
 	lc.p = p;

@@ -85,7 +85,9 @@ struct ruby_proc {
 	__u64 loop_lo, loop_hi; /* rb_vm_exec */
 	__u64 text_lo, text_hi; /* the VM's executable mapping: where YJIT's
 				 * code returns to */
-	__u8 ec_mode, pad8;
+	__u8 ec_mode;
+	__u8 yjit; /* YJIT's entry frame is known (3.1): anonymous code is
+		    * unwound as its */
 	__u16 ec_vm_stack, ec_vm_stack_size, ec_cfp; /* execution context */
 	__u16 cfp_size, cfp_pc, cfp_iseq, cfp_ep;    /* control frame */
 	__u16 vm_main_thread, th_ec; /* vm->ractor.main_thread, th->ec; 0:

@@ -44,39 +44,63 @@ _Static_assert(sizeof(struct ruby_info) == 64, "ruby_info layout");
 
 /*
  * Offsets per minor version.  3.1's are those of Ruby's own compiled
- * header for its JIT (rb_mjit_min_header-3.1.2.h, Debian's ruby3.1-dev
- * layout, checked with offsetof) and of a live process; 3.0's differ by
- * the control frame (no jit_return: 56 bytes), written from its
- * vm_core.h.  Other versions are not supported yet (counted as such).
+ * header for its JIT (rb_mjit_min_header-3.1.2.h, Debian's, checked with
+ * offsetof) and of live processes (tests/unit/test_ruby_live.c).  The
+ * others are computed from the structures of each version's headers as
+ * rbspy's ruby-structs has them (bindgen output of Ruby's vm_core.h and
+ * friends), by the C layout rules, which give 3.1's exactly; not run
+ * here (Debian 12 ships 3.1 only).  What changes: the control frame (56
+ * bytes without __bp__ or jit_return), the line table's entry (8 bytes
+ * before node_id), first_lineno (an int from 3.2, which moves
+ * insns_info), the method definition's original_id (2.7), where the main
+ * thread's ec is, String's length (3.2+), how classes keep their path.
  */
+#define RUBY_OFFSETS_COMMON                                                    \
+	.iseq_body = 16, .body_encoded = 8, .body_path = 64, .body_label = 80, \
+	.body_first_line = 88, .me_def = 16, .me_called_id = 24,               \
+	.me_owner = 32, .def_func = 8
+#define RUBY_INFO_120 /* insns_info after a VALUE first_lineno */              \
+	.body_info = 120, .body_positions = 128, .body_info_size = 136,        \
+	.body_succ = 144
+#define RUBY_INFO_112 /* after an int first_lineno, 3.2+ */                    \
+	.body_info = 112, .body_positions = 120, .body_info_size = 128,        \
+	.body_succ = 136, .first_line_int = 1, .rstring_v32 = 1
+#define RUBY_CLASSES_IVAR                                                      \
+	.class_mode = RUBY_CLASS_IVAR, .class_ext = 24, .ext_iv_tbl = 8
+#define RUBY_CLASSES_EXT                                                       \
+	.class_mode = RUBY_CLASS_EXT, .class_ext = 32, .ext_classpath = 120,   \
+	.ext_attached = 96
+
 static const struct ruby_layout {
 	uint8_t major, minor;
 	uint16_t cfp_size;
 	uint16_t vm_main_thread, th_ec; /* rb_vm_t, rb_thread_t */
+	bool yjit; /* YJIT's entry frame as ruby.h says (3.1's C YJIT) */
 	struct ruby_offsets o;
 } layouts[] = {
-	{ 3, 0, 56, 0, 0,
-	  { .iseq_body = 16, .body_encoded = 8, .body_path = 64,
-	    .body_label = 80, .body_first_line = 88, .body_info = 120,
-	    .body_positions = 128, .body_info_size = 136, .body_succ = 144,
-	    .info_entry_size = 12, .me_def = 16, .me_called_id = 24,
-	    .me_owner = 32, .def_func = 8, .def_original_id = 32,
-	    .class_ext = 24, .ext_iv_tbl = 8 } },
-	{ 3, 1, 64, 40, 40,
-	  { .iseq_body = 16, .body_encoded = 8, .body_path = 64,
-	    .body_label = 80, .body_first_line = 88, .body_info = 120,
-	    .body_positions = 128, .body_info_size = 136, .body_succ = 144,
-	    .info_entry_size = 12, .me_def = 16, .me_called_id = 24,
-	    .me_owner = 32, .def_func = 8, .def_original_id = 32,
-	    .class_ext = 24, .ext_iv_tbl = 8 } },
+	{ 2, 7, 56, 192, 32, false,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_120, RUBY_CLASSES_IVAR,
+	    .info_entry_size = 8, .def_original_id = 24 } },
+	{ 3, 0, 56, 40, 40, false,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_120, RUBY_CLASSES_IVAR,
+	    .info_entry_size = 8, .def_original_id = 32 } },
+	{ 3, 1, 64, 40, 40, true,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_120, RUBY_CLASSES_IVAR,
+	    .info_entry_size = 12, .def_original_id = 32 } },
+	{ 3, 2, 64, 40, 48, false,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_112, .info_entry_size = 12,
+	    .def_original_id = 32 } },
+	{ 3, 3, 56, 40, 48, false,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_112, RUBY_CLASSES_EXT,
+	    .info_entry_size = 12, .def_original_id = 32 } },
+	{ 3, 4, 56, 40, 48, false,
+	  { RUBY_OFFSETS_COMMON, RUBY_INFO_112, RUBY_CLASSES_EXT,
+	    .info_entry_size = 12, .def_original_id = 32 } },
 };
 
 const struct ruby_offsets ruby_offsets_3_1 = {
-	.iseq_body = 16, .body_encoded = 8, .body_path = 64, .body_label = 80,
-	.body_first_line = 88, .body_info = 120, .body_positions = 128,
-	.body_info_size = 136, .body_succ = 144, .info_entry_size = 12,
-	.me_def = 16, .me_called_id = 24, .me_owner = 32, .def_func = 8,
-	.def_original_id = 32, .class_ext = 24, .ext_iv_tbl = 8, .id_shift = 4,
+	RUBY_OFFSETS_COMMON, RUBY_INFO_120, RUBY_CLASSES_IVAR,
+	.info_entry_size = 12, .def_original_id = 32, .id_shift = 4,
 	.last_op_id = 0xa9,
 };
 
@@ -441,6 +465,7 @@ static int ruby_attach(void *state, struct interp_mgr *im,
 		.cfp_ep = CFP_EP,
 		.vm_main_thread = l->vm_main_thread,
 		.th_ec = l->th_ec,
+		.yjit = l->yjit,
 	};
 	int slot, err;
 
@@ -642,8 +667,10 @@ uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
 		goto first;
 	return (uint32_t)l;
 first:
-	/* the iseq's first line, a Fixnum */
-	l = (int32_t)(rd64(&r, body + o->body_first_line) >> 1);
+	/* the iseq's first line: a Fixnum, or an int from 3.2 */
+	l = o->first_line_int ?
+		    (int32_t)(uint32_t)rd64(&r, body + o->body_first_line) :
+		    (int32_t)(rd64(&r, body + o->body_first_line) >> 1);
 	line = l > 0 ? (uint32_t)l : 0;
 	return line;
 }
@@ -678,6 +705,25 @@ static uint64_t class_ivar(const struct ruby_reader *r,
 	return 0;
 }
 
+/* A class's path or (a singleton class's) attached object, as the
+ * version keeps them; 0 when unknown. */
+static uint64_t class_var(const struct ruby_reader *r,
+			  const struct ruby_offsets *o,
+			  const struct ruby_namer *nm, uint64_t klass,
+			  bool attached)
+{
+	switch (o->class_mode) {
+	case RUBY_CLASS_IVAR:
+		return class_ivar(r, o, klass,
+				  attached ? nm->attached_id : nm->classpath_id);
+	case RUBY_CLASS_EXT:
+		return rd64(r, klass + o->class_ext +
+				       (attached ? o->ext_attached :
+						   o->ext_classpath));
+	}
+	return 0;
+}
+
 /* A class's or module's path ("Foo::Bar") into out; a singleton class
  * gives its object's (a class's) path and *singleton.  0 or an error. */
 static int class_path(const struct ruby_reader *r, const struct ruby_offsets *o,
@@ -695,14 +741,13 @@ static int class_path(const struct ruby_reader *r, const struct ruby_offsets *o,
 	if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
 		return -EINVAL;
 	if (flags & FL_SINGLETON) {
-		klass = class_ivar(r, o, klass, nm->attached_id);
+		klass = class_var(r, o, nm, klass, true);
 		flags = rd64(r, klass);
 		if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
 			return -EINVAL;
 		*singleton = true;
 	}
-	return read_rstring(r, o, class_ivar(r, o, klass, nm->classpath_id),
-			    out, n);
+	return read_rstring(r, o, class_var(r, o, nm, klass, false), out, n);
 }
 
 /* The class part of a method's name from its method entry (an imemo
@@ -717,7 +762,9 @@ static void method_class(const struct ruby_reader *r,
 	char path[94];
 
 	out[0] = 0;
-	if (!nm || !nm->classpath_id || (flags & T_MASK) != T_IMEMO ||
+	if (!nm || o->class_mode == RUBY_CLASS_NONE ||
+	    (o->class_mode == RUBY_CLASS_IVAR && !nm->classpath_id) ||
+	    (flags & T_MASK) != T_IMEMO ||
 	    ((flags >> 12) & 0xf) != IMEMO_MENT ||
 	    class_path(r, o, nm, rd64(r, me + o->me_owner), path, sizeof(path),
 		       &singleton) || !path[0])
@@ -851,7 +898,6 @@ static void offsets_for(const struct ruby_info *info, struct ruby_offsets *o)
 	const struct ruby_layout *l = layout_of(info->major, info->minor);
 
 	*o = l->o;
-	o->rstring_v32 = info->major > 3 || (info->major == 3 && info->minor >= 2);
 	o->id_shift = info->id_shift;
 	o->last_op_id = info->last_op_id;
 }
@@ -878,7 +924,9 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 		.cfunc = cfunc_name,
 		.cfunc_arg = &cn,
 	};
-	if (!interp_procs_get(rs->ids, pid, &word)) {
+	if (o.class_mode != RUBY_CLASS_IVAR) {
+		/* no IDs to look up */
+	} else if (!interp_procs_get(rs->ids, pid, &word)) {
 		/* once per process (a few hundred small reads) */
 		if (ruby_find_class_ids(interp_read_process, NULL, pid, &o,
 					nm.global_symbols, &nm.classpath_id,

@@ -19,10 +19,24 @@ struct ruby_offsets {
 	uint16_t info_entry_size;		   /* iseq_insn_info_entry */
 	uint16_t me_def, me_called_id, me_owner;   /* rb_callable_method_entry_t */
 	uint16_t def_func, def_original_id;	   /* rb_method_definition_t */
-	uint16_t class_ext, ext_iv_tbl;		   /* RClass.ptr, classext.iv_tbl */
+	/* a class's name (class_mode): RUBY_CLASS_IVAR (to 3.1): RClass.ptr
+	 * (class_ext), its iv_tbl (ext_iv_tbl), an st_table holding the
+	 * __classpath__ and __attached__ ivars; RUBY_CLASS_EXT (3.3+): the
+	 * classext follows the RClass (class_ext: its size) and holds
+	 * classpath and attached_object (ext_classpath, ext_attached) */
+	uint16_t class_ext, ext_iv_tbl, ext_classpath, ext_attached;
+	uint8_t class_mode;
 	uint8_t rstring_v32; /* RString as 3.2 lays it out (length at 16) */
+	uint8_t first_line_int; /* location.first_lineno an int (3.2+), not
+				 * a Fixnum */
 	uint8_t id_shift;    /* RUBY_ID_SCOPE_SHIFT */
 	uint32_t last_op_id; /* tLAST_OP_ID: IDs above are serial << shift */
+};
+
+enum ruby_class_mode {
+	RUBY_CLASS_NONE = 0, /* no class names (3.2: ivars by object shape) */
+	RUBY_CLASS_IVAR = 1,
+	RUBY_CLASS_EXT = 2,
 };
 
 /* What names a frame besides the offsets: the process' symbol table of

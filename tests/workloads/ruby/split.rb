@@ -1,6 +1,6 @@
-# split.rb: CPU time split 60/30/10 over three method chains, by the
-# thread's CPU clock, so the split holds on a busy host; methods of a
-# class, a block inside Integer#times, and a recursive chain.
+# split.rb: CPU time split 60/30/10 over three method chains, in rounds
+# of 20 ms of the thread's CPU clock (the split holds on a busy host, and
+# a profile of a few CPU seconds holds many rounds); a recursive chain.
 #   Burner#heavy  <- chain_60 <- run <- <main>
 #   Burner#medium <- chain_30 <- run <- <main>
 #   Burner#light  <- rec (x3) <- chain_10 <- run <- <main>
@@ -23,9 +23,9 @@ class Burner
     x
   end
 
-  def heavy = spin(0.060)
-  def medium = spin(0.030)
-  def light = spin(0.010)
+  def heavy = spin(0.012)
+  def medium = spin(0.006)
+  def light = spin(0.002)
 end
 
 def chain_60(b) = b.heavy
