@@ -209,14 +209,19 @@ static unsigned tls_slot(const struct elfm *e, const char *name,
 
 /* A TLS variable of the executable itself (module 1, variant II): at the
  * thread pointer minus the TLS segment's size rounded up to its
- * alignment, plus its value.  0 when the file has no PT_TLS. */
+ * alignment, plus its value.  0 when the file is not an executable (a
+ * library's TLS is reached through a relocation) or has no PT_TLS. */
 static int64_t exe_tls_off(const struct elfm *e, uint64_t value)
 {
+	const Elf64_Ehdr *eh = elfm_ehdr(e);
 	const Elf64_Phdr *ph;
+	bool exe = eh && eh->e_type == ET_EXEC;
 	unsigned n, i;
 
 	ph = elfm_phdrs(e, &n);
-	for (i = 0; ph && i < n; i++) {
+	for (i = 0; ph && i < n; i++)
+		exe |= ph[i].p_type == PT_INTERP; /* a PIE */
+	for (i = 0; exe && ph && i < n; i++) {
 		uint64_t a = ph[i].p_align ? ph[i].p_align : 1, sz;
 
 		if (ph[i].p_type != PT_TLS)

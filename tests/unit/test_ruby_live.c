@@ -308,3 +308,56 @@ kill:
 out:
 	free(real);
 }
+
+/* A ruby executable with the VM linked in keeps ruby_current_ec in its
+ * own TLS block, at a fixed offset from the thread pointer, with no
+ * relocation: detection computes it from PT_TLS, and a stand-in built
+ * here (the symbols detection reads, the variable) prints where its
+ * thread's copy really is.  A version without a layout is refused. */
+TEST(ruby_static_exe_tls_offset)
+{
+	static const char src[] =
+		"#include <stdio.h>\n"
+		"__thread long pad[3] = { 1, 2, 3 };\n"
+		"__thread void *ruby_current_ec;\n"
+		"const char ruby_version[] = \"@V@\";\n"
+		"void rb_vm_exec(void) { pad[0]++; }\n"
+		"int main(void) { printf(\"%ld\\n\", (long)((char *)&ruby_current_ec"
+		" - (char *)__builtin_thread_pointer())); rb_vm_exec(); return 0; }\n";
+	const struct interp_module *m = interp_module(INTERP_RUBY);
+	char cmd[2048], out[64], bin[512];
+	struct ruby_record r;
+	void *data = NULL;
+	size_t len = 0;
+	long want = 0;
+	int fd, err, i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(bin, sizeof(bin), "%s/fake_ruby%d", test_tmpdir(), i);
+		snprintf(cmd, sizeof(cmd),
+			 "printf '%%s' '%s' | sed 's/@V@/%s/' | cc -x c -O1 -rdynamic "
+			 "-o %s - && %s", src, i ? "9.9.0" : "3.1.2", bin, bin);
+		if (!ASSERT_OK(fix_run(cmd, out, sizeof(out)), "build and run it"))
+			return;
+		want = strtol(out, NULL, 10);
+		fd = open(bin, O_RDONLY | O_CLOEXEC);
+		if (!ASSERT_TRUE(fd >= 0, "open it"))
+			return;
+		err = m->detect(NULL, bin, fd, &data, &len);
+		close(fd);
+		if (i) {
+			ASSERT_EQ(err, -ENOTSUP, "a version without a layout");
+			break;
+		}
+		if (!ASSERT_OK(err, "detected") ||
+		    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record"))
+			break;
+		test_note("static ruby_current_ec at tp %lld (the program: %ld)",
+			  (long long)r.ec_off, want);
+		ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
+		ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
+		free(data);
+		data = NULL;
+	}
+	free(data);
+}
