@@ -10,7 +10,8 @@
  * through the thread's DTV (the unwinder's way) must be the one the VM
  * names as its main thread's, and the control frames walked from it must
  * name Kernel#sleep, Sleeper#nap, the singleton method Sleeper.start,
- * Object#outer and <main> at their lines in the script.
+ * Object#outer and <main> at their lines in the script (nap's past the
+ * immediate part of its line table's succinct index).
  * Root is not needed: the test is the script's parent.
  */
 #include "test.h"
@@ -181,9 +182,9 @@ TEST(ruby_live_offsets)
 	static const struct {
 		const char *name;
 		unsigned line;
-	} want[] = { { "Kernel#sleep", 0 }, { "Sleeper#nap", 4 },
-		     { "Sleeper.start", 5 }, { "Object#outer", 8 },
-		     { "<main>", 9 } };
+	} want[] = { { "Kernel#sleep", 0 }, { "Sleeper#nap", 8 },
+		     { "Sleeper.start", 10 }, { "Object#outer", 13 },
+		     { "<main>", 14 } };
 	struct interp_symbol sym[LIVE_MAX];
 	struct user_regs_struct regs;
 	struct ruby_record r;
