@@ -499,24 +499,6 @@ static int ruby_attach(void *state, struct interp_mgr *im,
 
 /* ---- names ---------------------------------------------------------------- */
 
-struct ruby_reader {
-	interp_read_fn read;
-	void *arg;
-	pid_t pid;
-};
-
-static int rd(const struct ruby_reader *r, uint64_t addr, void *buf, size_t len)
-{
-	return addr ? r->read(r->arg, r->pid, addr, buf, len) : -EFAULT;
-}
-
-static uint64_t rd64(const struct ruby_reader *r, uint64_t addr)
-{
-	uint64_t v = 0;
-
-	return rd(r, addr, &v, 8) ? 0 : v;
-}
-
 /* RBasic.flags: the type, and the user flags these layouts use */
 #define T_MASK 0x1f
 #define T_STRING 0x05
@@ -528,22 +510,22 @@ static uint64_t rd64(const struct ruby_reader *r, uint64_t addr)
 #define RARRAY_EMBED_MASK 0x7f
 
 /* A String's text into out (cut at n - 1 bytes).  0, or an error. */
-static int read_rstring(const struct ruby_reader *r,
+static int read_rstring(const struct interp_reader *r,
 			const struct ruby_offsets *o, uint64_t str, char *out,
 			size_t n)
 {
-	uint64_t flags = rd64(r, str), len, ptr;
+	uint64_t flags = interp_rd64(r, str), len, ptr;
 	int err;
 
 	out[0] = 0;
 	if (!str || (str & 7) || (flags & T_MASK) != T_STRING)
 		return -EINVAL;
 	if (o->rstring_v32) {
-		len = rd64(r, str + 16);
-		ptr = flags & FL_USER1 ? rd64(r, str + 24) : str + 24;
+		len = interp_rd64(r, str + 16);
+		ptr = flags & FL_USER1 ? interp_rd64(r, str + 24) : str + 24;
 	} else if (flags & FL_USER1) {
-		len = rd64(r, str + 16);
-		ptr = rd64(r, str + 24);
+		len = interp_rd64(r, str + 16);
+		ptr = interp_rd64(r, str + 24);
 	} else {
 		len = (flags >> RSTRING_EMBED_SHIFT) & RSTRING_EMBED_MASK;
 		ptr = str + 16;
@@ -552,7 +534,7 @@ static int read_rstring(const struct ruby_reader *r,
 		return -EINVAL;
 	if (len >= n)
 		len = n - 1;
-	err = len ? rd(r, ptr, out, len) : 0;
+	err = len ? interp_rd(r, ptr, out, len) : 0;
 	if (err)
 		return err;
 	out[len] = 0;
@@ -560,27 +542,27 @@ static int read_rstring(const struct ruby_reader *r,
 }
 
 /* Element i of an Array, 0 when out of it or unreadable. */
-static uint64_t rarray_at(const struct ruby_reader *r, uint64_t ary,
+static uint64_t rarray_at(const struct interp_reader *r, uint64_t ary,
 			  uint64_t i)
 {
-	uint64_t flags = rd64(r, ary);
+	uint64_t flags = interp_rd64(r, ary);
 
 	if (!ary || (ary & 7) || (flags & T_MASK) != T_ARRAY)
 		return 0;
 	if (flags & FL_USER1) {
 		if (i >= ((flags >> RARRAY_EMBED_SHIFT) & RARRAY_EMBED_MASK))
 			return 0;
-		return rd64(r, ary + 16 + 8 * i);
+		return interp_rd64(r, ary + 16 + 8 * i);
 	}
-	if (i >= rd64(r, ary + 16))
+	if (i >= interp_rd64(r, ary + 16))
 		return 0;
-	return rd64(r, rd64(r, ary + 32) + 8 * i);
+	return interp_rd64(r, interp_rd64(r, ary + 32) + 8 * i);
 }
 
 /* The name of an ID, through ruby_global_symbols (last_id: u32 at 0; ids
  * at 16: an Array of Arrays of ID_ENTRY_UNIT (str, sym) pairs). */
 #define ID_ENTRY_UNIT 512
-static int id_name(const struct ruby_reader *r, const struct ruby_offsets *o,
+static int id_name(const struct interp_reader *r, const struct ruby_offsets *o,
 		   uint64_t gs, uint64_t id, char *out, size_t n)
 {
 	uint64_t serial, ids, chunk;
@@ -590,9 +572,9 @@ static int id_name(const struct ruby_reader *r, const struct ruby_offsets *o,
 	if (!gs || !id || !o->id_shift)
 		return -ENOENT;
 	serial = id > o->last_op_id ? id >> o->id_shift : id;
-	if (rd(r, gs, &last, 4) || !serial || serial > last)
+	if (interp_rd(r, gs, &last, 4) || !serial || serial > last)
 		return -ENOENT;
-	ids = rd64(r, gs + 16);
+	ids = interp_rd64(r, gs + 16);
 	chunk = rarray_at(r, ids, serial / ID_ENTRY_UNIT);
 	return read_rstring(r, o, rarray_at(r, chunk,
 					    (serial % ID_ENTRY_UNIT) * 2),
@@ -606,14 +588,14 @@ static int id_name(const struct ruby_reader *r, const struct ruby_offsets *o,
 #define SUCC_IMM 54
 #define SUCC_BLOCK_BITS 512
 #define SUCC_BLOCK_SIZE 80 /* rank (4, padded), small ranks (8), bits (64) */
-static int succ_rank(const struct ruby_reader *r, uint64_t sd, uint64_t x,
+static int succ_rank(const struct interp_reader *r, uint64_t sd, uint64_t x,
 		     uint32_t *rank)
 {
 	uint64_t imm, blk, word, small, bits;
 	uint32_t base = 0, i, b;
 
 	if (x < SUCC_IMM) {
-		if (rd(r, sd + 8 * (x / 9), &imm, 8))
+		if (interp_rd(r, sd + 8 * (x / 9), &imm, 8))
 			return -EFAULT;
 		*rank = (uint32_t)(imm >> (7 * (x % 9))) & 0x7f;
 		return 0;
@@ -622,8 +604,8 @@ static int succ_rank(const struct ruby_reader *r, uint64_t sd, uint64_t x,
 	blk = sd + 8 * (SUCC_IMM / 9) + SUCC_BLOCK_SIZE * (x / SUCC_BLOCK_BITS);
 	b = x % SUCC_BLOCK_BITS;
 	i = b / 64;
-	if (rd(r, blk, &base, 4) || rd(r, blk + 8, &small, 8) ||
-	    rd(r, blk + 16 + 8 * i, &word, 8))
+	if (interp_rd(r, blk, &base, 4) || interp_rd(r, blk + 8, &small, 8) ||
+	    interp_rd(r, blk + 16 + 8 * i, &word, 8))
 		return -EFAULT;
 	bits = word << (63 - b % 64);
 	*rank = base + (i ? (uint32_t)(small >> (9 * (i - 1))) & 0x1ff : 0) +
@@ -634,20 +616,20 @@ static int succ_rank(const struct ruby_reader *r, uint64_t sd, uint64_t x,
 uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
 			const struct ruby_offsets *o, uint64_t iseq, uint64_t pc)
 {
-	const struct ruby_reader r = { read, arg, pid };
-	uint64_t body = rd64(&r, iseq + o->iseq_body), enc, pos, info, succ;
-	uint64_t positions;
+	const struct interp_reader r = { read, arg, pid };
+	uint64_t body = interp_rd64(&r, iseq + o->iseq_body);
+	uint64_t enc, pos, info, succ, positions, first;
 	uint32_t size = 0, idx = 0, p, line = 0;
 	int32_t l;
 
 	if (!body)
 		return 0;
-	enc = rd64(&r, body + o->body_encoded);
-	info = rd64(&r, body + o->body_info);
-	positions = rd64(&r, body + o->body_positions);
-	succ = rd64(&r, body + o->body_succ);
-	if (rd(&r, body + o->body_info_size, &size, 4) || !info || !size ||
-	    size > (1u << 24))
+	enc = interp_rd64(&r, body + o->body_encoded);
+	info = interp_rd64(&r, body + o->body_info);
+	positions = interp_rd64(&r, body + o->body_positions);
+	succ = interp_rd64(&r, body + o->body_succ);
+	if (interp_rd(&r, body + o->body_info_size, &size, 4) || !info ||
+	    !size || size > (1u << 24))
 		goto first;
 	/* the pc is past the instruction that runs (it points at the next
 	 * one once the instruction started): the position before it */
@@ -659,7 +641,8 @@ uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
 	} else if (positions) {
 		/* the last entry at or before pos (few: a linear walk) */
 		for (idx = 0; idx + 1 < size && idx < 4096; idx++)
-			if (rd(&r, positions + 4 * (idx + 1), &p, 4) || p > pos)
+			if (interp_rd(&r, positions + 4 * (idx + 1), &p, 4) ||
+			    p > pos)
 				break;
 	} else if (succ && pos < (1u << 24)) {
 		if (succ_rank(&r, succ, pos, &idx) || !idx || idx > size)
@@ -668,14 +651,15 @@ uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
 	} else {
 		goto first;
 	}
-	if (rd(&r, info + (uint64_t)idx * o->info_entry_size, &l, 4) || l <= 0)
+	if (interp_rd(&r, info + (uint64_t)idx * o->info_entry_size, &l, 4) ||
+	    l <= 0)
 		goto first;
 	return (uint32_t)l;
 first:
 	/* the iseq's first line: a Fixnum, or an int from 3.2 */
-	l = o->first_line_int ?
-		    (int32_t)(uint32_t)rd64(&r, body + o->body_first_line) :
-		    (int32_t)(rd64(&r, body + o->body_first_line) >> 1);
+	first = interp_rd64(&r, body + o->body_first_line);
+	l = o->first_line_int ? (int32_t)(uint32_t)first :
+				(int32_t)(first >> 1);
 	line = l > 0 ? (uint32_t)l : 0;
 	return line;
 }
@@ -689,20 +673,22 @@ first:
 #define FL_SINGLETON (1ull << 12)
 #define IMEMO_MENT 6
 #define ST_ENTRIES_MAX 64
-static uint64_t class_ivar(const struct ruby_reader *r,
+static uint64_t class_ivar(const struct interp_reader *r,
 			   const struct ruby_offsets *o, uint64_t klass,
 			   uint64_t id)
 {
-	uint64_t ext = rd64(r, klass + o->class_ext), tbl, start, bound, i;
+	uint64_t ext = interp_rd64(r, klass + o->class_ext);
+	uint64_t tbl, start, bound, i;
 	uint64_t ent[3 * ST_ENTRIES_MAX];
 
-	tbl = ext ? rd64(r, ext + o->ext_iv_tbl) : 0;
+	tbl = ext ? interp_rd64(r, ext + o->ext_iv_tbl) : 0;
 	if (!tbl || !id)
 		return 0;
-	start = rd64(r, tbl + 32);
-	bound = rd64(r, tbl + 40);
+	start = interp_rd64(r, tbl + 32);
+	bound = interp_rd64(r, tbl + 40);
 	if (bound <= start || bound - start > ST_ENTRIES_MAX ||
-	    rd(r, rd64(r, tbl + 48) + 24 * start, ent, 24 * (bound - start)))
+	    interp_rd(r, interp_rd64(r, tbl + 48) + 24 * start, ent,
+		      24 * (bound - start)))
 		return 0;
 	for (i = 0; i < bound - start; i++)
 		if (ent[3 * i + 1] == id)
@@ -712,7 +698,7 @@ static uint64_t class_ivar(const struct ruby_reader *r,
 
 /* A class's path or (a singleton class's) attached object, as the
  * version keeps them; 0 when unknown. */
-static uint64_t class_var(const struct ruby_reader *r,
+static uint64_t class_var(const struct interp_reader *r,
 			  const struct ruby_offsets *o,
 			  const struct ruby_namer *nm, uint64_t klass,
 			  bool attached)
@@ -722,32 +708,32 @@ static uint64_t class_var(const struct ruby_reader *r,
 		return class_ivar(r, o, klass,
 				  attached ? nm->attached_id : nm->classpath_id);
 	case RUBY_CLASS_EXT:
-		return rd64(r, klass + o->class_ext +
-				       (attached ? o->ext_attached :
-						   o->ext_classpath));
+		return interp_rd64(r, klass + o->class_ext +
+					      (attached ? o->ext_attached :
+							  o->ext_classpath));
 	}
 	return 0;
 }
 
 /* A class's or module's path ("Foo::Bar") into out; a singleton class
  * gives its object's (a class's) path and *singleton.  0 or an error. */
-static int class_path(const struct ruby_reader *r, const struct ruby_offsets *o,
-		      const struct ruby_namer *nm, uint64_t klass, char *out,
-		      size_t n, bool *singleton)
+static int class_path(const struct interp_reader *r,
+		      const struct ruby_offsets *o, const struct ruby_namer *nm,
+		      uint64_t klass, char *out, size_t n, bool *singleton)
 {
-	uint64_t flags = rd64(r, klass);
+	uint64_t flags = interp_rd64(r, klass);
 
 	out[0] = 0;
 	if ((flags & T_MASK) == T_ICLASS) {
 		/* a module's proxy in an ancestry: RBasic.klass is it */
-		klass = rd64(r, klass + 8);
-		flags = rd64(r, klass);
+		klass = interp_rd64(r, klass + 8);
+		flags = interp_rd64(r, klass);
 	}
 	if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
 		return -EINVAL;
 	if (flags & FL_SINGLETON) {
 		klass = class_var(r, o, nm, klass, true);
-		flags = rd64(r, klass);
+		flags = interp_rd64(r, klass);
 		if ((flags & T_MASK) != T_CLASS && (flags & T_MASK) != T_MODULE)
 			return -EINVAL;
 		*singleton = true;
@@ -757,12 +743,12 @@ static int class_path(const struct ruby_reader *r, const struct ruby_offsets *o,
 
 /* The class part of a method's name from its method entry (an imemo
  * ment; anything else gives ""): "Foo#" or "Foo." into out. */
-static void method_class(const struct ruby_reader *r,
+static void method_class(const struct interp_reader *r,
 			 const struct ruby_offsets *o,
 			 const struct ruby_namer *nm, uint64_t me, char *out,
 			 size_t n)
 {
-	uint64_t flags = me ? rd64(r, me) : 0;
+	uint64_t flags = me ? interp_rd64(r, me) : 0;
 	bool singleton = false;
 	char path[94];
 
@@ -771,8 +757,9 @@ static void method_class(const struct ruby_reader *r,
 	    (o->class_mode == RUBY_CLASS_IVAR && !nm->classpath_id) ||
 	    (flags & T_MASK) != T_IMEMO ||
 	    ((flags >> 12) & 0xf) != IMEMO_MENT ||
-	    class_path(r, o, nm, rd64(r, me + o->me_owner), path, sizeof(path),
-		       &singleton) || !path[0])
+	    class_path(r, o, nm, interp_rd64(r, me + o->me_owner), path,
+		       sizeof(path), &singleton) ||
+	    !path[0])
 		return;
 	snprintf(out, n, "%s%c", path, singleton ? '.' : '#');
 }
@@ -781,7 +768,7 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct ruby_offsets *o, const struct ruby_namer *nm,
 		    const struct interp_frame *f, struct interp_symbol *out)
 {
-	const struct ruby_reader r = { read, arg, pid };
+	const struct interp_reader r = { read, arg, pid };
 	uint64_t obj = f->n_payload ? f->payload[0] : 0, body, path, def;
 	uint64_t id;
 	const char *cname = NULL, *in;
@@ -792,13 +779,13 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	if (!obj)
 		return -EINVAL;
 	if (RUBY_FRAME_KIND(f->data) == RUBY_FRAME_CFUNC) {
-		def = rd64(&r, obj + o->me_def);
+		def = interp_rd64(&r, obj + o->me_def);
 		if (!def)
 			return -EFAULT;
-		out->address = rd64(&r, def + o->def_func);
-		id = rd64(&r, def + o->def_original_id);
+		out->address = interp_rd64(&r, def + o->def_func);
+		id = interp_rd64(&r, def + o->def_original_id);
 		if (!id)
-			id = rd64(&r, obj + o->me_called_id);
+			id = interp_rd64(&r, obj + o->me_called_id);
 		if (!nm || id_name(&r, o, nm->global_symbols, id, mname,
 				   sizeof(mname)))
 			mname[0] = 0;
@@ -817,11 +804,11 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	}
 	if (RUBY_FRAME_KIND(f->data) != RUBY_FRAME_ISEQ)
 		return -EINVAL;
-	body = rd64(&r, obj + o->iseq_body);
+	body = interp_rd64(&r, obj + o->iseq_body);
 	if (!body)
 		return -EFAULT;
 	out->address = f->n_payload > 1 ? f->payload[1] : 0;
-	if (read_rstring(&r, o, rd64(&r, body + o->body_label), label,
+	if (read_rstring(&r, o, interp_rd64(&r, body + o->body_label), label,
 			 sizeof(label)))
 		snprintf(label, sizeof(label), "<unknown>");
 	/* "Foo#m", "block in Foo#m": the class before the method's label */
@@ -834,8 +821,8 @@ int ruby_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		snprintf(out->name, sizeof(out->name), "%s%s", cls, label);
 	else
 		snprintf(out->name, sizeof(out->name), "%s", label);
-	path = rd64(&r, body + o->body_path);
-	if (path && (rd64(&r, path) & T_MASK) == T_ARRAY)
+	path = interp_rd64(&r, body + o->body_path);
+	if (path && (interp_rd64(&r, path) & T_MASK) == T_ARRAY)
 		path = rarray_at(&r, path, 0);
 	read_rstring(&r, o, path, out->file, sizeof(out->file));
 	out->line = ruby_iseq_line(read, arg, pid, o, obj, out->address);
@@ -850,15 +837,15 @@ int ruby_find_class_ids(interp_read_fn read, void *arg, pid_t pid,
 			const struct ruby_offsets *o, uint64_t gs,
 			uint64_t *classpath, uint64_t *attached)
 {
-	const struct ruby_reader r = { read, arg, pid };
+	const struct interp_reader r = { read, arg, pid };
 	uint64_t ids, chunk = 0, serial, sym;
 	uint32_t last = 0;
 	char text[32];
 
 	*classpath = *attached = 0;
-	if (!gs || rd(&r, gs, &last, 4))
+	if (!gs || interp_rd(&r, gs, &last, 4))
 		return -ENOENT;
-	ids = rd64(&r, gs + 16);
+	ids = interp_rd64(&r, gs + 16);
 	for (serial = 1; serial <= last && serial < RUBY_IDS_SEARCHED; serial++) {
 		if (serial == 1 || serial % ID_ENTRY_UNIT == 0)
 			chunk = rarray_at(&r, ids, serial / ID_ENTRY_UNIT);
