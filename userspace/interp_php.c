@@ -41,10 +41,14 @@ _Static_assert(sizeof(struct php_info) == 48, "php_info layout");
  * zend_op_array.filename and .line_start per minor version.  The common
  * head is type, arg_flags, fn_flags, function_name (8), scope (16),
  * prototype, num_args, required_num_args, arg_info; 8.0 adds attributes;
- * 8.2 moves T and run_time_cache into it.  zend_execute_data (opline 0,
- * func 24, This.u1.type_info 40, prev_execute_data 48), zend_op.lineno
- * (24), zend_class_entry.name (8) and zend_string (len 16, val 24) are
- * the same from 7.4 to 8.3.
+ * 8.2 moves T and run_time_cache into it; 8.4 adds prop_info and more.
+ * What the rest of the walk reads (interp_php.h: zend_execute_data,
+ * zend_op.lineno, zend_class_entry.name, zend_string) is the same from
+ * 7.4 to 8.4.  7.4, 8.2 and 8.4 (with EG's current_execute_data and size
+ * in Debian's builds, a fallback when zend_is_executing's code is not
+ * recognised) are checked against each version's headers by the unit
+ * tests (tests/tools/php_offsets.txt: Debian's php7.4-dev, php8.2-dev,
+ * php8.4-dev); 8.0, 8.1 and 8.3 are read from PHP's sources.
  */
 static const struct php_layout {
 	uint8_t major, minor;
@@ -52,24 +56,13 @@ static const struct php_layout {
 	uint16_t current_off; /* 0: only from zend_is_executing's code */
 	uint16_t eg_size;     /* sizeof(zend_executor_globals) with it */
 } layouts[] = {
-	{ 7, 4, 136, 144, 0, 0 },
+	{ 7, 4, 136, 144, 488, 1664 }, /* Debian 11's php7.4 */
 	{ 8, 0, 144, 152, 0, 0 },
 	{ 8, 1, 144, 152, 0, 0 },
 	{ 8, 2, 152, 160, 488, 1800 }, /* Debian 12's php8.2 */
 	{ 8, 3, 144, 152, 0, 0 },
+	{ 8, 4, 168, 176, 488, 1984 }, /* Debian 13's php8.4 */
 };
-
-#define ED_OPLINE 0
-#define ED_FUNC 24
-#define ED_TYPE_INFO 40
-#define ED_PREV 48
-#define OP_LINENO 24
-#define FN_TYPE 0
-#define FN_NAME 8
-#define FN_SCOPE 16
-#define CE_NAME 8
-#define STR_LEN 16
-#define STR_VAL 24
 
 static const struct php_layout *layout_of(unsigned major, unsigned minor)
 {
@@ -135,8 +128,7 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
-/* zend_vm_kind(): mov $kind,%eax; ret.  ZEND_VM_KIND_HYBRID is 4. */
-#define PHP_VM_KIND_HYBRID 4
+/* zend_vm_kind(): mov $kind,%eax; ret. */
 static bool hybrid_vm(const struct elfm *e, uint64_t fn)
 {
 	const uint8_t *c;
@@ -268,12 +260,12 @@ static int php_attach(void *state, struct interp_mgr *im,
 		.loop_lo = info->loop_lo + bias,
 		.loop_hi = info->loop_hi + bias,
 		.resume_pc = info->resume_pc ? info->resume_pc + bias : 0,
-		.ed_opline = ED_OPLINE,
-		.ed_func = ED_FUNC,
-		.ed_type_info = ED_TYPE_INFO,
-		.ed_prev = ED_PREV,
-		.op_lineno = OP_LINENO,
-		.fn_type = FN_TYPE,
+		.ed_opline = PHP_ED_OPLINE,
+		.ed_func = PHP_ED_FUNC,
+		.ed_type_info = PHP_ED_TYPE_INFO,
+		.ed_prev = PHP_ED_PREV,
+		.op_lineno = PHP_OP_LINENO,
+		.fn_type = PHP_FN_TYPE,
 	};
 	int err;
 
@@ -309,14 +301,14 @@ static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
 	out[0] = 0;
 	if (!addr)
 		return -ENOENT;
-	err = read_mem(r, addr + STR_LEN, &len, sizeof(len));
+	err = read_mem(r, addr + PHP_STR_LEN, &len, sizeof(len));
 	if (err)
 		return err;
 	if (len > (1u << 20))
 		return -EINVAL;
 	if (len >= n)
 		len = n - 1;
-	err = read_mem(r, addr + STR_VAL, out, len);
+	err = read_mem(r, addr + PHP_STR_VAL, out, len);
 	if (err)
 		return err;
 	out[len] = 0;
@@ -353,16 +345,16 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	out->name[0] = out->file[0] = 0;
 	if (!func)
 		return -EINVAL;
-	err = read_mem(&r, func + FN_NAME, &name, 8);
+	err = read_mem(&r, func + PHP_FN_NAME, &name, 8);
 	if (!err)
-		err = read_mem(&r, func + FN_SCOPE, &scope, 8);
+		err = read_mem(&r, func + PHP_FN_SCOPE, &scope, 8);
 	if (err)
 		return err;
 	if (read_zstr(&r, name, fn, sizeof(fn)))
 		snprintf(fn, sizeof(fn), "%s",
 			 type == PHP_EVAL_CODE ? "{eval}" : "{main}");
 	cls[0] = 0;
-	if (scope && read_mem(&r, scope + CE_NAME, &cname, 8) == 0)
+	if (scope && read_mem(&r, scope + PHP_CE_NAME, &cname, 8) == 0)
 		read_zstr(&r, cname, cls, sizeof(cls));
 	if (cls[0])
 		snprintf(out->name, sizeof(out->name), "%s::%s", cls, fn);
@@ -417,5 +409,19 @@ int php_record_describe(const void *data, size_t len, struct php_record *out)
 				    .eg = info.eg, .loop_lo = info.loop_lo,
 				    .loop_hi = info.loop_hi,
 				    .resume_pc = info.resume_pc };
+	return 0;
+}
+
+int php_layout_describe(unsigned major, unsigned minor,
+			struct php_layout_info *out)
+{
+	const struct php_layout *l = layout_of(major, minor);
+
+	if (!l)
+		return -ENOENT;
+	*out = (struct php_layout_info){ .op_filename = l->filename,
+					 .op_line_start = l->line_start,
+					 .eg_current = l->current_off,
+					 .eg_size = l->eg_size };
 	return 0;
 }

@@ -9,6 +9,7 @@
 # the runtimes' sources.  Regenerate after adding a version:
 #
 #   tests/tools/interp_offsets.sh perl PERL5_GIT_DIR > tests/tools/perl_offsets.txt
+#   tests/tools/interp_offsets.sh php PHP_INCLUDE_DIR... > tests/tools/php_offsets.txt
 #
 # PERL5_GIT_DIR: a clone of github.com/Perl/perl5 with its v5.X.0 tags.
 # Perl's generated config.h is Debian's (libperl5.36's CORE/config.h, or
@@ -16,11 +17,19 @@
 # MULTIPLICITY and USE_THREADS undefined.  Files the snapshot may lack
 # (charclass_invlists.h, generated, large) are stubbed: nothing the
 # unwinder reads depends on them.
+#
+# PHP_INCLUDE_DIR: the headers a phpX.Y-dev package installs (its
+# usr/include/php/API directory: Zend/, main/ with the build's generated
+# php_config.h, TSRM/), one per version.  The kept output is from Debian's
+# php7.4-dev (bullseye), php8.2-dev (bookworm) and php8.4-dev (trixie),
+# unpacked with `apt-get download` and `dpkg-deb -x`; no Debian release
+# has 8.0, 8.1 or 8.3.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-runtime=${1:?usage: interp_offsets.sh perl GIT_DIR}
-git_dir=${2:?usage: interp_offsets.sh perl GIT_DIR}
+usage='usage: interp_offsets.sh perl GIT_DIR | php INCLUDE_DIR...'
+runtime=${1:?$usage}
+git_dir=${2:?$usage}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -60,6 +69,18 @@ perl)
 			oracle "$here/perl_oracle.c" -I"$tmp/${build:0:1}" -I"$src" \
 				-I"$tmp/stub" $aux | sed "s/^/5.$v $build /"
 		done
+	done
+	;;
+php)
+	shift
+	for inc in "$@"; do
+		oracle "$here/php_oracle.c" -I"$inc" -I"$inc/main" -I"$inc/Zend" \
+			-I"$inc/TSRM" >"$tmp/php"
+		v=$(awk '$1 == "major" { M = $2 } $1 == "minor" { m = $2 }
+			END { print M "." m }' "$tmp/php")
+		build=nts
+		grep -q '^zts 1' "$tmp/php" && build=zts
+		sed "s/^/$v $build /" "$tmp/php"
 	done
 	;;
 *)

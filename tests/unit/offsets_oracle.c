@@ -43,18 +43,18 @@ bad:
 	return NULL;
 }
 
-int oracle_regenerate(const char *runtime, const char *env)
+int oracle_regenerate(const char *runtime, const char *env, const char *what)
 {
 	const char *git = getenv(env);
 	char cmd[2048], out[512];
 
 	if (!git || !*git) {
-		test_skip("%s unset (a clone of %s's sources): the kept oracle "
-			  "output is checked, not regenerated", env, runtime);
+		test_skip("%s unset (%s): the kept oracle output is checked, "
+			  "not regenerated", env, what);
 		return 1;
 	}
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && tests/tools/interp_offsets.sh %s '%s' > '%s' && "
+		 "cd '%s' && tests/tools/interp_offsets.sh %s %s > '%s' && "
 		 "diff -u tests/tools/%s_offsets.txt '%s' | head -40",
 		 test_srcdir(), runtime, git, test_tmppath("oracle.txt"),
 		 runtime, test_tmppath("oracle.txt"));

@@ -20,11 +20,13 @@ struct oracle_row {
 struct oracle_row *oracle_load(const char *runtime, size_t *n);
 
 /*
- * Regenerate the runtime's oracle output from its sources, a git clone
- * named by the environment variable env, and compare with the kept one.
+ * Regenerate the runtime's oracle output from its sources, named by the
+ * environment variable env (interp_offsets.sh's arguments after the
+ * runtime: a git clone, or include directories), and compare with the
+ * kept one; what: what env should name, for the skip's reason.
  * Returns 0 when equal, 1 when the sources are not there (the test
  * skipped with the reason), -1 when they differ (the test failed).
  */
-int oracle_regenerate(const char *runtime, const char *env);
+int oracle_regenerate(const char *runtime, const char *env, const char *what);
 
 #endif

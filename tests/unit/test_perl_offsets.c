@@ -123,7 +123,8 @@ TEST(perl_offsets_vs_headers)
 
 TEST(perl_offsets_regenerated)
 {
-	oracle_regenerate("perl", "EP_PERL5_GIT");
+	oracle_regenerate("perl", "EP_PERL5_GIT",
+			  "a clone of Perl's sources with its v5.X.0 tags");
 }
 
 /* ---- detection of each build ----------------------------------------------- */
