@@ -22,7 +22,7 @@
 #include "interp_php.h"
 #include "php.h"
 
-#define PHP_INFO_FORMAT 2
+#define PHP_INFO_FORMAT 3
 
 /* What detection keeps (store record); ELF addresses. */
 struct php_info {
@@ -95,6 +95,25 @@ static int php_version(const struct elfm *e, unsigned *major, unsigned *minor)
 	return 0;
 }
 
+/* The first instructions of the function at fn, after an endbr64 (builds
+ * with -fcf-protection, as Debian 13's): n bytes of them in *c, the
+ * address of the first in *at.  -ENOENT when not in the file. */
+static int code_at(const struct elfm *e, uint64_t fn, size_t n,
+		   const uint8_t **c, uint64_t *at)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t avail;
+
+	if (elfm_vaddr_bytes(e, fn, n + sizeof(endbr64), c, &avail))
+		return -ENOENT;
+	*at = fn;
+	if (!memcmp(*c, endbr64, sizeof(endbr64))) {
+		*c += sizeof(endbr64);
+		*at += sizeof(endbr64);
+	}
+	return 0;
+}
+
 /* The offset zend_is_executing() tests (EG(current_execute_data) != 0),
  * from its first instructions: lea eg(%rip),%rax; cmpq $0,off(%rax), or
  * cmpq $0,eg+off(%rip), or mov eg+off(%rip),%rax.  0 when not found. */
@@ -102,11 +121,10 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 				  uint64_t eg, uint64_t eg_size)
 {
 	const uint8_t *c;
-	size_t avail;
 	int32_t rel, disp;
 	uint64_t target;
 
-	if (elfm_vaddr_bytes(e, fn, 16, &c, &avail))
+	if (code_at(e, fn, 16, &c, &fn))
 		return 0;
 	if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 && c[7] == 0x48 &&
 	    c[8] == 0x83 && c[9] == 0xb8 && c[14] == 0x00) {
@@ -132,19 +150,17 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 static bool hybrid_vm(const struct elfm *e, uint64_t fn)
 {
 	const uint8_t *c;
-	size_t avail;
 	uint32_t kind;
 
-	if (elfm_vaddr_bytes(e, fn, 6, &c, &avail) || c[0] != 0xb8 ||
-	    c[5] != 0xc3)
+	if (code_at(e, fn, 6, &c, &fn) || c[0] != 0xb8 || c[5] != 0xc3)
 		return false;
 	memcpy(&kind, c + 1, 4);
 	return kind == PHP_VM_KIND_HYBRID;
 }
 
 /* An address of execute_ex's body, where JIT code's frames resume: the
- * CFA rule (sp + offset) that covers most of the loop, from the file's
- * own CFI.  0 when there is none. */
+ * CFA rule (sp or rbp + offset) that covers most of the loop, from the
+ * file's own CFI.  0 when there is none. */
 #define RESUME_SAMPLES 64
 static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
 			     uint64_t hi)
@@ -164,7 +180,11 @@ static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
 						      dt_file_rule(f, rules[i]) :
 						      NULL;
 
-		if (!r || r->cmd != RULE_CMD_NONE || r->cfa_reg != RULE_REG_SP)
+		/* sp-based (Debian 12's 8.2) or rbp-based (Debian 13's 8.4:
+		 * execute_ex keeps a frame pointer, which JIT code running on
+		 * its frame leaves alone) */
+		if (!r || r->cmd != RULE_CMD_NONE ||
+		    (r->cfa_reg != RULE_REG_SP && r->cfa_reg != RULE_REG_FP))
 			continue;
 		for (n = 0, j = 0; j < RESUME_SAMPLES; j++)
 			n += rules[j] == rules[i];

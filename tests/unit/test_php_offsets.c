@@ -3,15 +3,21 @@
  * PHP's offset table (interp_php.c) against the header oracle: what the
  * compiler laid out with each version's own headers, as Debian's
  * phpX.Y-dev packages install them (tests/tools/php_offsets.txt: 7.4, 8.2
- * and 8.4), and the constants the walk rests on.
+ * and 8.4), and the constants the walk rests on; the store's verdicts
+ * of older builds.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "exemgr.h"
+#include "interp.h"
 #include "interp_php.h"
 #include "offsets_oracle.h"
 #include "php.h"
+#include "store.h"
 #include "test.h"
 
 static bool check_row(const struct oracle_row *r)
@@ -104,4 +110,63 @@ TEST(php_offsets_regenerated)
 	oracle_regenerate("php", "EP_PHP_INCLUDES",
 			  "the include directories of php7.4-dev, php8.2-dev "
 			  "and php8.4-dev, see tests/tools/interp_offsets.sh");
+}
+
+/*
+ * A version added since the store said "not supported": a verdict kept by
+ * an older build (an older record format, or the mark of before formats
+ * were in it) is not believed, the file is detected again; this build's
+ * own verdict is.  With Debian's php8.2, which this build supports.
+ */
+#define PHP82 "/usr/bin/php8.2"
+TEST(php_unsupported_verdict_of_older_build_detected_again)
+{
+	const struct interp_module *m = interp_module(INTERP_PHP);
+	const uint32_t old4 = 0x4e535550, /* "PUSN" */
+		old8[2] = { 0x4e535550, m->record_format - 1 },
+		own[2] = { 0x4e535550, m->record_format };
+	const struct {
+		const char *what;
+		const void *mark;
+		size_t len;
+		unsigned files, unsupported;
+	} cases[] = {
+		{ "mark without format", &old4, sizeof(old4), 1, 0 },
+		{ "older format", old8, sizeof(old8), 1, 0 },
+		{ "this build's verdict", own, sizeof(own), 0, 1 },
+	};
+	struct store_opts o = { .no_sync = true };
+	size_t i;
+
+	if (access(PHP82, R_OK)) {
+		test_skip("%s: %s (make deps installs php8.2-cli)", PHP82,
+			  strerror(errno));
+		return;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct exe_file f = { .path = (char *)PHP82, .fd = -1 };
+		struct interp_stats st;
+		struct interp_mgr *im;
+		struct store *s;
+		char dir[512];
+		int fd;
+
+		snprintf(dir, sizeof(dir), "%s/cache-%zu", test_tmpdir(), i);
+		memset(f.id.b, 0x3c, sizeof(f.id.b));
+		if (!ASSERT_OK(store_open(dir, &o, &s), "store"))
+			return;
+		ASSERT_OK(store_put(s, f.id.b, STORE_KIND_INTERP(INTERP_PHP),
+				    cases[i].mark, cases[i].len),
+			  cases[i].what);
+		ASSERT_OK(interp_mgr_new(NULL, s, "php", &im), "manager");
+		fd = open(PHP82, O_RDONLY | O_CLOEXEC);
+		interp_detect(im, &f, fd);
+		close(fd);
+		interp_get_stats(im, INTERP_PHP, &st);
+		ASSERT_EQ(st.files, cases[i].files, cases[i].what);
+		ASSERT_EQ(st.files_unsupported, cases[i].unsupported,
+			  cases[i].what);
+		interp_mgr_free(im);
+		store_free(s);
+	}
 }
