@@ -24,19 +24,9 @@ static char comm[32] = "php8.2", comm_start[48] = "php8.2;_start;";
 
 static void use_php(const char *path)
 {
-	const char *base = strrchr(path, '/');
-
 	php = path;
-	snprintf(comm, sizeof(comm), "%.15s", base ? base + 1 : path);
+	h_comm_of(path, comm, sizeof(comm));
 	snprintf(comm_start, sizeof(comm_start), "%s;_start;", comm);
-}
-
-/* A stack of the PHP process (its comm, then the frames). */
-static bool in_php(const char *stack)
-{
-	size_t n = strlen(comm);
-
-	return strncmp(stack, comm, n) == 0 && stack[n] == ';';
 }
 
 static bool have_php(void)
@@ -90,7 +80,7 @@ static void split_test(bool jit)
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
 
-		if (!in_php(s))
+		if (!h_comm_is(s, comm))
 			continue;
 		total += c;
 		if (strstr(s, comm_start) && strstr(s, ";{main} (split.php:") &&
@@ -150,7 +140,7 @@ static void usort_test(void)
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack, *a, *b;
 
-		if (!in_php(s) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
+		if (!h_comm_is(s, comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
 			continue;
 		compare += f.lines[i].count;
 		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
