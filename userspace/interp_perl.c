@@ -41,9 +41,10 @@ _Static_assert(sizeof(struct perl_info) == 56, "perl_info layout");
  * tests/tools/perl_offsets.txt, is what the unit tests check this table
  * against).  5.36 threaded is Debian 12's, each offset also checked on a
  * live process.  From 5.30 to 5.40 what moves is the interpreter's
- * curcop (5.34 drops two fields before it), the context's size and its
- * blk_sub.cv (5.32 grows struct block), si_type (5.32), and the stash's
- * aux struct, in the HV body from 5.36 (after the bucket array before).
+ * curcop (5.34 packs the variables before it tighter), blk_sub.cv and
+ * the context's size (5.32: block_sub's old_cxsubix), si_type (5.32:
+ * si_cxsubix), and the stash's aux struct, in the HV body from 5.36
+ * (after the bucket array before).
  * A non-threaded build has the same structures but for the interpreter
  * (its variables are globals) and COP's file (a GV, "_<file").
  */
