@@ -2,8 +2,8 @@
 /*
  * Perl's module (the walk: bpf/perl.h).  Detection, per file: the
  * interpreter's symbols (Perl_runops_standard: the perl binary, or
- * libperl; PL_curinterp in a threaded build, PL_curcop and
- * PL_curstackinfo in a non-threaded one), its version from the
+ * libperl; PL_curcop and PL_curstackinfo in a non-threaded build, else
+ * PL_curinterp), its version from the
  * PL_revision, PL_version and PL_subversion bytes, the structure offsets
  * of that version and build.  Names,
  * per frame, from the process: the sub's name and package from its CV,
@@ -118,12 +118,12 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 	for (i = 0; i < 3; i++)
 		if (elfm_vaddr_bytes(e, value[2 + i], 1, &b[i], &avail))
 			goto out;
-	/* threaded: the interpreter is a struct (PL_curinterp, a TSD slot);
-	 * non-threaded: its variables are globals */
-	threaded = size[1] != 0;
+	/* non-threaded: the interpreter's variables are globals (a
+	 * PL_curinterp is there too, unused); threaded: they are in the
+	 * struct of PL_curinterp, or of a TSD slot */
+	threaded = !size[6] || !size[7];
 	err = -ENOTSUP;
-	if ((!threaded && (!size[6] || !size[7])) ||
-	    !perl_offsets_of(*b[0], *b[1], threaded))
+	if ((threaded && !size[1]) || !perl_offsets_of(*b[0], *b[1], threaded))
 		goto out; /* a version whose offsets are not known */
 	info = calloc(1, sizeof(*info));
 	err = -ENOMEM;

@@ -131,7 +131,8 @@ TEST(perl_offsets_regenerated)
 
 /* A program with the symbols of a perl binary (exported, as perl's are):
  * threaded (PL_curinterp, PL_thr_key) or not (the interpreter's
- * variables as globals), of version 5.<version>. */
+ * variables as globals, and a PL_curinterp all the same, as a
+ * non-threaded 5.36 built from its sources has), of version 5.<version>. */
 static int fake_perl(const char *name, unsigned version, bool threaded)
 {
 	char src[1024], cmd[1024];
@@ -145,7 +146,7 @@ static int fake_perl(const char *name, unsigned version, bool threaded)
 		 "int main(void) { return Perl_runops_standard(1); }\n",
 		 version,
 		 threaded ? "void *PL_curinterp; unsigned PL_thr_key;" :
-			    "void *PL_curcop, *PL_curstackinfo, *PL_curpad;");
+			    "void *PL_curinterp, *PL_curcop, *PL_curstackinfo;");
 	if (fix_write_file(c, src, strlen(src)))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "cc -O1 -rdynamic -o %s %s", bin, c);
