@@ -2,8 +2,8 @@
 /*
  * Perl 5 (5.30 to 5.40, threaded or not; run live: Debian's threaded
  * 5.32, 5.36 and 5.40, a threaded 5.30 and a non-threaded 5.36 built
- * from their sources): what its BPF unwinder
- * (perl.bpf.h) and its userland module (userspace/interp_perl.c) share.
+ * from their sources): what its BPF unwinder (perl.bpf.h) and its
+ * userland module (userspace/interp_perl.c) share.
  *
  * The interpreter (threaded builds: my_perl, the thread's, from its TSD
  * slot PL_thr_key, or PL_curinterp, the main thread's; non-threaded
