@@ -98,7 +98,8 @@ struct interp_module {
 	int (*detect)(void *state, const char *path, int fd, void **data,
 		      size_t *len);
 	/* What detect's blobs are: record_size bytes, a u32 record_format
-	 * first (bumped when the struct changes: older records are
+	 * first (bumped when the struct changes, and when versions are
+	 * added: older records, and older verdicts "not supported", are
 	 * detected again). */
 	size_t record_size;
 	uint32_t record_format;

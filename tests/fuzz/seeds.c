@@ -451,6 +451,22 @@ static void perlframe_seeds(void)
 	memcpy(m + 400 + 0x30, &v, 8); /* the COP's file */
 	memcpy(m + 460, "/srv/callbacks.pl", 17);
 	write_seed("perlframe", "named_sub", img, sizeof(img), NULL, 0);
+	/* the same in a non-threaded 5.36 (fuzz_perlframe's layout 7): the
+	 * COP's file is a GV (at 160, its body at 320) named by a HEK (at
+	 * 480) "_<file" */
+	v = line | (uint64_t)7 << 32;
+	memcpy(img, &v, 8);
+	v = 0x10000 + 160;
+	memcpy(m + 400 + 0x30, &v, 8);
+	v = 0x10000 + 320;
+	memcpy(m + 160, &v, 8);
+	v = 0x10000 + 480;
+	memcpy(m + 320 + 0x20, &v, 8);
+	len = 11;
+	memcpy(m + 480 + 4, &len, 4);
+	memcpy(m + 480 + 8, "_</srv/a.pl", 11);
+	write_seed("perlframe", "named_sub_nonthreaded", img, sizeof(img),
+		   NULL, 0);
 }
 
 static void pycode_seeds(int layouts)
