@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "debugfind.h"
 #include "deltas.h"
 #include "ehframe.h"
 #include "elfmap.h"
@@ -1463,7 +1464,7 @@ TEST(ehframe_debuglink_hostile)
 		return;
 	o.debug_dir = tmp_path("dbg");
 	for (pass = 0; pass < 2; pass++) {
-		ehf_no_openat2 = pass == 1;
+		dbgf_no_openat2 = pass == 1;
 		if (test_start_subtest(pass ? "symlink_walk" : "symlink")) {
 			sh("cd bin && rm -rf prog.debug .debug && "
 			   "ln -s ../secret/prog.debug prog.debug");
@@ -1487,7 +1488,7 @@ TEST(ehframe_debuglink_hostile)
 				     "found");
 		}
 	}
-	ehf_no_openat2 = false;
+	dbgf_no_openat2 = false;
 	if (test_start_subtest("sparse")) {
 		/* the right bytes, then a 4 GiB hole: the CRC would read it */
 		sh("cd bin && truncate -s 4G prog.debug");
