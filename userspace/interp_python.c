@@ -7,8 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <elfutils/libdw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +15,7 @@
 #include <unistd.h>
 
 #include "elfaddr.h"
+#include "elfmap.h"
 #include "interp.h"
 #include "log.h"
 
@@ -238,82 +237,59 @@ struct py_sym {
 };
 
 struct py_elf {
-	int fd;
-	Elf *elf;
-	size_t phnum;
+	struct elfm *elf;
 	struct py_sym syms[SYM_COUNT];
 };
 
-static void elf_find_syms(struct py_elf *e, bool use_symtab)
+static int py_sym_found(const struct elfm_sym *s, void *arg)
 {
-	Elf_Scn *scn = NULL;
+	struct py_elf *e = arg;
+	const char *name = s->name;
+	int k;
 
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t i, n;
+	if (s->shndx == SHN_UNDEF || (name[0] != '_' && name[0] != 'P'))
+		return 0;
+	for (k = 0; k < SYM_COUNT; k++) {
+		size_t len = strlen(sym_names[k]);
 
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		if (e->syms[k].found || strncmp(name, sym_names[k], len) != 0)
 			continue;
-		if (sh.sh_type != SHT_DYNSYM &&
-		    (sh.sh_type != SHT_SYMTAB || !use_symtab))
+		/* .cold may carry a suffix (.cold.0). */
+		if (name[len] && (k != SYM_EVAL_COLD || name[len] != '.'))
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			int k;
-
-			if (!gelf_getsym(data, i, &s) ||
-			    s.st_shndx == SHN_UNDEF || !s.st_name)
-				continue;
-			name = elf_strptr(e->elf, sh.sh_link, s.st_name);
-			if (!name || (name[0] != '_' && name[0] != 'P'))
-				continue;
-			for (k = 0; k < SYM_COUNT; k++) {
-				size_t len = strlen(sym_names[k]);
-
-				if (e->syms[k].found ||
-				    strncmp(name, sym_names[k], len) != 0)
-					continue;
-				/* .cold may carry a suffix (.cold.0). */
-				if (name[len] && (k != SYM_EVAL_COLD ||
-						  name[len] != '.'))
-					continue;
-				e->syms[k].value = s.st_value;
-				e->syms[k].size = s.st_size;
-				e->syms[k].found = true;
-			}
-		}
+		e->syms[k].value = s->value;
+		e->syms[k].size = s->size;
+		e->syms[k].found = true;
 	}
+	return 0;
+}
+
+/* The symbols we look for, from .dynsym and (unless told not to)
+ * .symtab, the first of each name in section order. */
+static void py_find_syms(struct py_elf *e, bool use_symtab)
+{
+	const Elf64_Shdr *sh;
+	unsigned n, i;
+
+	sh = elfm_shdrs(e->elf, &n);
+	for (i = 1; i < n; i++)
+		if (sh[i].sh_type == SHT_DYNSYM ||
+		    (sh[i].sh_type == SHT_SYMTAB && use_symtab))
+			elfm_for_each_sym(e->elf, &sh[i], py_sym_found, e);
 }
 
 /* Read len bytes at ELF address addr from the file's loadable data
- * (never .bss).  Returns 0, -ENODATA when no segment holds them, or an
- * I/O error. */
-static int elf_read_vaddr(struct py_elf *e, uint64_t addr, void *buf,
-			  size_t len)
+ * (never .bss).  Returns 0, or -ENODATA when no segment holds them. */
+static int py_read_vaddr(struct py_elf *e, uint64_t addr, void *buf,
+			 size_t len)
 {
-	size_t i;
+	const uint8_t *p;
+	size_t avail;
 
-	for (i = 0; i < e->phnum; i++) {
-		GElf_Phdr ph;
-		ssize_t r;
-
-		if (!gelf_getphdr(e->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr < ph.p_vaddr || addr - ph.p_vaddr > ph.p_filesz ||
-		    len > ph.p_filesz - (addr - ph.p_vaddr))
-			continue;
-		r = pread(e->fd, buf, len, ph.p_offset + (addr - ph.p_vaddr));
-		if (r < 0)
-			return -errno;
-		return (size_t)r == len ? 0 : -EIO;
-	}
-	return -ENODATA;
+	if (elfm_vaddr_bytes(e->elf, addr, len, &p, &avail))
+		return -ENODATA;
+	memcpy(buf, p, len);
+	return 0;
 }
 
 /* ---- the cold part of the eval loop -------------------------------------- */
@@ -372,7 +348,7 @@ static void find_cold_by_scan(struct py_elf *e, Dwarf_CFI *cfi,
 		return;
 	code = malloc(len);
 	targets = malloc(len / 5 * sizeof(*targets) + sizeof(*targets));
-	if (!code || !targets || elf_read_vaddr(e, lo, code, len) < 0)
+	if (!code || !targets || py_read_vaddr(e, lo, code, len) < 0)
 		goto cleanup;
 	for (i = 0; i + 5 <= len; i++) {
 		size_t ilen;
@@ -423,7 +399,9 @@ cleanup:
 static void find_cold(struct py_elf *e, struct py_info *info)
 {
 	const struct py_sym *cold = &e->syms[SYM_EVAL_COLD];
-	Dwarf_CFI *cfi = dwarf_getcfi_elf(e->elf);
+	/* libdw reads the CFI through elfm's door to libelf */
+	struct Elf *lelf = elfm_libelf(e->elf);
+	Dwarf_CFI *cfi = lelf ? dwarf_getcfi_elf(lelf) : NULL;
 
 	if (cold->found) {
 		uint64_t lo, hi;
@@ -470,7 +448,7 @@ static int detect_version(struct py_elf *e, const char *name,
 
 	if (e->syms[SYM_PY_VERSION].found) {
 		uint32_t hex;
-		int err = elf_read_vaddr(e, e->syms[SYM_PY_VERSION].value,
+		int err = py_read_vaddr(e, e->syms[SYM_PY_VERSION].value,
 					 &hex, sizeof(hex));
 
 		if (err < 0)
@@ -513,7 +491,7 @@ static int detect_offsets(struct py_elf *e, struct py_info *info)
 	if (info->minor >= 13) {
 		struct py313_debug_offsets d;
 
-		err = elf_read_vaddr(e, info->runtime, &d, sizeof(d));
+		err = py_read_vaddr(e, info->runtime, &d, sizeof(d));
 		if (err < 0)
 			return err == -ENODATA ? -EPROTO : err;
 		if ((d.version >> 16) != (info->hexversion >> 16))
@@ -542,7 +520,7 @@ static int detect_offsets(struct py_elf *e, struct py_info *info)
 		break;
 	}
 	/* tp_basicsize sits after PyVarObject (24) and tp_name (8). */
-	err = elf_read_vaddr(e, info->code_type + 32, &basicsize,
+	err = py_read_vaddr(e, info->code_type + 32, &basicsize,
 			     sizeof(basicsize));
 	if (err < 0)
 		return err == -ENODATA ? -EPROTO : err;
@@ -553,23 +531,15 @@ static int detect_offsets(struct py_elf *e, struct py_info *info)
 
 int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 {
-	struct py_elf e = { .fd = fd };
+	struct py_elf e = { 0 };
 	struct py_info info = { .format = PY_INFO_FORMAT };
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	/* read, not mapped: a file truncated under us is an error, not
-	 * SIGBUS (see elfmap.h) */
-	e.elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e.elf || elf_kind(e.elf) != ELF_K_ELF ||
-	    gelf_getclass(e.elf) != ELFCLASS64 ||
-	    elf_getphdrnum(e.elf, &e.phnum) != 0) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	elf_find_syms(&e, !(flags & PY_DETECT_NO_SYMTAB));
+	err = elfm_open_fd(fd, &e.elf);
+	if (err)
+		return err == -ENOMEM ? err : -ENOEXEC;
+	py_find_syms(&e, !(flags & PY_DETECT_NO_SYMTAB));
 	if (!e.syms[SYM_RUNTIME].found || !e.syms[SYM_EVAL].found ||
 	    !e.syms[SYM_CODE_TYPE].found || !e.syms[SYM_EVAL].size) {
 		err = -ENOENT;
@@ -590,10 +560,14 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 		err = -EPROTO;
 		goto cleanup;
 	}
+	/* a file cut short under the mapping: what we read was zeros */
+	if (elfm_damaged(e.elf)) {
+		err = -EIO;
+		goto cleanup;
+	}
 	*out = info;
 cleanup:
-	if (e.elf)
-		elf_end(e.elf);
+	elfm_free(e.elf);
 	return err;
 }
 
