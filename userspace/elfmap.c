@@ -40,6 +40,8 @@ struct elfm {
 	uint64_t real_size; /* bytes the file holds on disk (budget.h) */
 	uint64_t dev, ino;  /* 0 over memory */
 	Elf *libelf;	    /* elfm_libelf(), NULL until asked */
+	void *lmap;	    /* the copy-on-write mapping libelf reads */
+	int lguard;	    /* its slot in guards[], -1 when none */
 };
 
 /* ---- files that shrink under the mapping --------------------------------
@@ -135,10 +137,14 @@ uint64_t elfm_fault_count(void)
 	return __atomic_load_n(&faults, __ATOMIC_RELAXED);
 }
 
+static bool guard_damaged(int i)
+{
+	return i >= 0 && __atomic_load_n(&guards[i].damaged, __ATOMIC_ACQUIRE);
+}
+
 bool elfm_damaged(const struct elfm *e)
 {
-	return e->guard >= 0 &&
-	       __atomic_load_n(&guards[e->guard].damaged, __ATOMIC_ACQUIRE);
+	return guard_damaged(e->guard) || (e->lmap && guard_damaged(e->lguard));
 }
 
 /* Does [off, off + len) lie inside a buffer of size bytes? */
@@ -226,6 +232,7 @@ int elfm_open_mem(const void *data, size_t len, struct elfm **out)
 	if (!e)
 		return -ENOMEM;
 	e->guard = -1;
+	e->lguard = -1;
 	e->data = data;
 	e->size = len;
 	e->real_size = len;
@@ -269,6 +276,7 @@ int elfm_open_fd(int fd, struct elfm **out)
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->guard = guard_add(map, st.st_size);
+	e->lguard = -1;
 	err = open_common(e);
 	if (err) {
 		elfm_free(e);
@@ -284,6 +292,10 @@ void elfm_free(struct elfm *e)
 		return;
 	if (e->libelf)
 		elf_end(e->libelf);
+	if (e->lmap) {
+		guard_del(e->lguard);
+		munmap(e->lmap, e->size);
+	}
 	guard_del(e->guard);
 	if (e->map)
 		munmap(e->map, e->size);
@@ -760,14 +772,30 @@ static void libelf_init(void)
 	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
 }
 
-Elf *elfm_libelf(struct elfm *e)
+Elf *elfm_libelf(struct elfm *e, int fd)
 {
+	struct stat st;
+	void *map;
+
 	pthread_once(&libelf_once, libelf_init);
-	if (e->libelf || !libelf_ok)
+	if (e->libelf || !libelf_ok || !e->map)
 		return e->libelf;
-	/* libelf only reads a native, aligned image in place: it never
-	 * writes to our read-only mapping */
-	e->libelf = elf_memory((char *)e->data, e->size);
+	/* that very file, as large as when we mapped it */
+	if (fstat(fd, &st) < 0 || !elfm_same_file(e, &st) ||
+	    (uint64_t)st.st_size != e->size)
+		return NULL;
+	/*
+	 * libelf over memory (elf_memory) takes the image for a private
+	 * writable mapping and writes into it (a section header it
+	 * decompresses): not into our read-only pages, but into a
+	 * copy-on-write mapping of its own, guarded as ours is.
+	 */
+	map = mmap(NULL, e->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	e->lmap = map;
+	e->lguard = guard_add(map, e->size);
+	e->libelf = elf_memory(map, e->size);
 	if (e->libelf && elf_kind(e->libelf) != ELF_K_ELF) {
 		elf_end(e->libelf);
 		e->libelf = NULL;

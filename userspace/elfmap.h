@@ -141,13 +141,16 @@ int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc);
 
 /*
  * The one door to libelf, for the readers we do not write ourselves
- * (libdw's CFI lookup): a libelf handle over e's bytes, made on the first
- * call and ended by elfm_free(), so the file is checked by elfm_open_*()
- * first and its reads are guarded as ours are (elfm_damaged()).  NULL
- * when libelf refuses the bytes.  Not thread safe on one e.  No module
+ * (libdw: CFI lookup, DWARF): a libelf handle over a copy-on-write
+ * mapping of fd, the file e maps (elfm_open_fd; checked by dev, inode
+ * and size), made on the first call and ended by elfm_free(), so that the
+ * file was checked by elfm first and libelf's reads are guarded as ours
+ * are (elfm_damaged()), while what libelf writes (a section header it
+ * decompresses) stays in its pages.  NULL over memory, for another file,
+ * or when libelf refuses it.  Not thread safe on one e.  No module
  * includes libelf.h for anything else.
  */
 struct Elf;
-struct Elf *elfm_libelf(struct elfm *e);
+struct Elf *elfm_libelf(struct elfm *e, int fd);
 
 #endif

@@ -234,6 +234,7 @@ struct py_sym {
 
 struct py_elf {
 	struct elfm *elf;
+	int fd; /* the file elf maps, for libdw (elfm_libelf) */
 	struct py_sym syms[SYM_COUNT];
 };
 
@@ -396,7 +397,7 @@ static void find_cold(struct py_elf *e, struct py_info *info)
 {
 	const struct py_sym *cold = &e->syms[SYM_EVAL_COLD];
 	/* libdw reads the CFI through elfm's door to libelf */
-	struct Elf *lelf = elfm_libelf(e->elf);
+	struct Elf *lelf = elfm_libelf(e->elf, e->fd);
 	Dwarf_CFI *cfi = lelf ? dwarf_getcfi_elf(lelf) : NULL;
 
 	if (cold->found) {
@@ -527,7 +528,7 @@ static int detect_offsets(struct py_elf *e, struct py_info *info)
 
 int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 {
-	struct py_elf e = { 0 };
+	struct py_elf e = { .fd = fd };
 	struct py_info info = { .format = PY_INFO_FORMAT };
 	int err;
 
