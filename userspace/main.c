@@ -894,6 +894,8 @@ static int run(struct daemon *d)
 	to.map_scale_factor = d->cfg.map_scale_factor;
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
+	to.offcpu_threshold = d->cfg.off_cpu_threshold;
+	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
