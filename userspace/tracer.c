@@ -369,7 +369,8 @@ static int dispatch_trace(struct tracer *t, const void *data, size_t size)
 	const struct trace_hdr *h = data;
 
 	if (size < sizeof(*h) ||
-	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user) * 8 > size)
+	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user +
+			  ((h->flags & TRACE_F_OFFCPU) ? 1 : 0)) * 8 > size)
 		return 0; /* cannot happen: the BPF side writes both */
 	t->on_trace(t->arg, h, (const __u64 *)(h + 1));
 	return 0;

@@ -42,7 +42,8 @@ struct tracer_opts {
 };
 
 /* Called for each trace record; words holds hdr->n_kernel kernel
- * addresses, then hdr->n_user user frame words. */
+ * addresses, then hdr->n_user user frame words, then, in an off-CPU
+ * record (TRACE_F_OFFCPU), the nanoseconds off the CPU. */
 typedef void (*tracer_trace_fn)(void *arg, const struct trace_hdr *hdr,
 				const __u64 *words);
 typedef void (*tracer_event_fn)(void *arg, const struct pid_event *ev);

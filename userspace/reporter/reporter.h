@@ -79,7 +79,19 @@ struct rep_process {
 	const char *container_id; /* NULL when not in a container */
 };
 
+/* What a sample counts.  A batch may hold both kinds; they share its
+ * mappings, locations and stacks.  OTLP sends each kind as its own
+ * Profile, pprof as its own sample type, folded and SVG as their own
+ * file (name.offcpu.folded, weighted in microseconds). */
+enum rep_sample_kind {
+	REP_SAMPLE_CPU = 0,    /* count CPU samples at period_ns each */
+	REP_SAMPLE_OFFCPU = 1, /* count switches off the CPU, value the ns
+				  they lasted together */
+};
+
 struct rep_sample {
+	unsigned kind;	  /* enum rep_sample_kind */
+	uint64_t value;	  /* REP_SAMPLE_OFFCPU: nanoseconds off the CPU */
 	uint32_t process; /* index into batch->processes */
 	uint32_t stack;	  /* index into batch->stacks */
 	uint32_t tid;
