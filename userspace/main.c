@@ -319,18 +319,25 @@ static void write_run(struct daemon *d)
 	rep_sink_write(d->run_sink, &b);
 }
 
-/* Folded stacks to stdout when no sink was asked for. */
+/* Folded stacks to stdout when no sink was asked for: the CPU samples
+ * (one stream has one weight; off-CPU time needs -output). */
 static void write_stdout(struct daemon *d)
 {
-	struct rep_batch b;
+	struct rep_sample *samples = NULL;
+	struct rep_batch b, v;
 	char *buf = NULL;
 	size_t len = 0;
 
 	tp_batch(d->tp, &b);
-	if (rep_encode_folded(&b, &buf, &len) == 0) {
+	if (rep_batch_has(&b, REP_SAMPLE_OFFCPU))
+		log_warn("off-CPU samples are written only with -output "
+			 "(NAME.offcpu.folded beside NAME.folded)");
+	if (rep_batch_view(&b, REP_SAMPLE_CPU, &v, &samples) == 0 &&
+	    rep_encode_folded(&v, &buf, &len) == 0) {
 		fwrite(buf, 1, len, stdout);
 		fflush(stdout);
 	}
+	free(samples);
 	free(buf);
 }
 

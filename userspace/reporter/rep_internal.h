@@ -122,17 +122,6 @@ struct rep_sink {
 void rep_sink_init(struct rep_sink *s, const struct rep_sink_ops *ops);
 /* Samples in a batch: the sum of the counts. */
 uint64_t rep_batch_events(const struct rep_batch *b);
-/* Does the batch hold samples of this kind (enum rep_sample_kind)? */
-bool rep_batch_has(const struct rep_batch *b, unsigned kind);
-/*
- * The batch with only the samples of one kind, for the formats that
- * weigh stacks by one number (folded, SVG): *view shares b's tables and
- * its samples are *samples (malloc'd, the caller frees).  Off-CPU samples
- * count their microseconds (rounded; under half a microsecond drops).
- * Returns 0 or -ENOMEM.
- */
-int rep_batch_view(const struct rep_batch *b, unsigned kind,
-		   struct rep_batch *view, struct rep_sample **samples);
 
 /* Where an OTLP sink sends, resolved from its options (see reporter.h). */
 struct rep_otlp_target {

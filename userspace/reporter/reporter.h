@@ -209,6 +209,18 @@ void rep_sink_finish(struct rep_sink *s, unsigned timeout_ms);
  * fine. */
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms);
 
+/* Does the batch hold samples of this kind (enum rep_sample_kind)? */
+bool rep_batch_has(const struct rep_batch *b, unsigned kind);
+/*
+ * The batch with only the samples of one kind, for the formats that
+ * weigh stacks by one number (folded, SVG, which count every sample they
+ * are given): *view shares b's tables and its samples are *samples
+ * (malloc'd, the caller frees).  Off-CPU samples count their microseconds
+ * (rounded; under half a microsecond drops).  Returns 0 or -ENOMEM.
+ */
+int rep_batch_view(const struct rep_batch *b, unsigned kind,
+		   struct rep_batch *view, struct rep_sample **samples);
+
 /* Format-level encoders, for tests and for the file sink.  Each returns a
  * malloc'd buffer in *buf (caller frees; text formats are NUL-terminated,
  * not counted in *len) and 0, or a negative errno (-ENOMEM).  Samples with
