@@ -5,7 +5,8 @@
  * (nanosleep, a futex wait) and 40% under chain_b (a pipe read), move to
  * another CPU every round, and time each blocking call with
  * CLOCK_MONOTONIC.  At -off-cpu-threshold 1 every switch is recorded, so
- * the profile's time must match theirs.
+ * the profile's time must match theirs.  And a CPython thread's off-CPU
+ * stacks carry its Python frames, as its CPU samples do.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -212,4 +213,62 @@ TEST_ROOT(offcpu_pprof_and_otlp)
 		}
 	}
 	free(out);
+}
+
+/*
+ * Interpreter frames: a CPython thread sleeping in time.sleep() under
+ * wait_here() is unwound at its switch-out as its CPU samples are, so its
+ * off-CPU time carries the Python frames between the native ones.
+ */
+TEST_ROOT(offcpu_python_frames)
+{
+	static const char script[] =
+		"import time\n"
+		"def wait_here():\n"
+		"    time.sleep(0.003)\n"
+		"def outer():\n"
+		"    end = time.time() + 6\n"
+		"    while time.time() < end:\n"
+		"        wait_here()\n"
+		"outer()\n";
+	const char *py = "/usr/bin/python3.11";
+	char spath[512], path[512], opath[512], pidbuf[16], *err = NULL;
+	const char *args[] = { "-pid", pidbuf, "-off-cpu-threshold", "1",
+			       "-duration", "2s", "-output", path, NULL };
+	char *wargv[] = { (char *)py, spath, NULL };
+	uint64_t all, in_py;
+	struct folded f;
+	pid_t w;
+	int rc;
+
+	if (access(py, X_OK)) {
+		test_skip("no %s", py);
+		return;
+	}
+	snprintf(spath, sizeof(spath), "%s/sleeper.py", test_tmpdir());
+	snprintf(path, sizeof(path), "%s/p.folded", test_tmpdir());
+	snprintf(opath, sizeof(opath), "%s/p.offcpu.folded", test_tmpdir());
+	if (!ASSERT_OK(fix_write_file(spath, script, sizeof(script) - 1), "script"))
+		return;
+	w = h_spawn(wargv);
+	usleep(300000);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
+	rc = h_profile(args, &err, 60);
+	kill(w, SIGKILL);
+	h_wait(w, 5);
+	if (!ASSERT_EQ(rc, 0, "profile"))
+		printf("%s\n", err ? err : "");
+	free(err);
+	if (!ASSERT_OK(h_read_folded(opath, &f), "p.offcpu.folded"))
+		return;
+	all = h_count_comm(&f, "python3.11");
+	in_py = h_count_with(&f, "python3.11",
+			     "outer (sleeper.py:7);wait_here (sleeper.py:3)");
+	test_note("python3.11: %.3f s off the CPU, %.3f s under wait_here",
+		  all / 1e6, in_py / 1e6);
+	/* 2 s of a thread that sleeps nearly all the time */
+	ASSERT_GE(all, 1800000, "the thread's off-CPU time, in microseconds");
+	ASSERT_GE(in_py * 10000 / (all ? all : 1), 9500,
+		  "under the Python frames (x10000)");
+	h_free_folded(&f);
 }
