@@ -8,10 +8,12 @@
  * the profile's time must match theirs.  And a CPython thread's off-CPU
  * stacks carry its Python frames, as its CPU samples do.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -271,4 +273,69 @@ TEST_ROOT(offcpu_python_frames)
 	ASSERT_GE(in_py * 10000 / (all ? all : 1), 9500,
 		  "under the Python frames (x10000)");
 	h_free_folded(&f);
+}
+
+/*
+ * -cgroup filters off-CPU recording as it does CPU samples: the offcpu
+ * workload in a cgroup of its own, pingpong (switching all the time)
+ * outside it; only the first has off-CPU time in the profile.
+ */
+TEST_ROOT(offcpu_cgroup_filter)
+{
+	char mnt[256], cg[600], procs[700], pidbuf[16], path[512], opath[512];
+	char *wargv[] = { (char *)h_workload("offcpu"), "6", "/dev/null", NULL };
+	char *pargv[] = { (char *)h_workload("pingpong"), "6", NULL };
+	const char *args[] = { "-cgroup", cg, "-off-cpu-threshold", "1",
+			       "-duration", "2s", "-output", path, NULL };
+	char *err = NULL;
+	struct folded f;
+	pid_t in, out;
+	int i, rc;
+
+	if (!h_cgroup2_mount(mnt, sizeof(mnt))) {
+		test_skip("cgroup v2 is not mounted");
+		return;
+	}
+	snprintf(cg, sizeof(cg), "%s/ep-offcpu-%d", mnt, (int)getpid());
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+	snprintf(path, sizeof(path), "%s/p.folded", test_tmpdir());
+	snprintf(opath, sizeof(opath), "%s/p.offcpu.folded", test_tmpdir());
+	if (mkdir(cg, 0755)) {
+		test_skip("cannot create a cgroup under %s: %s", mnt, strerror(errno));
+		return;
+	}
+	in = h_spawn(wargv);
+	out = h_spawn(pargv);
+	snprintf(pidbuf, sizeof(pidbuf), "%d\n", (int)in);
+	usleep(100000);
+	/* in the cgroup before its threads start: they inherit it */
+	if (ASSERT_OK(fix_write_file(procs, pidbuf, strlen(pidbuf)), "move it in")) {
+		kill(in, SIGUSR1);
+		rc = h_profile(args, &err, 60);
+		if (!ASSERT_EQ(rc, 0, "profile"))
+			printf("%s\n", err ? err : "");
+		if (ASSERT_OK(h_read_folded(opath, &f), "p.offcpu.folded")) {
+			test_note("ocworker %.3f s, pingpong %.3f s, all %.3f s",
+				  h_count_comm(&f, "ocworker") / 1e6,
+				  h_count_comm(&f, "pingpong") / 1e6,
+				  f.total / 1e6);
+			ASSERT_GE(h_count_comm(&f, "ocworker"), 1000000,
+				  "the workers inside (us)");
+			ASSERT_EQ(h_count_comm(&f, "pingpong"), 0,
+				  "nothing of the load outside");
+			ASSERT_EQ(f.total, h_count_comm(&f, "ocworker") +
+						   h_count_comm(&f, "ochelper") +
+						   h_count_comm(&f, "offcpu"),
+				  "nothing but the cgroup's threads");
+			h_free_folded(&f);
+		}
+		free(err);
+	}
+	kill(in, SIGKILL);
+	kill(out, SIGKILL);
+	h_wait(in, 5);
+	h_wait(out, 5);
+	for (i = 0; i < 50 && rmdir(cg) && errno == EBUSY; i++)
+		usleep(100000);
+	ASSERT_NEQ(access(cg, F_OK), 0, "test cgroup removed");
 }
