@@ -339,3 +339,33 @@ TEST_ROOT(offcpu_cgroup_filter)
 		usleep(100000);
 	ASSERT_NEQ(access(cg, F_OK), 0, "test cgroup removed");
 }
+
+/*
+ * The per-thread map is bounded: the whole host at P = 1 with room for 16
+ * waiting threads fills it, and a full map costs records, counted, not
+ * the run.
+ */
+TEST_ROOT(offcpu_bounded_map)
+{
+	char path[512], *err = NULL;
+	const char *args[] = { "-off-cpu-threshold", "1", "-off-cpu-max-threads",
+			       "16", "-duration", "2s", "-output", path, NULL };
+	long long full, kept, recs;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/p.folded", test_tmpdir());
+	rc = h_profile(args, &err, 60);
+	if (!ASSERT_EQ(rc, 0, "profile")) {
+		printf("%s\n", err ? err : "");
+		free(err);
+		return;
+	}
+	full = h_summary_value(err, "offcpu_full");
+	kept = h_summary_value(err, "offcpu_kept");
+	recs = h_summary_value(err, "offcpu");
+	test_note("offcpu_kept=%lld offcpu_full=%lld offcpu=%lld", kept, full, recs);
+	ASSERT_GT(full, 0, "switch-outs lost to the full map, counted");
+	ASSERT_GT(recs, 0, "records still written");
+	ASSERT_LE(recs, kept, "no record without a kept stack");
+	free(err);
+}
