@@ -43,7 +43,7 @@ WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers 
 	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \
-	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -Iskel \
+	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -I$(O)/skel \
 	-DEP_VERSION='"$(VERSION)"' -DEP_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) -pthread
 LIBS := $(PKG_LIBS) -lstdc++ -lm
@@ -57,7 +57,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -65,7 +65,8 @@ all: ebpf-profiler
 # ---- BPF ---------------------------------------------------------------
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(O)/bpf/%.bpf.o,$(BPF_SRCS))
-SKEL := skel/profiler.skel.h
+# Under the build directory: O=build and O=build-asan each have their own.
+SKEL := $(O)/skel/profiler.skel.h
 
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/x86/vmlinux.h | $(O)/bpf
 	$(call msg,BPF,$@)
@@ -75,7 +76,7 @@ $(O)/bpf/profiler.bpf.o: $(BPF_OBJS)
 	$(call msg,BPFLINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(SKEL): $(O)/bpf/profiler.bpf.o | skel
+$(SKEL): $(O)/bpf/profiler.bpf.o | $(O)/skel
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name profiler > $@.tmp && mv $@.tmp $@
 
@@ -141,7 +142,7 @@ workloads: ebpf-profiler
 test: ebpf-profiler $(RUNNER) workloads
 	$(Q)if [ -z "$$EP_SKIP_ASAN" ]; then $(MAKE) --no-print-directory test-asan; fi
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
-		EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+		EP_SKEL=$(abspath $(SKEL)) EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
 
 unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
@@ -159,7 +160,8 @@ test-asan:
 		$(ASAN_O)/tests/runner $(TEST)
 
 test-qemu: ebpf-profiler workloads
-	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie tests/qemu/run-matrix.sh $(KERNELS)
+	$(Q)EP_WORKLOAD=$(abspath $(WORKLOADS_DIR))/split-nofp-pie EP_SKEL=$(abspath $(SKEL)) \
+		tests/qemu/run-matrix.sh $(KERNELS)
 
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py
@@ -173,6 +175,17 @@ $(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
 
 bench-extract: $(BENCH_EXTRACT)
 	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
+
+# Inline-chain tables from DWARF: build time and size, 10,000 lookups cold
+# and warm, for libc's debug file and the largest .debug_info on the
+# machine (BENCH_FILES: files holding DWARF instead)
+BENCH_INLINE := $(O)/tests/bench/bench_inline
+$(BENCH_INLINE): $(O)/tests/bench/bench_inline.o $(O)/libprofiler.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench-inline: $(BENCH_INLINE)
+	$(Q)$(BENCH_INLINE) $(BENCH_FILES)
 
 # per-trace BPF cost (bpf_stats) per workload, map memory
 bench-bpf: ebpf-profiler workloads
@@ -188,6 +201,12 @@ bench-ab: ebpf-profiler
 bench-offcpu: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
 		ci/bench_offcpu.py
+
+# per-sample BPF cost beside bpftrace attached in the same window, per
+# workload and configuration; the cost per user frame (BENCH_* in the script)
+bench-compare: ebpf-profiler workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
+		EP_SRCDIR=$(CURDIR) ci/bench_compare.py
 
 # the BPF rings drained while a 500 MB file is extracted (EP_BIN_BEFORE:
 # another binary to compare, BENCH_REPEAT runs each)
@@ -215,11 +234,11 @@ install: ebpf-profiler
 	install -D -m 0755 ebpf-profiler $(DESTDIR)/usr/local/bin/ebpf-profiler
 	install -D -m 0644 ci/ebpf-profiler.service $(DESTDIR)/etc/systemd/system/ebpf-profiler.service
 
-$(O)/bpf $(O)/gen skel:
+$(O)/bpf $(O)/gen $(O)/skel:
 	$(Q)mkdir -p $@
 
 clean:
-	rm -rf $(O) skel/*.skel.h skel/*.tmp ebpf-profiler
+	rm -rf $(O) ebpf-profiler
 
 help:
 	@sed -n '3,12p' Makefile

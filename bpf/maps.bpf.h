@@ -45,6 +45,7 @@ struct ustate {
 	__u32 interp_pushed; /* frames the last interpreter walk pushed */
 	/* frames unwound per kind, added to the counters once per sample */
 	__u16 n_native, n_fp;
+	__u16 n_cached; /* rule lookups the rule cache answered */
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
@@ -100,6 +101,12 @@ __weak const volatile __u32 max_frames = MAX_USER_FRAMES;
 /* Off-CPU: a context switch is recorded when a random u32 is below this
  * (-off-cpu-threshold times 2^32; 2^32 records every one). */
 __weak const volatile __u64 offcpu_threshold = 0;
+
+/* Entries of rule_cache - 1 (a power of two minus one); 0: no cache. */
+__weak const volatile __u32 rule_cache_mask = 0;
+/* The stack-delta tables' generation: userland bumps it after it removes
+ * pages or frees rules, so rule_cache entries from before are ignored. */
+__weak volatile __u32 delta_gen = 0;
 
 /* ---- maps --------------------------------------------------------------- */
 
@@ -213,6 +220,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_rule);
 } rules SEC(".maps") __weak;
+
+/* Recent stack-delta lookups per CPU (struct rule_cache_ent); sized by
+ * userland (-rule-cache-entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RULE_CACHE_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct rule_cache_ent);
+} rule_cache SEC(".maps") __weak;
 
 /* Rate limit for process events: (pid << 8 | type) -> last ktime. */
 struct {
@@ -357,6 +373,8 @@ static __always_inline void count_frames(struct scratch *s)
 		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
 	if (s->st.n_fp)
 		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
+	if (s->st.n_cached)
+		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
 	for (int k = 1; k < INTERP_COUNT; k++)
 		if (s->st.n_interp[k])
 			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);

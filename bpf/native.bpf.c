@@ -90,6 +90,40 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 	return ROW_RULE(*row);
 }
 
+/* find_rule through the per-CPU cache of recent answers.  A sample's
+ * return addresses recur from one sample to the next (the same callers of
+ * the same hot code), and one cached answer replaces a page lookup and a
+ * binary search over rows that are cold by the next sample. */
+static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
+					    __u64 addr, __u32 *err)
+{
+	__u32 gen = delta_gen, slot;
+	struct rule_cache_ent *e;
+	int rule;
+
+	if (!rule_cache_mask)
+		return find_rule(file_id, addr, err);
+	slot = (__u32)(((file_id ^ addr) * 0x9e3779b97f4a7c15ULL) >> 32) &
+	       rule_cache_mask;
+	e = bpf_map_lookup_elem(&rule_cache, &slot);
+	if (!e)
+		return find_rule(file_id, addr, err);
+	if (e->file_id == file_id && e->addr == addr && e->gen == gen &&
+	    e->check == RULE_CACHE_CHECK(e)) {
+		st->n_cached++;
+		return e->rule;
+	}
+	rule = find_rule(file_id, addr, err);
+	if (rule >= 0) {
+		e->file_id = file_id;
+		e->addr = addr;
+		e->rule = rule;
+		e->gen = gen;
+		e->check = RULE_CACHE_CHECK(e);
+	}
+	return rule;
+}
+
 /* One frame-pointer step: [fp] is the caller's fp, [fp+8] the return
  * address.  The caller's frame lies above this one, unless any_stack:
  * Go's switch to g0 where the runtime's layout is unknown (RULE_F_GO_FP)
@@ -391,7 +425,7 @@ unwind:
 		st->n_fp++;
 		goto next;
 	}
-	rule = find_rule(st->cur.file_id, rel, &err);
+	rule = find_rule_cached(st, st->cur.file_id, rel, &err);
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {

@@ -73,7 +73,8 @@ enum prog_index {
 	X(PYTHON, python, "cpython")                                           \
 	X(TEST, test, "test")                                                  \
 	X(PHP, php, "php")                                                     \
-	X(PERL, perl, "perl")
+	X(PERL, perl, "perl")                                                  \
+	X(RUBY, ruby, "ruby")
 
 enum interp_kind {
 	INTERP_NONE = 0,
@@ -116,6 +117,7 @@ enum interp_kind {
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
+	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
 	X(OFFCPU_KEPT, "off-CPU: switch-outs unwound and kept until the switch-in") \
 	X(OFFCPU_FULL, "off-CPU: switch-outs lost: the per-thread map was full")   \
 	X(OFFCPU_SENT, "off-CPU: records written at the switch-in")
@@ -278,6 +280,22 @@ struct page_info {
 	__u32 count;
 };
 _Static_assert(sizeof(struct page_info) == 8, "page_info layout");
+
+/* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
+ * index, valid while gen equals the tables' generation (delta_gen, bumped
+ * by userland whenever rows or rules go away).  check guards against an
+ * entry torn by a program that interrupted its writer on the same CPU. */
+struct rule_cache_ent {
+	__u64 file_id;
+	__u64 addr;
+	__u32 rule;
+	__u32 gen;
+	__u64 check;
+};
+_Static_assert(sizeof(struct rule_cache_ent) == 32, "rule_cache_ent layout");
+#define RULE_CACHE_CHECK(e) ((e)->file_id ^ (e)->addr ^ ((__u64)(e)->gen << 32 | (e)->rule) ^ 0x5bd1e9955bd1e995ULL)
+/* default entries per CPU (-rule-cache-entries), a power of two */
+#define RULE_CACHE_DEFAULT 2048
 
 /* A row: low 16 bits of the address in the page, and a rule index. */
 #define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))

@@ -11,6 +11,7 @@ static const char *const names[BUDGET_COUNT] = {
 	[BUDGET_DECOMPRESSED] = "decompressed",
 	[BUDGET_SYMBOLS] = "symbols",
 	[BUDGET_SYMBOL_BYTES] = "symbol_bytes",
+	[BUDGET_INLINE] = "inline",
 };
 
 void budget_over(enum budget_reason r)

@@ -25,6 +25,7 @@ enum budget_reason {
 	BUDGET_DECOMPRESSED,	/* compressed section over the file's budget */
 	BUDGET_SYMBOLS,		/* more symbols than a file may keep */
 	BUDGET_SYMBOL_BYTES,	/* more distinct name bytes than a file may keep */
+	BUDGET_INLINE,		/* inline table over budget: functions only */
 	BUDGET_COUNT,
 };
 

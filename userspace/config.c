@@ -71,10 +71,14 @@ static const struct opt opts[] = {
 	  "trace ring buffer size (default: from the sampling rate)"),
 	O("max-frames", NULL, OPT_INT, max_frames, 16, 1024,
 	  "user frames kept per sample"),
+	O("rule-cache-entries", NULL, OPT_INT, rule_cache_entries, 0, 1 << 20,
+	  "per-CPU cache of recent stack-delta lookups, entries per CPU (32 bytes each; rounded up to a power of two; 0: off)"),
 	O("frame-pointers-only", NULL, OPT_BOOL, fp_only, 0, 0,
 	  "walk native stacks by frame pointer only, without stack deltas (to compare; wrong stacks for code without frame pointers)"),
 	O("send-error-frames", NULL, OPT_BOOL, send_error_frames, 0, 0,
 	  "keep the frame that names an unwinding error in the output"),
+	O("inline-frames", NULL, OPT_BOOL, inline_frames, 0, 0,
+	  "name native frames from DWARF when the file has it: one frame per function inlined at the address, with file:line"),
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,
 	  "directory of the persistent stack-delta cache"),
 	O("cache-size", NULL, OPT_SIZE, cache_size, 0, 0,
@@ -103,6 +107,7 @@ void config_init(struct config *c)
 	c->tracers = "all";
 	c->max_frames = 1024;
 	c->off_cpu_max_threads = OFFCPU_THREADS_DEFAULT;
+	c->rule_cache_entries = RULE_CACHE_DEFAULT;
 	c->cache_dir = "/var/cache/ebpf-profiler";
 	c->cache_size = 0; /* the limit the directory records, else 1 GiB */
 }

@@ -32,6 +32,7 @@ struct config {
 	uint64_t max_delta_rows; /* 0 = the default, scaled */
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
+	int rule_cache_entries;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
 	/* output */
 	const char *output;
@@ -39,6 +40,7 @@ struct config {
 	const char *collection_agent;
 	bool disable_tls;
 	bool send_error_frames;
+	bool inline_frames;	/* native inline chains from DWARF */
 	/* cache */
 	const char *cache_dir;
 	uint64_t cache_size;

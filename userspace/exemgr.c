@@ -473,6 +473,8 @@ static void put_rules(struct exe_mgr *m, struct exe_file *f)
 
 	for (i = 0; i < f->n_rule_idx; i++)
 		rule_put(m, f->rule_idx[i]);
+	if (f->n_rule_idx)
+		bm_tables_changed(m->bm);
 	free(f->rule_idx);
 	f->rule_idx = NULL;
 	f->n_rule_idx = 0;

@@ -172,27 +172,9 @@ static int perl_attach(void *state, struct interp_mgr *im,
 
 /* ---- names ---------------------------------------------------------------- */
 
-struct perl_reader {
-	interp_read_fn read;
-	void *arg;
-	pid_t pid;
-};
-
-static int rd(const struct perl_reader *r, uint64_t addr, void *buf, size_t len)
-{
-	return addr ? r->read(r->arg, r->pid, addr, buf, len) : -EFAULT;
-}
-
-static uint64_t rd64(const struct perl_reader *r, uint64_t addr)
-{
-	uint64_t v = 0;
-
-	return rd(r, addr, &v, 8) ? 0 : v;
-}
-
 /* A C string at addr into out, read 64 bytes at a time (it may end just
  * before unmapped memory); false when nothing could be read. */
-static bool read_cstr(const struct perl_reader *r, uint64_t addr, char *out,
+static bool read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
 		      size_t n)
 {
 	size_t got = 0;
@@ -201,7 +183,7 @@ static bool read_cstr(const struct perl_reader *r, uint64_t addr, char *out,
 	while (addr && got + 1 < n) {
 		size_t chunk = n - 1 - got < 64 ? n - 1 - got : 64;
 
-		if (rd(r, addr + got, out + got, chunk))
+		if (interp_rd(r, addr + got, out + got, chunk))
 			break;
 		out[got + chunk] = 0;
 		if (memchr(out + got, 0, chunk))
@@ -213,17 +195,18 @@ static bool read_cstr(const struct perl_reader *r, uint64_t addr, char *out,
 }
 
 /* A HEK's key (len at +4, key at +8) into out; false when unreadable. */
-static bool read_hek(const struct perl_reader *r, uint64_t hek, char *out,
+static bool read_hek(const struct interp_reader *r, uint64_t hek, char *out,
 		     size_t n)
 {
 	int32_t len = 0;
 
 	out[0] = 0;
-	if (!hek || rd(r, hek + 4, &len, 4) || len < 0 || len > (1 << 16))
+	if (!hek || interp_rd(r, hek + 4, &len, 4) || len < 0 ||
+	    len > (1 << 16))
 		return false;
 	if ((size_t)len >= n)
 		len = (int32_t)n - 1;
-	if (rd(r, hek + 8, out, (size_t)len))
+	if (interp_rd(r, hek + 8, out, (size_t)len))
 		return false;
 	out[len] = 0;
 	return strlen(out) == (size_t)len;
@@ -233,33 +216,34 @@ static bool read_hek(const struct perl_reader *r, uint64_t hek, char *out,
  * 5.36, after the bucket array before), or the first of its names when
  * it has several. */
 #define PERL_SVF_OOK 0x02000000
-static bool stash_name(const struct perl_reader *r, const struct perl_offsets *o,
-		       uint64_t hv, char *out, size_t n)
+static bool stash_name(const struct interp_reader *r,
+		       const struct perl_offsets *o, uint64_t hv, char *out,
+		       size_t n)
 {
 	uint32_t flags = 0;
 	int32_t count = 0;
 	uint64_t body, max, array, aux, name;
 
 	out[0] = 0;
-	if (!hv || rd(r, hv + 12, &flags, 4) || !(flags & PERL_SVF_OOK))
+	if (!hv || interp_rd(r, hv + 12, &flags, 4) || !(flags & PERL_SVF_OOK))
 		return false;
-	body = rd64(r, hv);
+	body = interp_rd64(r, hv);
 	if (!body)
 		return false;
 	if (o->hv_aux) {
 		aux = body + o->hv_aux;
 	} else {
-		max = rd64(r, body + o->hv_max);
-		array = rd64(r, hv + o->hv_array);
+		max = interp_rd64(r, body + o->hv_max);
+		array = interp_rd64(r, hv + o->hv_array);
 		if (!array || max > (1u << 24))
 			return false;
 		aux = array + (max + 1) * 8;
 	}
-	name = rd64(r, aux + o->aux_name);
-	if (rd(r, aux + o->aux_name_count, &count, 4))
+	name = interp_rd64(r, aux + o->aux_name);
+	if (interp_rd(r, aux + o->aux_name_count, &count, 4))
 		return false;
 	if (count) /* a list of names: the first that is set */
-		name = rd64(r, name) ?: rd64(r, name + 8);
+		name = interp_rd64(r, name) ?: interp_rd64(r, name + 8);
 	return read_hek(r, name, out, n);
 }
 
@@ -269,7 +253,7 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct perl_offsets *o, const struct interp_frame *f,
 		    struct interp_symbol *out)
 {
-	const struct perl_reader r = { read, arg, pid };
+	const struct interp_reader r = { read, arg, pid };
 	uint64_t cv = f->n_payload > 0 ? f->payload[0] : 0;
 	uint64_t cop = f->n_payload > 1 ? f->payload[1] : 0;
 	uint64_t body, gv, stash = 0, file;
@@ -278,7 +262,7 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 
 	out->name[0] = out->file[0] = 0;
 	out->line = (uint32_t)f->data;
-	file = cop ? rd64(&r, cop + o->cop_file) : 0;
+	file = cop ? interp_rd64(&r, cop + o->cop_file) : 0;
 	read_cstr(&r, file, out->file, sizeof(out->file));
 	if (cv == 0) {
 		snprintf(out->name, sizeof(out->name), "main");
@@ -288,23 +272,25 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		snprintf(out->name, sizeof(out->name), "(eval)");
 		return 0;
 	}
-	body = rd64(&r, cv);
-	if (!body || rd(&r, body + o->cv_flags, &flags, 4))
+	body = interp_rd64(&r, cv);
+	if (!body || interp_rd(&r, body + o->cv_flags, &flags, 4))
 		return -EFAULT;
-	gv = rd64(&r, body + o->cv_gv);
+	gv = interp_rd64(&r, body + o->cv_gv);
 	if (flags & PERL_CVF_NAMED) {
 		/* no glob: the name is a HEK in the CV itself */
 		if (!read_hek(&r, gv, sub, sizeof(sub)))
 			return -EFAULT;
-		stash = rd64(&r, body + o->cv_stash);
+		stash = interp_rd64(&r, body + o->cv_stash);
 	} else {
-		uint64_t egv = gv ? rd64(&r, rd64(&r, gv + o->gv_gp) + o->gp_egv) : 0;
-		uint64_t gbody = rd64(&r, egv ? egv : gv);
+		uint64_t gp = gv ? interp_rd64(&r, gv + o->gv_gp) : 0;
+		uint64_t egv = gp ? interp_rd64(&r, gp + o->gp_egv) : 0;
+		uint64_t gbody = interp_rd64(&r, egv ? egv : gv);
 
-		if (!gbody || !read_hek(&r, rd64(&r, gbody + o->gv_namehek), sub,
-					sizeof(sub)))
+		if (!gbody ||
+		    !read_hek(&r, interp_rd64(&r, gbody + o->gv_namehek), sub,
+			      sizeof(sub)))
 			return -EFAULT;
-		stash = rd64(&r, gbody + o->gv_stash);
+		stash = interp_rd64(&r, gbody + o->gv_stash);
 	}
 	if (stash_name(&r, o, stash, pkg, sizeof(pkg)))
 		snprintf(out->name, sizeof(out->name), "%s::%s", pkg, sub);

@@ -46,6 +46,7 @@
 struct daemon {
 	struct config cfg;
 	struct tracer *tr;
+	struct inl_cache *inl;	/* -inline-frames */
 	struct exe_mgr *em;
 	struct pm *pm;
 	struct tp *tp;
@@ -916,6 +917,7 @@ static int run(struct daemon *d)
 	to.max_frames = d->cfg.max_frames;
 	to.offcpu_threshold = d->cfg.off_cpu_threshold;
 	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
+	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
@@ -956,6 +958,11 @@ static int run(struct daemon *d)
 	po.interp_arg = d->im;
 	po.period_ns = 1000000000ULL / d->cfg.samples_per_second;
 	po.send_error_frames = d->cfg.send_error_frames;
+	/* inline frames (issue 23): one cache for both pipelines, which run
+	 * on this thread */
+	if (!err && d->cfg.inline_frames)
+		err = inl_new(NULL, &d->inl);
+	po.inlines = d->inl;
 	if (!err)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)
@@ -1089,6 +1096,7 @@ static void cleanup(struct daemon *d)
 	rep_sink_close(d->run_sink, 5000);
 	tp_free(d->tp);
 	tp_free(d->tp_run);
+	inl_free(d->inl);
 	pm_free(d->pm);
 	interp_mgr_free(d->im);
 	exe_mgr_free(d->em);

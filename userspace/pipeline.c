@@ -195,6 +195,10 @@ struct tp {
 	struct loc_key *loc_keys;
 	uint32_t n_locs, cap_locs, cap_loc_keys;
 	struct itab loc_by_key;
+	/* with inline frames: the locations of a native frame's chain
+	 * follow its first one, loc_n[first] of them */
+	uint8_t *loc_n;
+	uint32_t cap_loc_n;
 
 	struct rep_stack *stacks;
 	uint32_t n_stacks, cap_stacks;
@@ -275,6 +279,7 @@ int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 		free(tp);
 		return -ENOMEM;
 	}
+	sy_set_inline(tp->sy, tp->o.inlines);
 	*out = tp;
 	return 0;
 }
@@ -372,9 +377,65 @@ found:
 	return i;
 }
 
+/* Add location l under key k (hash h); its index, or REP_NONE. */
+static uint32_t add_loc(struct tp *tp, const struct loc_key *k, uint64_t h,
+			const struct rep_location *l)
+{
+	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
+	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs) ||
+	    (tp->o.inlines && !KEYS_FIT(tp->loc_n, tp->cap_loc_n, tp->cap_locs)))
+		return REP_NONE;
+	tp->locs[tp->n_locs] = *l;
+	tp->locs[tp->n_locs].function = arena_str(tp, l->function);
+	tp->locs[tp->n_locs].filename = arena_str(tp, l->filename);
+	tp->loc_keys[tp->n_locs] = *k;
+	if (tp->o.inlines)
+		tp->loc_n[tp->n_locs] = 1;
+	if (itab_add(&tp->loc_by_key, h, tp->n_locs))
+		return REP_NONE;
+	return tp->n_locs++;
+}
+
+/* A native frame's inline chain from DWARF, one location per function,
+ * innermost first (leaf first, as the stack), the first under the
+ * frame's key and the others after it (key b[1]: the depth).  0 when
+ * DWARF does not name the frame. */
+static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
+			    const struct loc_key *k, uint64_t h, uint32_t map,
+			    uint32_t *first)
+{
+	struct dwi_frame fr[INL_MAX_FRAMES];
+	struct rep_location l = { .kind = FRAME_NATIVE, .mapping = map,
+				  .address = f->addr };
+	struct loc_key kk = *k;
+	int n = sy_inline_frames(tp->sy, f, fr), j;
+	uint32_t i = REP_NONE;
+
+	/* all of the chain or none: a chain cut by the bound would stand
+	 * for the frame, short, for the rest of the interval */
+	if (tp->n_locs + (uint64_t)n > tp->o.max_locations)
+		return REP_NONE;
+	for (j = 0; j < n; j++) {
+		l.function = fr[j].func;
+		l.filename = fr[j].file;
+		l.line = fr[j].line;
+		kk.b[1] = j;
+		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l);
+		if (i == REP_NONE)
+			return REP_NONE;
+		if (!j)
+			*first = i;
+	}
+	if (n)
+		tp->loc_n[*first] = n;
+	return n;
+}
+
 /* The location of a symbolized frame: found by its whole key, else named
- * (once an interval) and added. */
-static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
+ * (once an interval) and added.  *n: the locations from there that
+ * stand for the frame (more than 1: its inline chain). */
+static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
+			   uint32_t *n)
 {
 	struct loc_key k = { .kind = f->kind | f->frame_kind << 8 |
 				     (f->ret_addr ? 1u << 16 : 0) };
@@ -383,6 +444,7 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 	struct rep_location l;
 	uint64_t h;
 
+	*n = 1;
 	switch (f->kind) {
 	case SY_KERNEL:
 		k.a = f->addr;
@@ -416,21 +478,25 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f)
 	h = key_hash(&k, sizeof(k));
 	for (i = itab_first(&tp->loc_by_key, h); i != REP_NONE;
 	     i = tp->loc_by_key.next[i])
-		if (!memcmp(&tp->loc_keys[i], &k, sizeof(k)))
+		if (!memcmp(&tp->loc_keys[i], &k, sizeof(k))) {
+			if (tp->o.inlines)
+				*n = tp->loc_n[i];
 			return i;
-	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
-	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs))
-		return REP_NONE;
+		}
+	if (f->kind == SY_NATIVE && tp->o.inlines) {
+		uint32_t m = add_inlined(tp, f, &k, h, map, &i);
+
+		if (m == REP_NONE)
+			return REP_NONE;
+		if (m) {
+			*n = m;
+			return i;
+		}
+	}
 	sy_name(tp->sy, f, &l, &names);
 	if (f->kind == SY_NATIVE)
 		l.mapping = map;
-	l.function = arena_str(tp, l.function);
-	l.filename = arena_str(tp, l.filename);
-	tp->locs[tp->n_locs] = l;
-	tp->loc_keys[tp->n_locs] = k;
-	if (itab_add(&tp->loc_by_key, h, tp->n_locs))
-		return REP_NONE;
-	return tp->n_locs++;
+	return add_loc(tp, &k, h, &l);
 }
 
 static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
@@ -572,7 +638,8 @@ full:
 static void add_record(struct tp *tp, const struct trace_hdr *h,
 		       const __u64 *words)
 {
-	uint32_t *locs = tp->scratch, n = 0, i, loc;
+	const uint32_t room = sizeof(tp->scratch) / sizeof(tp->scratch[0]);
+	uint32_t *locs = tp->scratch, n = 0, i, loc, nl;
 	struct sy_record r;
 	struct sy_frame f;
 	int ret;
@@ -580,7 +647,7 @@ static void add_record(struct tp *tp, const struct trace_hdr *h,
 	/* leaf first: the kernel frames, then the user frames */
 	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
 		sy_kernel_frame(words[i], &f);
-		locs[n++] = intern_loc(tp, &f);
+		locs[n++] = intern_loc(tp, &f, &nl);
 	}
 	sy_record_init(&r, h->pid, words + h->n_kernel, h->n_user);
 	while (n < MAX_KERNEL_FRAMES + MAX_USER_FRAMES &&
@@ -591,12 +658,14 @@ static void add_record(struct tp *tp, const struct trace_hdr *h,
 		}
 		if (f.kind == SY_ERROR && !tp->o.send_error_frames)
 			continue;
-		loc = intern_loc(tp, &f);
+		loc = intern_loc(tp, &f, &nl);
 		if (loc == REP_NONE) {
 			tp->st.dropped_full++;
 			return;
 		}
-		locs[n++] = loc;
+		/* an inline chain past the room keeps its innermost frames */
+		for (i = 0; i < nl && n < room; i++)
+			locs[n++] = loc + i;
 	}
 	i = intern_stack(tp, locs, n);
 	if (i == REP_NONE) {
@@ -786,6 +855,7 @@ void tp_free(struct tp *tp)
 	free(tp->map_keys);
 	free(tp->locs);
 	free(tp->loc_keys);
+	free(tp->loc_n);
 	free(tp->stacks);
 	free(tp->procs);
 	free(tp->samples);

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 
 #include "exemgr.h"
+#include "inlcache.h"
 #include "interp.h"
 #include "ksyms.h"
 #include "procmgr.h"
@@ -35,6 +36,9 @@ struct tp_opts {
 			    const struct interp_frame *f,
 			    struct interp_symbol *out);
 	void *interp_arg;
+	/* inline frames from DWARF (not owned); NULL: off.  A native
+	 * frame becomes one location per function of its inline chain. */
+	struct inl_cache *inlines;
 };
 
 struct tp_stats {

@@ -17,6 +17,7 @@ struct symbolizer {
 	sy_interp_fn interp;
 	void *interp_arg;
 	struct sy_stats st;
+	struct inl_cache *inl; /* NULL: no inline frames */
 };
 
 int sy_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
@@ -225,4 +226,19 @@ void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 void sy_get_stats(struct symbolizer *sy, struct sy_stats *out)
 {
 	*out = sy->st;
+}
+
+void sy_set_inline(struct symbolizer *sy, struct inl_cache *c)
+{
+	sy->inl = c;
+}
+
+int sy_inline_frames(struct symbolizer *sy, const struct sy_frame *f,
+		     struct dwi_frame *out)
+{
+	if (!sy->inl || f->kind != SY_NATIVE || !f->file)
+		return 0;
+	/* a return address points after the call: the call's chain */
+	return inl_lookup(sy->inl, f->file, f->addr - (f->ret_addr ? 1 : 0),
+			  out);
 }

@@ -19,7 +19,9 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "dwinline.h"
 #include "exemgr.h"
+#include "inlcache.h"
 #include "interp.h"
 #include "ksyms.h"
 #include "procmgr.h"
@@ -96,5 +98,15 @@ const struct pm_mapping *sy_file_mapping(struct symbolizer *sy, uint32_t pid,
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 	     struct rep_location *out, struct interp_symbol *buf);
 void sy_get_stats(struct symbolizer *sy, struct sy_stats *out);
+
+/* Inline frames (issue 23): with a cache set (not owned; NULL: off), a
+ * native frame whose file has DWARF names the chain of functions inlined
+ * at its address.  Returns the frames written to out (INL_MAX_FRAMES),
+ * innermost first with their file:line, or 0: not native, off, or no
+ * DWARF there (sy_name then names it from the ELF symbols).  The strings
+ * live as long as the cache. */
+void sy_set_inline(struct symbolizer *sy, struct inl_cache *c);
+int sy_inline_frames(struct symbolizer *sy, const struct sy_frame *f,
+		     struct dwi_frame *out);
 
 #endif

@@ -528,6 +528,15 @@ static void configure(struct tracer *t, struct profiler *skel)
 							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
 	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
+	/* the per-CPU rule cache: a power of two, or off (one unused slot) */
+	if (o->rule_cache_entries) {
+		bpf_map__set_max_entries(skel->maps.rule_cache,
+					 (__u32)next_pow2(o->rule_cache_entries));
+		skel->rodata->rule_cache_mask =
+			(__u32)next_pow2(o->rule_cache_entries) - 1;
+	} else {
+		bpf_map__set_max_entries(skel->maps.rule_cache, 1);
+	}
 	if (o->log_level > 0) {
 		struct bpf_program *p;
 
@@ -737,6 +746,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	}
 	t->bm.ops = &libbpf_ops;
 	t->bm.ctx = t;
+	t->bm.gen = &skel->bss->delta_gen;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
 	t->map_fds[BM_MAPPINGS] = bpf_map__fd(skel->maps.mappings);
 	t->map_fds[BM_PAGES] = bpf_map__fd(skel->maps.delta_pages);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The store's database file (store.c over LMDB): the input is written as
+ * The store's database file (store/ over LMDB): the input is written as
  * data.mdb and the store opened on it, which checks the file in a child
  * process first and moves a damaged one aside; whatever it accepts must
  * then be safe to verify, read, write and evict from in this process.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Store records (store.c) through the path the daemon takes: the input
+ * Store records (store/) through the path the daemon takes: the input
  * is a kind byte and a record's stored bytes (header and payload), put
  * as they are (store_test_put_raw); then the lookups check the header,
  * and a payload that passes goes where the daemon sends it: a DELTAS
@@ -16,6 +16,7 @@
 #include "fuzz.h"
 #include "interp.h"
 #include "store.h"
+#include "store_test.h"
 
 static struct store *st;
 static struct interp_mgr *im;

@@ -375,6 +375,68 @@ TEST_ROOT(native_recursion_1000_deep)
 	recursion_test(1000);
 }
 
+/* The per-CPU rule cache (-rule-cache-entries) answers most lookups of a
+ * recursion, whose return addresses recur from sample to sample, and the
+ * stacks it gives are the ones the full search gives: with it off, the
+ * same 300 frames down to _start, and the same share of them. */
+static double deep_share(const struct folded *f, uint64_t *burn)
+{
+	uint64_t deep = 0;
+	int i;
+
+	*burn = 0;
+	for (i = 0; i < f->n; i++) {
+		const char *s = f->lines[i].stack;
+
+		if (!h_count_frame(s, "burn"))
+			continue;
+		*burn += f->lines[i].count;
+		if (h_count_frame(s, "recurse") == 300 &&
+		    strstr(s, "recurse;_start;") && strstr(s, ";main;recurse"))
+			deep += f->lines[i].count;
+	}
+	return *burn ? (double)deep / *burn : 0;
+}
+
+TEST_ROOT(native_rule_cache_same_stacks)
+{
+	char *wargv[] = { (char *)h_workload("recurse"), "10", "300", NULL };
+	const char *on[] = { "-v", NULL };
+	const char *off[] = { "-v", "-rule-cache-entries", "0", NULL };
+	const char *const *runs[2] = { on, off };
+	double share[2] = { 0, 0 };
+	long long hits[2] = { -1, -1 }, frames[2] = { 0, 0 };
+	int r;
+
+	for (r = 0; r < 2; r++) {
+		struct folded f;
+		uint64_t burn;
+		char *err = NULL;
+		int rc = h_profile_workload(wargv, "3s", HZ, runs[r], &f, &err);
+
+		if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
+			printf("%s\n", err ? err : "");
+			free(err);
+			return;
+		}
+		share[r] = deep_share(&f, &burn);
+		/* "bpf counters:" of -v: zero counters are left out */
+		hits[r] = err && strstr(err, "RULE_CACHE_HITS=") ?
+				  h_summary_value(err, "RULE_CACHE_HITS") : 0;
+		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
+		test_note("rule cache %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the cache",
+			  r ? "off" : "on", (unsigned long long)burn,
+			  100 * share[r], hits[r], frames[r]);
+		ASSERT_GE(burn, 500, "samples");
+		h_free_folded(&f);
+		free(err);
+	}
+	ASSERT_GE(share[0] * 10000, 9900, "cache on: all frames");
+	ASSERT_GE(share[1] * 10000, 9900, "cache off: all frames");
+	ASSERT_GE(hits[0] * 10, frames[0] * 9, "cache on: >= 90% of lookups hit");
+	ASSERT_EQ(hits[1], 0, "cache off: no hits");
+}
+
 TEST_ROOT(native_threads_end_in_clone3)
 {
 	char *wargv[] = { (char *)h_workload("threads"), "10", NULL };

@@ -341,20 +341,32 @@ TEST_ROOT(offcpu_cgroup_filter)
 }
 
 /*
- * The per-thread map is bounded: the whole host at P = 1 with room for 16
- * waiting threads fills it, and a full map costs records, counted, not
- * the run.
+ * The per-thread map is bounded: four offcpu workloads keep 24 threads
+ * blocked most of the time; at P = 1 with room for 16 waiting threads the
+ * map fills, and a full map costs records, counted, not the run.
  */
 TEST_ROOT(offcpu_bounded_map)
 {
+	char *wargv[] = { (char *)h_workload("offcpu"), "4", "/dev/null", NULL };
 	char path[512], *err = NULL;
 	const char *args[] = { "-off-cpu-threshold", "1", "-off-cpu-max-threads",
 			       "16", "-duration", "2s", "-output", path, NULL };
 	long long full, kept, recs;
-	int rc;
+	pid_t w[4];
+	int i, rc;
 
 	snprintf(path, sizeof(path), "%s/p.folded", test_tmpdir());
+	for (i = 0; i < 4; i++)
+		w[i] = h_spawn(wargv);
+	/* past their start, where SIGUSR1 is blocked and waited for */
+	usleep(300000);
+	for (i = 0; i < 4; i++)
+		kill(w[i], SIGUSR1);
 	rc = h_profile(args, &err, 60);
+	for (i = 0; i < 4; i++) {
+		kill(w[i], SIGKILL);
+		h_wait(w[i], 5);
+	}
 	if (!ASSERT_EQ(rc, 0, "profile")) {
 		printf("%s\n", err ? err : "");
 		free(err);

@@ -22,6 +22,7 @@
 
 #include "profiler.h"
 #include "store.h"
+#include "store_test.h"
 
 /* LeakSanitizer, when the build has it. */
 extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));

@@ -20,7 +20,7 @@ TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(W)/go-split $(W)/go-split-stripped $(W)/go-alloc $(W)/cfareg \
 	$(addprefix $(W)/split-,lld-pie lld-nopie mold-pie mold-nopie) \
 	$(W)/split-hugepage $(W)/split-debugframe $(W)/split-lld-splittext \
-	$(W)/rust-split
+	$(W)/rust-split $(W)/inline
 
 all: $(TARGETS)
 
@@ -43,6 +43,10 @@ $(W)/libplugin.so: $(SRC)/plugin.c $(SRC)/common.h | $(W)
 	$(Q)$(CC) $(NOFP) -fpic -shared -o $@ $<
 $(W)/cxx: $(SRC)/cxx.cc $(SRC)/common.h | $(W)
 	$(Q)$(CXX) $(NOFP) -o $@ $<
+# inline frames (issue 23): -O2 -g and the compiler's own inlining, so
+# only the always_inline pair folds into caller
+$(W)/inline: $(SRC)/inline.c $(SRC)/common.h | $(W)
+	$(Q)$(CC) -g -O2 -fno-optimize-sibling-calls -o $@ $<
 $(W)/cfareg: $(SRC)/cfareg.c $(SRC)/cfareg.S $(SRC)/common.h | $(W)
 	$(Q)$(CC) $(NOFP) -o $@ $(SRC)/cfareg.c $(SRC)/cfareg.S
 

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "inlcache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "hashmap.h"
+
+struct inl_cache {
+	struct inl_opts o;
+	struct hm by_id;	/* file id64 -> table pointer, 0: none */
+	struct inl_stats st;
+};
+
+int inl_new(const struct inl_opts *o, struct inl_cache **out)
+{
+	struct inl_cache *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (o)
+		c->o = *o;
+	if (!c->o.max_bytes)
+		c->o.max_bytes = INL_MAX_BYTES;
+	if (!c->o.max_files)
+		c->o.max_files = INL_MAX_FILES;
+	if (!c->o.max_build_ns)
+		c->o.max_build_ns = INL_MAX_BUILD_NS;
+	hm_init(&c->by_id);
+	*out = c;
+	return 0;
+}
+
+void inl_free(struct inl_cache *c)
+{
+	uint32_t it = 0;
+	uint64_t k, v;
+
+	if (!c)
+		return;
+	while (hm_next(&c->by_id, &it, &k, &v))
+		dwi_free((struct dwi_table *)(uintptr_t)v);
+	hm_free(&c->by_id);
+	free(c);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* f's table, built now; NULL when it has none (remembered). */
+static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
+{
+	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes,
+			      .max_ns = c->o.max_build_ns };
+	struct dwi_table *t = NULL;
+	struct dwi_stats ds = { 0 };
+	uint64_t t0 = now_ns();
+	int fd, err;
+
+	if (c->by_id.count >= c->o.max_files ||
+	    c->st.bytes >= c->o.max_bytes) {
+		c->st.full++;
+		goto none;
+	}
+	if (c->o.debug_fd) {
+		fd = c->o.debug_fd(c->o.arg, f);
+		err = fd < 0 ? fd : dwi_build_fd(fd, &o, &t);
+		if (fd >= 0)
+			close(fd);
+	} else {
+		err = f->is_vdso || exe_fd(f) < 0 ? -ENODATA :
+			dwi_build_fd(exe_fd(f), &o, &t);
+	}
+	c->st.build_ns += now_ns() - t0;
+	if (err) {
+		if (err == -ENODATA || err == -ENOENT || err == -ENOEXEC)
+			c->st.no_dwarf++;
+		else if (err == -ETIMEDOUT)
+			c->st.timeouts++;
+		else
+			c->st.errors++;
+		goto none;
+	}
+	dwi_stats(t, &ds);
+	if (c->st.bytes + ds.bytes > c->o.max_bytes) {
+		c->st.full++;
+		dwi_free(t);
+		t = NULL;
+	}
+none:
+	/* a failed put only means building again next time */
+	if (hm_put(&c->by_id, f->id64, (uintptr_t)t)) {
+		dwi_free(t);
+		return NULL;
+	}
+	if (t) {
+		c->st.bytes += ds.bytes;
+		c->st.tables++;
+		if (dwi_flags(t) & DWI_FUNCS_ONLY) {
+			c->st.funcs_only++;
+			budget_over(BUDGET_INLINE);
+		}
+	}
+	return t;
+}
+
+int inl_lookup(struct inl_cache *c, const struct exe_file *f, uint64_t addr,
+	       struct dwi_frame *out)
+{
+	struct dwi_table *t;
+	uint64_t v;
+
+	if (hm_get(&c->by_id, f->id64, &v))
+		t = (struct dwi_table *)(uintptr_t)v;
+	else
+		t = build(c, f);
+	return t ? dwi_lookup(t, addr, out, INL_MAX_FRAMES) : 0;
+}
+
+void inl_get_stats(const struct inl_cache *c, struct inl_stats *out)
+{
+	*out = c->st;
+}
