@@ -320,18 +320,25 @@ static void write_run(struct daemon *d)
 	rep_sink_write(d->run_sink, &b);
 }
 
-/* Folded stacks to stdout when no sink was asked for. */
+/* Folded stacks to stdout when no sink was asked for: the CPU samples
+ * (one stream has one weight; off-CPU time needs -output). */
 static void write_stdout(struct daemon *d)
 {
-	struct rep_batch b;
+	struct rep_sample *samples = NULL;
+	struct rep_batch b, v;
 	char *buf = NULL;
 	size_t len = 0;
 
 	tp_batch(d->tp, &b);
-	if (rep_encode_folded(&b, &buf, &len) == 0) {
+	if (rep_batch_has(&b, REP_SAMPLE_OFFCPU))
+		log_warn("off-CPU samples are written only with -output "
+			 "(NAME.offcpu.folded beside NAME.folded)");
+	if (rep_batch_view(&b, REP_SAMPLE_CPU, &v, &samples) == 0 &&
+	    rep_encode_folded(&v, &buf, &len) == 0) {
 		fwrite(buf, 1, len, stdout);
 		fflush(stdout);
 	}
+	free(samples);
 	free(buf);
 }
 
@@ -421,7 +428,8 @@ static void print_summary(struct daemon *d)
 		" record_queue_drops=%" PRIu64 " drain_stall_ms=%.1f"
 		" service_ms_max=%.1f requests_dropped=%" PRIu64
 		" waited=%" PRIu64 " wait_full=%" PRIu64 " wait_expired=%" PRIu64
-		" seconds=%.1f ",
+		" offcpu=%" PRIu64 " offcpu_ms=%.1f offcpu_kept=%" PRIu64
+		" offcpu_full=%" PRIu64 " seconds=%.1f ",
 		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full + ds.trace_drops,
 		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
 		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
@@ -430,7 +438,8 @@ static void print_summary(struct daemon *d)
 		rs.send_fail, rs.queue_drops, m[METRIC_RINGBUF_FULL],
 		m[METRIC_EVENTS_FULL], ds.queue_drops, ds.stall_ns_max / 1e6,
 		d->service_ns_max / 1e6, ps.requests_dropped, ts.waited,
-		ts.wait_full, ts.wait_expired, secs);
+		ts.wait_full, ts.wait_expired, ts.offcpu, ts.offcpu_ns / 1e6,
+		m[METRIC_OFFCPU_KEPT], m[METRIC_OFFCPU_FULL], secs);
 	print_summary_shares(&es);
 	/* every way unwinding failed, by name (recovered by a frame-pointer
 	 * step or not): the BPF side's per-CPU counters */
@@ -450,17 +459,24 @@ static void print_summary(struct daemon *d)
 		/* the agent's own cost, and the BPF cost per sample when the
 		 * kernel keeps program statistics (kernel.bpf_stats_enabled) */
 		struct tracer_prog_stats pst[16];
-		uint64_t run_ns = 0, samples = 0;
+		uint64_t run_ns = 0, samples = 0, sw_runs = 0, sw_ns = 0;
 		struct rusage ru;
 		int np = tracer_prog_stats(d->tr, pst, 16);
 
 		for (i = 0; i < np; i++) {
-			run_ns += pst[i].run_time_ns;
 			if (d->cfg.verbose)
 				fprintf(stderr, "prog %s: runs=%" PRIu64 " ns=%" PRIu64 "\n",
 					pst[i].name, pst[i].run_cnt, pst[i].run_time_ns);
 			if (!strcmp(pst[i].name, "sample"))
 				samples = pst[i].run_cnt;
+			/* the off-CPU program runs per context switch: its
+			 * cost is its own figure, not the samples' */
+			if (!strcmp(pst[i].name, "offcpu_switch")) {
+				sw_runs = pst[i].run_cnt;
+				sw_ns = pst[i].run_time_ns;
+			} else {
+				run_ns += pst[i].run_time_ns;
+			}
 		}
 		getrusage(RUSAGE_SELF, &ru);
 		fprintf(stderr, "agent_cpu_ms=%.0f rss_max_kb=%ld",
@@ -475,6 +491,10 @@ static void print_summary(struct daemon *d)
 		if (samples && m[METRIC_SAMPLES_SENT])
 			fprintf(stderr, " bpf_ns_per_trace=%.0f",
 				(double)run_ns / m[METRIC_SAMPLES_SENT]);
+		if (sw_runs)
+			fprintf(stderr, " bpf_switches=%" PRIu64
+				" bpf_ns_per_switch=%.0f",
+				sw_runs, (double)sw_ns / sw_runs);
 		/* files given up on (budget.h), by reason when any */
 		fprintf(stderr, " files_over_budget=%" PRIu64, budget_total());
 		for (i = 0; i < BUDGET_COUNT; i++)
@@ -895,6 +915,8 @@ static int run(struct daemon *d)
 	to.map_scale_factor = d->cfg.map_scale_factor;
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
+	to.offcpu_threshold = d->cfg.off_cpu_threshold;
+	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
