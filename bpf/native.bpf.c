@@ -656,7 +656,10 @@ int sample(struct bpf_perf_event_data *ctx)
  * between the two, measured with one clock.
  */
 
-#define OFFCPU_SKIP_FRAMES 2
+/* none: the frames above __schedule (this program, its trampoline,
+ * __traceiter_sched_switch) vary with the kernel and with what else is
+ * attached; userland starts the stack at __schedule */
+#define OFFCPU_SKIP_FRAMES 0
 
 /* next comes back: its record, with the time it was away. */
 static __always_inline void offcpu_in(struct task_struct *next)
@@ -704,8 +707,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		return;
 	trace_begin(s, pid, tid, TRACE_F_OFFCPU);
 	/* the kernel part: __schedule, schedule, down to the system call or
-	 * fault that blocked; without this program and bpf_trace_run4, the
-	 * two frames above __schedule */
+	 * fault that blocked, under the tracepoint's own frames */
 	kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8,
 			       OFFCPU_SKIP_FRAMES);
 	if (kbytes < 0) {

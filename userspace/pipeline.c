@@ -645,7 +645,9 @@ static void add_record(struct tp *tp, const struct trace_hdr *h,
 	int ret;
 
 	/* leaf first: the kernel frames, then the user frames */
-	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
+	i = (h->flags & TRACE_F_OFFCPU) ?
+		    sy_offcpu_kernel_start(tp->sy, words, h->n_kernel) : 0;
+	for (; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
 		sy_kernel_frame(words[i], &f);
 		locs[n++] = intern_loc(tp, &f, &nl);
 	}
