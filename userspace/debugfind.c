@@ -242,7 +242,7 @@ static int try_debug_file(const struct elfm *e, int fd, bool check_crc,
  * *refused is set when the path went through a symlink or out. */
 static int try_candidate(const struct elfm *e, int dirfd, const char *rel,
 			 bool nofollow, bool check_crc, uint32_t crc,
-			 bool *refused, struct elfm **out)
+			 bool *refused, struct elfm **out, int *keep_fd)
 {
 	int fd = open_regular_under(dirfd, rel, nofollow), err;
 
@@ -251,7 +251,10 @@ static int try_candidate(const struct elfm *e, int dirfd, const char *rel,
 	if (fd < 0)
 		return fd;
 	err = try_debug_file(e, fd, check_crc, crc, out);
-	close(fd);
+	if (!err && keep_fd)
+		*keep_fd = fd;
+	else
+		close(fd);
 	return err;
 }
 
@@ -296,7 +299,7 @@ void dbgf_set_fetch(dbgf_fetch_fn fn, void *arg)
 }
 
 /* The candidate the fetch hook gives for e's build id, if any. */
-static int try_fetch(const struct elfm *e, struct elfm **out)
+static int try_fetch(const struct elfm *e, struct elfm **out, int *keep_fd)
 {
 	const uint8_t *id;
 	size_t id_len;
@@ -308,12 +311,16 @@ static int try_fetch(const struct elfm *e, struct elfm **out)
 	if (fd < 0)
 		return fd;
 	err = try_debug_file(e, fd, false, 0, out);
-	close(fd);
+	if (!err && keep_fd)
+		*keep_fd = fd;
+	else
+		close(fd);
 	return err;
 }
 
-int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
-	      struct elfm **out, char *found, size_t found_len)
+/* dbgf_open; with keep_fd, the debug file's descriptor stays open there */
+static int find(const struct elfm *e, const char *path, const char *debug_dir,
+		struct elfm **out, char *found, size_t found_len, int *keep_fd)
 {
 	char rel[PATH_MAX], dir[PATH_MAX];
 	const char *name = NULL, *where = "", *mirror;
@@ -335,7 +342,8 @@ int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
 	dd = open(debug_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dd >= 0 && elfm_build_id(e, &id, &id_len) == 0 &&
 	    build_id_rel(id, id_len, rel, sizeof(rel)) == 0) {
-		err = try_candidate(e, dd, rel, false, false, 0, &refused, out);
+		err = try_candidate(e, dd, rel, false, false, 0, &refused, out,
+				    keep_fd);
 		if (err == 0) {
 			where = debug_dir;
 			goto found;
@@ -365,7 +373,8 @@ int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
 				     mirror[0] ? "/" : "", name);
 		if (n < 0 || (size_t)n >= sizeof(rel))
 			continue;
-		err = try_candidate(e, at, rel, k < 2, true, crc, &refused, out);
+		err = try_candidate(e, at, rel, k < 2, true, crc, &refused, out,
+				    keep_fd);
 		if (err == 0) {
 			where = k < 2 ? dir : debug_dir;
 			goto found;
@@ -373,7 +382,7 @@ int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
 	}
 fetch:
 	/* nothing local: the remote source, last (it may be slow) */
-	err = try_fetch(e, out);
+	err = try_fetch(e, out, keep_fd);
 	if (err) {
 		err = -ENOENT;
 		goto out;
@@ -392,4 +401,22 @@ out:
 	if (dd >= 0)
 		close(dd);
 	return err;
+}
+
+int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
+	      struct elfm **out, char *found, size_t found_len)
+{
+	return find(e, path, debug_dir, out, found, found_len, NULL);
+}
+
+int dbgf_open_fd(const struct elfm *e, const char *path, const char *debug_dir)
+{
+	struct elfm *d = NULL;
+	int fd = -1, err;
+
+	err = find(e, path, debug_dir, &d, NULL, 0, &fd);
+	if (err)
+		return err;
+	elfm_free(d);
+	return fd;
 }

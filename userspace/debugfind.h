@@ -40,6 +40,11 @@
 int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
 	      struct elfm **out, char *found, size_t found_len);
 
+/* dbgf_open, giving a descriptor open on the debug file it found (the
+ * caller closes it; for readers that need one, such as libdw through
+ * elfm_libelf), or a negative errno. */
+int dbgf_open_fd(const struct elfm *e, const char *path, const char *debug_dir);
+
 /*
  * The path a debug file of that build id has under debug_dir (NULL:
  * DBGF_DEBUG_DIR), whether or not it exists.  Returns 0, or -EINVAL
