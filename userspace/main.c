@@ -13,24 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
-#include <mntent.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
 #include "cache_cmd.h"
+#include "cgroup.h"
+#include "cmd_deltas.h"
 #include "config.h"
-#include "deltas.h"
-#include "elfaddr.h"
 #include "elfmap.h"
 #include "exemgr.h"
 #include "hashmap.h"
 #include "interp.h"
-#include "kbtf.h"
+#include "kbtf_cache.h"
 #include "ksyms.h"
 #include "log.h"
 #include "metrics.h"
@@ -38,7 +34,6 @@
 #include "procmgr.h"
 #include "reporter.h"
 #include "store.h"
-#include "symbols.h"
 #include "tracer.h"
 
 #define MAX_SINKS 4
@@ -65,12 +60,7 @@ struct daemon {
 	uint64_t startup_ns;
 	uint64_t load_ns; /* of startup_ns: loading the processes (the part
 			   * the cache speeds up; it overlaps the BPF load) */
-	/* the kernel types CO-RE relocates against (kbtf.h) */
-	void *ktypes;
-	size_t ktypes_len;
-	struct file_id ktypes_key;
-	bool ktypes_keyed, ktypes_fresh;
-	const char *ktypes_from; /* "cache", "built", "kernel" (whole BTF) */
+	struct kbtf_cache ktypes; /* the kernel types CO-RE relocates against */
 	uint64_t events[8];
 	uint64_t samples_total;
 	bool sampling_on;
@@ -152,78 +142,6 @@ static int check_pids(const struct config *c)
 				c->pids[i]);
 			return -ESRCH;
 		}
-	}
-	return 0;
-}
-
-/* Where cgroup v2 is mounted: /sys/fs/cgroup on a unified hierarchy,
- * /sys/fs/cgroup/unified on a hybrid one (systemd's legacy layout).
- * Returns false when there is no cgroup v2 mount. */
-static bool cgroup2_mount(char *out, size_t len)
-{
-	FILE *f = setmntent("/proc/self/mounts", "re");
-	struct mntent *m;
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && (m = getmntent(f)))
-		if (!strcmp(m->mnt_type, "cgroup2")) {
-			snprintf(out, len, "%s", m->mnt_dir);
-			found = true;
-		}
-	endmntent(f);
-	return found;
-}
-
-static bool is_cgroup2_dir(const char *path, struct stat *st)
-{
-	struct statfs fs;
-
-	return stat(path, st) == 0 && S_ISDIR(st->st_mode) &&
-	       statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-/*
- * -cgroup PATH to a cgroup id: a cgroup v2 directory's inode number is
- * its id.  PATH is a directory of the cgroup v2 mount
- * (/sys/fs/cgroup/system.slice/x.service), or a path inside the hierarchy
- * as /proc/PID/cgroup shows it (/system.slice/x.service).  A cgroup v1
- * directory is refused: its inode is no cgroup id, so the filter would
- * silently drop every sample.
- */
-static int cgroup_ids(const struct config *c, uint64_t *ids)
-{
-	char mnt[512] = "";
-	bool have_mnt = cgroup2_mount(mnt, sizeof(mnt));
-	int i;
-
-	for (i = 0; i < c->n_cgroups; i++) {
-		const char *arg = c->cgroups[i];
-		char path[4096];
-		struct stat st;
-
-		path[0] = 0;
-		if (is_cgroup2_dir(arg, &st))
-			snprintf(path, sizeof(path), "%s", arg);
-		else if (have_mnt) {
-			snprintf(path, sizeof(path), "%s%s%s", mnt,
-				 arg[0] == '/' ? "" : "/", arg);
-			if (!is_cgroup2_dir(path, &st))
-				path[0] = 0;
-		}
-		if (!path[0]) {
-			if (have_mnt)
-				fprintf(stderr,
-					"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (cgroup v2 is mounted at %s)\n",
-					arg, mnt);
-			else
-				fprintf(stderr,
-					"ebpf-profiler: -cgroup %s: cgroup v2 is not mounted\n",
-					arg);
-			return -ENOENT;
-		}
-		ids[i] = st.st_ino;
 	}
 	return 0;
 }
@@ -779,38 +697,6 @@ static void set_sampling(struct daemon *d, bool on)
 	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
-/* The kernel types for CO-RE: from the cache, else cut from the kernel's
- * BTF (stored once the programs load with them), else NULL: libbpf then
- * reads the whole BTF. */
-static void find_kernel_types(struct daemon *d)
-{
-	size_t olen;
-	const void *obj = tracer_object(&olen);
-	uint64_t t0 = exe_now_ns();
-	int err;
-
-	d->ktypes_from = "kernel";
-	d->ktypes_keyed = kbtf_key(obj, olen, &d->ktypes_key) == 0;
-	if (d->store && d->ktypes_keyed &&
-	    store_get(d->store, d->ktypes_key.b, STORE_KIND_KTYPES, &d->ktypes,
-		      &d->ktypes_len) == 0 && d->ktypes_len) {
-		d->ktypes_from = "cache";
-		return;
-	}
-	free(d->ktypes);
-	d->ktypes = NULL;
-	err = kbtf_build(obj, olen, &d->ktypes, &d->ktypes_len);
-	if (err) {
-		log_info("kernel types: cannot cut them down (%s): CO-RE reads "
-			 "the whole BTF", strerror(-err));
-		return;
-	}
-	d->ktypes_fresh = true;
-	d->ktypes_from = "built";
-	log_debug("kernel types: %zu bytes built in %.1f ms", d->ktypes_len,
-		  (exe_now_ns() - t0) / 1e6);
-}
-
 /* Open the cache and find the kernel types (a thread's start routine). */
 static void *prepare(void *arg)
 {
@@ -826,23 +712,13 @@ static void *prepare(void *arg)
 		       err == -ELOOP	 ? "link" :
 		       err		 ? "error" :
 					   NULL;
-	find_kernel_types(d);
-	return NULL;
-}
+	{
+		size_t olen;
+		const void *obj = tracer_object(&olen);
 
-/* After the load: keep types that worked, drop those that did not. */
-static void settle_kernel_types(struct daemon *d)
-{
-	if (tracer_types_rejected(d->tr)) {
-		d->ktypes_from = "kernel";
-		if (d->store && d->ktypes_keyed)
-			store_del(d->store, d->ktypes_key.b, STORE_KIND_KTYPES);
-	} else if (d->ktypes_fresh && d->store && d->ktypes_keyed) {
-		store_put(d->store, d->ktypes_key.b, STORE_KIND_KTYPES,
-			  d->ktypes, d->ktypes_len);
+		kbtf_cache_find(&d->ktypes, d->store, obj, olen);
 	}
-	free(d->ktypes);
-	d->ktypes = NULL;
+	return NULL;
 }
 
 /* Load the processes (a thread's start routine): -pid's few, or all that
@@ -879,7 +755,7 @@ static int run(struct daemon *d)
 	signal(SIGPIPE, SIG_IGN);
 	err = check_pids(&d->cfg);
 	if (!err)
-		err = cgroup_ids(&d->cfg, cg);
+		err = cgroup_ids(d->cfg.cgroups, d->cfg.n_cgroups, cg);
 	if (err)
 		return err;
 	raise_limits();
@@ -918,7 +794,7 @@ static int run(struct daemon *d)
 	if (err)
 		return err;
 	log_debug("start-up: maps created, cache open, kernel types (%s) at %.0f ms",
-		  d->ktypes_from, (exe_now_ns() - d->t_start) / 1e6);
+		  d->ktypes.from, (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err && d->cfg.fp_only)
 		exe_mgr_set_fp_only(d->em, true);
@@ -963,14 +839,14 @@ static int run(struct daemon *d)
 	 * its old mappings until its first sample with an unknown pc makes
 	 * us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
-	err = tracer_load(d->tr, d->ktypes, d->ktypes_len);
+	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	if (load_started)
 		pthread_join(load_thread, NULL);
 	else if (!err)
 		load_processes(d);
 	if (err)
 		return err;
-	settle_kernel_types(d);
+	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
 	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
 	err = tracer_attach(d->tr);
@@ -982,7 +858,7 @@ static int run(struct daemon *d)
 	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
 		 "from %s",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
-		 d->ktypes_from);
+		 d->ktypes.from);
 
 	/* -duration counts from when sampling is live */
 	now = exe_now_ns();
@@ -1080,94 +956,9 @@ static void cleanup(struct daemon *d)
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);
-	free(d->ktypes);
+	kbtf_cache_release(&d->ktypes);
 	ksyms_async_free(d->ks);
 	hm_free(&d->pids_seen);
-}
-
-/* The rule of the table t at ELF address a, as text. */
-static const char *rule_at(const struct dt_file *t, uint64_t a, char *buf,
-			   size_t len)
-{
-	int r = dt_file_lookup(t, a);
-
-	return r < 0 ? "no row" : dt_rule_str(dt_file_rule(t, r), buf, len);
-}
-
-/* ebpf-profiler deltas -pid PID PC...: for pcs of a running process, the
- * file each is in, its ELF address there (the load bias the daemon would
- * write for the mapping, elfaddr.h), the symbol and the rule. */
-static int deltas_pid(pid_t pid, int n, char **pcs)
-{
-	int i, fd, err, bad = 0;
-
-	for (i = 0; i < n; i++) {
-		uint64_t pc = strtoull(pcs[i], NULL, 0), bias, addr, off = 0;
-		struct symb_table *syms = NULL;
-		struct dt_file *t = NULL;
-		const char *name = NULL;
-		char path[4096], buf[128];
-
-		err = pm_locate(pid, pc, &fd, path, sizeof(path), &bias);
-		if (err) {
-			printf("0x%" PRIx64 ": %s\n", pc,
-			       err == -ENOENT ? "in no file mapping" : strerror(-err));
-			bad++;
-			continue;
-		}
-		addr = ea_elf_addr(bias, pc);
-		if (symb_load_fd(fd, &syms) == 0)
-			name = symb_lookup(syms, addr, &off);
-		err = dt_extract_file(fd, path, &t);
-		printf("0x%" PRIx64 ": %s 0x%" PRIx64 " (bias 0x%" PRIx64 ") %s+0x%" PRIx64
-		       ": %s\n",
-		       pc, path, addr, bias, name ? name : "?", off,
-		       err ? strerror(-err) : rule_at(t, addr, buf, sizeof(buf)));
-		dt_file_free(t);
-		symb_free(syms);
-		close(fd);
-	}
-	return bad ? 1 : 0;
-}
-
-/* ebpf-profiler deltas FILE [ADDR...]: the stack-delta table of a file,
- * or the rule at each address (a debugging aid; no root needed); with
- * -pid PID, the rule at pcs of a process (deltas_pid). */
-static int deltas_cmd(int argc, char **argv)
-{
-	struct dt_file *t = NULL;
-	int fd, err, i;
-
-	if (argc >= 4 && (!strcmp(argv[1], "-pid") || !strcmp(argv[1], "--pid")))
-		return deltas_pid((pid_t)atoi(argv[2]), argc - 3, argv + 3);
-	if (argc < 2) {
-		fprintf(stderr, "usage: ebpf-profiler deltas FILE [ADDR...]\n"
-				"       ebpf-profiler deltas -pid PID PC...\n");
-		return 1;
-	}
-	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(errno));
-		return 1;
-	}
-	err = dt_extract_file(fd, argv[1], &t);
-	close(fd);
-	if (err) {
-		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(-err));
-		return 1;
-	}
-	if (argc == 2) {
-		dt_file_dump(stdout, t);
-	} else {
-		for (i = 2; i < argc; i++) {
-			uint64_t a = strtoull(argv[i], NULL, 0);
-			char buf[128];
-
-			printf("0x%" PRIx64 ": %s\n", a, rule_at(t, a, buf, sizeof(buf)));
-		}
-	}
-	dt_file_free(t);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1178,7 +969,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "deltas"))
-		return deltas_cmd(argc - 1, argv + 1);
+		return deltas_cmd_main(argc - 1, argv + 1);
 	config_init(&d.cfg);
 	if (config_parse(&d.cfg, argc, argv))
 		return 1;
