@@ -321,6 +321,15 @@ static void print_summary(struct daemon *d)
 				s->progs[i].name, s->progs[i].run_cnt,
 				s->progs[i].run_time_ns);
 	metrics_write_summary(stderr, s);
+	if (d->cfg.verbose) {
+		/* the counters that moved, by their BPF names */
+		fprintf(stderr, "bpf counters:");
+		for (i = 0; i < METRIC_COUNT; i++)
+			if (s->bpf[i])
+				fprintf(stderr, " %s=%" PRIu64, metric_name(i),
+					s->bpf[i]);
+		fprintf(stderr, "\n");
+	}
 	free(s);
 }
 

@@ -80,6 +80,16 @@ static void put_number(FILE *f, double v, bool prom)
 		fprintf(f, prom ? "%.9g" : "%.1f", v);
 }
 
+/* A summary key alone (no Prometheus series): a total of a family's
+ * series, or a figure under the name the summary had before the list. */
+static void put_summary(struct mo *o, const char *key, double kv)
+{
+	if (!o->prom) {
+		put_key(o, key);
+		put_number(o->f, kv, false);
+	}
+}
+
 /*
  * One series: labels are its Prometheus labels without the braces (NULL
  * for none), v its value; key its summary key (NULL or "": none), kv the
@@ -96,18 +106,7 @@ static void put(struct mo *o, const char *labels, double v, const char *key,
 		put_number(o->f, v, true);
 		fputc('\n', o->f);
 	} else if (key && *key) {
-		put_key(o, key);
-		put_number(o->f, kv, false);
-	}
-}
-
-/* A summary key alone (no Prometheus series): a total of a family's
- * series, or a figure under the name the summary had before the list. */
-static void put_summary(struct mo *o, const char *key, double kv)
-{
-	if (!o->prom) {
-		put_key(o, key);
-		put_number(o->f, kv, false);
+		put_summary(o, key, kv);
 	}
 }
 
