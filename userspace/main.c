@@ -292,6 +292,8 @@ static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 	sink_totals(d, &s->rs);
 	if (d->metrics)
 		metrics_server_stats(d->metrics, &s->ms);
+	if (d->inl)
+		inl_get_stats(d->inl, &s->inl);
 	memcpy(s->events, d->events, sizeof(s->events));
 	s->pids_seen = d->pids_seen.count;
 	s->startup_ns = d->startup_ns;

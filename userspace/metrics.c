@@ -382,6 +382,14 @@ static void series_mapping_mismatch(const struct metrics_snap *s, struct mo *o)
 	put_summary(o, o->m->key, (double)all);
 }
 
+static void series_inline_without(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "no_dwarf", (double)s->inl.no_dwarf, NULL);
+	put_label(o, "error", (double)s->inl.errors, NULL);
+	put_label(o, "timeout", (double)s->inl.timeouts, NULL);
+	put_label(o, "full", (double)s->inl.full, NULL);
+}
+
 static void series_cache_enabled(const struct metrics_snap *s, struct mo *o)
 {
 	put_label(o, s->cache_off ? s->cache_off : "none", s->cache_off ? 0 : 1, "");

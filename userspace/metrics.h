@@ -16,6 +16,7 @@
 
 #include "profiler.h"
 #include "exemgr.h"
+#include "inlcache.h"
 #include "interp.h"
 #include "metrics_http.h"
 #include "pipeline.h"
@@ -45,6 +46,7 @@ struct metrics_snap {
 	struct tracer_drain_stats ds;
 	struct rep_stats rs; /* every sink's, summed */
 	struct metrics_server_stats ms;
+	struct inl_stats inl; /* zeros without -inline-frames */
 	struct tracer_prog_stats progs[METRICS_MAX_PROGS];
 	int n_progs;
 	uint64_t cap_mappings, cap_rules; /* BPF map capacities */

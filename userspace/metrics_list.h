@@ -192,6 +192,20 @@
 	X(mapping_mismatch_total, counter, "reason",                           \
 	  "Files opened for a mapping and refused: not the file the maps line names.", \
 	  "mapping_mismatch", SERIES(mapping_mismatch))                        \
+	X(inline_tables, gauge, "",                                            \
+	  "Files with an inline-frames table now (-inline-frames).",           \
+	  "inline_tables", VALUE(s->inl.tables))                               \
+	X(inline_tables_functions_only, gauge, "",                             \
+	  "Of inline_tables, those that hold functions only (over their byte budget).", \
+	  "inline_functions_only", VALUE(s->inl.funcs_only))                   \
+	X(inline_table_bytes, gauge, "", "Bytes the inline-frames tables hold.", \
+	  "inline_bytes", VALUE(s->inl.bytes))                                 \
+	X(inline_build_seconds_total, counter, "",                             \
+	  "Time spent building inline-frames tables.", "inline_build_ms",      \
+	  SCALED(s->inl.build_ns / 1e9, 1e3))                                  \
+	X(inline_files_without_total, counter, "reason",                       \
+	  "Files given no inline-frames table: no DWARF, an error, over the time bound, or the cache full.", \
+	  "inline_without", SERIES(inline_without))                            \
 	X(cache_enabled, gauge, "reason",                                      \
 	  "1 when the cache is in use; else why not (disabled, untrusted_dir, link, error).", \
 	  "cache", SERIES(cache_enabled))                                      \
