@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "cache_cmd.h"
 #include "cgroup.h"
 #include "cmd_deltas.h"
@@ -61,7 +60,6 @@ struct daemon {
 			   * the cache speeds up; it overlaps the BPF load) */
 	struct kbtf_cache ktypes; /* the kernel types CO-RE relocates against */
 	uint64_t events[PEV_UNKNOWN_PC + 1];
-	uint64_t samples_total;
 	bool sampling_on;
 	uint64_t sampling_toggles;
 	struct metrics_server *metrics;
