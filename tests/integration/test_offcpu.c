@@ -89,8 +89,8 @@ static bool run_offcpu(const char *path, struct wl_totals *t)
 	test_note("workload: a %.3f s, b %.3f s blocked, %lld rounds, %lld migrations; "
 		  "profiler offcpu_kept=%lld offcpu_full=%lld",
 		  t->a_ns / 1e9, t->b_ns / 1e9, t->rounds, t->migrations,
-		  h_summary_value(txt ? txt : "", "offcpu_kept"),
-		  h_summary_value(txt ? txt : "", "offcpu_full"));
+		  h_summary_value(txt ? txt : "", "bpf_offcpu_kept"),
+		  h_summary_value(txt ? txt : "", "bpf_offcpu_full"));
 	free(txt);
 	return true;
 }
@@ -372,8 +372,8 @@ TEST_ROOT(offcpu_bounded_map)
 		free(err);
 		return;
 	}
-	full = h_summary_value(err, "offcpu_full");
-	kept = h_summary_value(err, "offcpu_kept");
+	full = h_summary_value(err, "bpf_offcpu_full");
+	kept = h_summary_value(err, "bpf_offcpu_kept");
 	recs = h_summary_value(err, "offcpu");
 	test_note("offcpu_kept=%lld offcpu_full=%lld offcpu=%lld", kept, full, recs);
 	ASSERT_GT(full, 0, "switch-outs lost to the full map, counted");
