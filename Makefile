@@ -39,7 +39,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 # Warnings live in their own variable so a user's CFLAGS cannot drop them.
-WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+WARNINGS := -Wall -Wextra -Wno-missing-field-initializers \
 	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \

@@ -71,6 +71,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr, page = a & ~(page_size - 1);
 	int i;
 
+	(void)sig;
+	(void)uc;
 	for (i = 0; i < GUARD_SLOTS; i++) {
 		uintptr_t s = __atomic_load_n(&guards[i].start, __ATOMIC_ACQUIRE);
 		uintptr_t e = __atomic_load_n(&guards[i].end, __ATOMIC_ACQUIRE);

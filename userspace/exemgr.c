@@ -787,6 +787,7 @@ struct exe_file *exe_ref(struct exe_file *f)
 
 void exe_put(struct exe_mgr *m, struct exe_file *f)
 {
+	(void)m;
 	if (!f || f->refs <= 0)
 		return;
 	if (--f->refs == 0)
@@ -810,6 +811,7 @@ static void load_symbols(struct exe_file *f)
 const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
 			  uint64_t *off)
 {
+	(void)m;
 	if (!f->syms_tried)
 		load_symbols(f);
 	return symb_lookup(f->syms, addr, off);
@@ -817,6 +819,7 @@ const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
 
 const char *exe_build_id(struct exe_mgr *m, struct exe_file *f)
 {
+	(void)m;
 	if (!f->syms_tried)
 		load_symbols(f);
 	return symb_build_id(f->syms);

@@ -93,6 +93,7 @@ static int read_vm(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
 	struct iovec remote = { (void *)(uintptr_t)addr, len };
 	ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
+	(void)arg;
 	if (r < 0)
 		return -errno;
 	return (size_t)r == len ? 0 : -EFAULT;

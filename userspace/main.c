@@ -76,6 +76,7 @@ static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
+	(void)sig;
 	stop = 1;
 }
 

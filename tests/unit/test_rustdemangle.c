@@ -120,6 +120,7 @@ static int for_each_v0(const char *path,
 static void write_name(const char *name, const struct elfm_sym *s,
 		       void *arg)
 {
+	(void)s;
 	fprintf(arg, "%s\n", name);
 }
 
@@ -573,6 +574,7 @@ static int scan_one(const char *path, const struct stat *st, int type,
 	int fd, n;
 	ssize_t r;
 
+	(void)ftw;
 	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size < 64)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -256,6 +256,7 @@ static void file_close(struct rep_sink *s, unsigned timeout_ms)
 {
 	struct file_sink *f = (struct file_sink *)s;
 
+	(void)timeout_ms;
 	pthread_mutex_destroy(&s->lock);
 	free(f->path);
 	free(f);
