@@ -357,6 +357,15 @@ static void series_bpf_run_seconds(const struct metrics_snap *s, struct mo *o)
 	}
 }
 
+/* set by the Makefile; other builds of this file (the fuzz targets) have
+ * no version of their own */
+#ifndef EP_VERSION
+#define EP_VERSION "unknown"
+#endif
+#ifndef EP_GIT_REV
+#define EP_GIT_REV "unknown"
+#endif
+
 static void series_build_info(const struct metrics_snap *s, struct mo *o)
 {
 	(void)s;
