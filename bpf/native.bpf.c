@@ -547,7 +547,6 @@ static __always_inline void trace_begin(struct scratch *s, __u32 pid,
 					__u32 tid, __u32 flags)
 {
 	s->hdr.ktime = bpf_ktime_get_ns();
-	s->hdr.cgroup_id = bpf_get_current_cgroup_id();
 	s->hdr.pid = pid;
 	s->hdr.tid = tid;
 	s->hdr.cpu = bpf_get_smp_processor_id();

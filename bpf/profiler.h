@@ -160,7 +160,6 @@ enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
 
 struct trace_hdr {
 	__u64 ktime;	 /* bpf_ktime_get_ns() at the sample */
-	__u64 cgroup_id; /* cgroup v2 id of the task */
 	__u32 pid;	 /* thread-group id */
 	__u32 tid;
 	__u32 cpu;
@@ -171,7 +170,7 @@ struct trace_hdr {
 	__u16 error;	  /* METRIC_ERR_* that ended the stack, 0 when none */
 	char comm[16];
 };
-_Static_assert(sizeof(struct trace_hdr) == 56, "trace_hdr layout");
+_Static_assert(sizeof(struct trace_hdr) == 48, "trace_hdr layout");
 
 /*
  * A user frame is one header word followed by 0 to 3 payload words:
