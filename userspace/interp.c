@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <sys/uio.h>
 
 #include "elfmap.h"
@@ -208,20 +209,40 @@ int interp_record_check(const struct interp_module *m, const void *data,
 }
 
 /* A file's blob for one runtime, from the store or detected and stored.
- * An empty record means "not this runtime", an unsupported mark "this
- * runtime in a version or build not supported" (so the count of those
- * survives a restart).  The mark carries the module's record format: a
- * build that supports more versions (and so has a new format) detects
- * again rather than believe an older build's verdict.  *cached: answered
- * by the store. */
-static const uint32_t UNSUPPORTED_MARK = 0x4e535550; /* "PUSN" */
-
-static bool unsupported_mark(const struct interp_module *m, const void *data,
-			     size_t len)
+ * Besides the module's record, the store keeps a verdict (struct
+ * interp_verdict): "not this runtime", or "this runtime in a version or
+ * build not supported" (so the count of those survives a restart).  A
+ * verdict names the module and its record format: a build that supports
+ * more versions (a new format), or whose registry gives this kind to
+ * another runtime (kinds are positions in INTERPRETERS), detects again
+ * rather than believe another build's verdict; so does an empty record,
+ * the "not this runtime" of builds before verdicts had names.  *cached:
+ * answered by the store. */
+void interp_verdict(unsigned kind, int err, struct interp_verdict *v)
 {
-	const uint32_t mark[2] = { UNSUPPORTED_MARK, m->record_format };
+	const struct interp_module *m = modules[kind];
 
-	return len == sizeof(mark) && !memcmp(data, mark, sizeof(mark));
+	v->mark = err == -ENOTSUP ? INTERP_VERDICT_UNSUPPORTED :
+				    INTERP_VERDICT_NOT_HERE;
+	v->format = m->record_format;
+	v->name = (uint32_t)XXH3_64bits(m->name, strlen(m->name));
+}
+
+/* -ENOTSUP or -ENOENT when data is this build's verdict for module k, 0
+ * when it is not a verdict of this build. */
+static int cached_verdict(unsigned k, const void *data, size_t len)
+{
+	struct interp_verdict own;
+
+	if (len != sizeof(own))
+		return 0;
+	interp_verdict(k, -ENOTSUP, &own);
+	if (!memcmp(data, &own, sizeof(own)))
+		return -ENOTSUP;
+	interp_verdict(k, -ENOENT, &own);
+	if (!memcmp(data, &own, sizeof(own)))
+		return -ENOENT;
+	return 0;
 }
 
 static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
@@ -236,19 +257,19 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	*len = 0;
 	*cached = false;
 	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
-		if (unsupported_mark(m, *data, *len)) {
-			free(*data);
-			*data = NULL;
-			*len = 0;
+		err = cached_verdict(k, *data, *len);
+		if (!err)
+			err = interp_record_check(m, *data, *len);
+		if (!err || err == -ENOTSUP || err == -ENOENT) {
 			*cached = true;
-			return -ENOTSUP;
-		}
-		err = *len ? interp_record_check(m, *data, *len) : -ENOENT;
-		if (!err || !*len) {
-			*cached = true;
+			if (err) {
+				free(*data);
+				*data = NULL;
+				*len = 0;
+			}
 			return err;
 		}
-		/* a record this build cannot use: detect again */
+		/* a record or verdict this build cannot use: detect again */
 		free(*data);
 		*data = NULL;
 		*len = 0;
@@ -256,13 +277,14 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	err = m->detect(im->state[k], path, fd, data, len);
 	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
-	if (im->store && err == -ENOTSUP) {
-		const uint32_t mark[2] = { UNSUPPORTED_MARK, m->record_format };
+	if (im->store && (err == -ENOTSUP || err == -ENOENT)) {
+		struct interp_verdict v;
 
-		store_put(im->store, id, sk, mark, sizeof(mark));
+		interp_verdict(k, err, &v);
+		store_put(im->store, id, sk, &v, sizeof(v));
+	} else if (im->store && err == 0) {
+		store_put(im->store, id, sk, *data, *len);
 	}
-	else if (im->store && (err == 0 || err == -ENOENT))
-		store_put(im->store, id, sk, *data, err ? 0 : *len);
 	if (err) {
 		free(*data);
 		*data = NULL;

@@ -197,6 +197,19 @@ int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 /* The same from a libc open as fd (for tests). */
 int interp_tsd_of_fd(int fd, struct interp_tsd *out);
 
+/* What the store keeps for a file that holds no runtime of a kind, or one
+ * in a version or build not supported (interp.c: detect_one). */
+struct interp_verdict {
+	uint32_t mark;	 /* INTERP_VERDICT_* */
+	uint32_t format; /* the module's record_format */
+	uint32_t name;	 /* a hash of the module's name */
+};
+#define INTERP_VERDICT_UNSUPPORTED 0x4e535550u /* "PUSN" */
+#define INTERP_VERDICT_NOT_HERE 0x45524f4eu    /* "NORE" */
+/* This build's verdict for kind: err -ENOTSUP (unsupported) or another
+ * (not this runtime). */
+void interp_verdict(unsigned kind, int err, struct interp_verdict *v);
+
 /* Whether a stored blob is usable by module m: its size and format, then
  * m->check.  0 or -EINVAL. */
 int interp_record_check(const struct interp_module *m, const void *data,

@@ -114,17 +114,19 @@ TEST(php_offsets_regenerated)
 
 /*
  * A version added since the store said "not supported": a verdict kept by
- * an older build (an older record format, or the mark of before formats
- * were in it) is not believed, the file is detected again; this build's
- * own verdict is.  With Debian's php8.2, which this build supports.
+ * an older build (an older record format, or the marks of before formats
+ * and names were in them), or by a build whose registry gave PHP's kind
+ * to another runtime, is not believed, the file is detected again; this
+ * build's own verdict is.  With Debian's php8.2, which this build
+ * supports.
  */
 #define PHP82 "/usr/bin/php8.2"
 TEST(php_unsupported_verdict_of_older_build_detected_again)
 {
 	const struct interp_module *m = interp_module(INTERP_PHP);
 	const uint32_t old4 = 0x4e535550, /* "PUSN" */
-		old8[2] = { 0x4e535550, m->record_format - 1 },
-		own[2] = { 0x4e535550, m->record_format };
+		old8[2] = { 0x4e535550, m->record_format };
+	struct interp_verdict own, older, other, own_not;
 	const struct {
 		const char *what;
 		const void *mark;
@@ -132,11 +134,22 @@ TEST(php_unsupported_verdict_of_older_build_detected_again)
 		unsigned files, unsupported;
 	} cases[] = {
 		{ "mark without format", &old4, sizeof(old4), 1, 0 },
-		{ "older format", old8, sizeof(old8), 1, 0 },
-		{ "this build's verdict", own, sizeof(own), 0, 1 },
+		{ "mark without name", old8, sizeof(old8), 1, 0 },
+		{ "empty record (not PHP, before names)", "", 0, 1, 0 },
+		{ "older format", &older, sizeof(older), 1, 0 },
+		{ "another runtime's verdict", &other, sizeof(other), 1, 0 },
+		{ "this build's verdict", &own, sizeof(own), 0, 1 },
+		{ "this build's not-PHP", &own_not, sizeof(own_not), 0, 0 },
 	};
 	struct store_opts o = { .no_sync = true };
 	size_t i;
+
+	interp_verdict(INTERP_PHP, -ENOTSUP, &own);
+	interp_verdict(INTERP_PHP, -ENOENT, &own_not);
+	older = own;
+	older.format--;
+	other = own;
+	other.name ^= 1;
 
 	if (access(PHP82, R_OK)) {
 		test_skip("%s: %s (make deps installs php8.2-cli)", PHP82,
