@@ -259,8 +259,8 @@ static int fn_sig(struct rdm *d)
 		/* '-' in an ABI name ("C-unwind") is mangled as '_' */
 		TRY(rdm_put_str(d, "extern \""));
 		for (i = 0; i < abi.nascii; i++)
-			TRY(rdm_put(d, abi.ascii[i] == '_' ? "-" : abi.ascii + i,
-				1));
+			TRY(rdm_put(d,
+				    abi.ascii[i] == '_' ? "-" : abi.ascii + i, 1));
 		TRY(rdm_put_str(d, "\" "));
 	}
 	TRY(rdm_put_str(d, "fn("));
