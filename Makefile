@@ -110,8 +110,8 @@ $(O)/libprofiler.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# Only the tracer includes the skeleton.
-$(O)/userspace/tracer.o: $(SKEL)
+# Only the tracer (tracer.c, tracer_maps.c) includes the skeleton.
+$(O)/userspace/tracer.o $(O)/userspace/tracer_maps.o: $(SKEL)
 
 ebpf-profiler: $(MAIN_OBJ) $(O)/libprofiler.a
 	$(call msg,LINK,$@)

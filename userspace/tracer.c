@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tracer.h"
+#include "tracer_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,61 +26,6 @@
 #include "recq.h"
 
 #define MAX_CPUS 1024
-#define MAX_MAPS 32
-
-struct map_shape {
-	enum bpf_map_type type;
-	__u32 key, value, entries, flags;
-};
-
-struct tracer {
-	struct profiler *skel;
-	struct ring_buffer *rb;
-	int *perf_fds;
-	struct bpf_link **perf_links;
-	int n_perf;
-	int ncpus_possible;
-	struct bpfmaps bm;
-	int map_fds[BM_COUNT];
-	int own_fds[MAX_MAPS]; /* the maps we created, by skeleton order */
-	int n_own;
-	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
-	bool btf_rejected;
-	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
-	struct tracer_opts o;
-	size_t rules_len;
-	/* the rows: the array of chunks, and a chunk's shape (kept apart
-	 * from the skeleton, which a second load replaces while files load
-	 * on another thread) */
-	int rows_fd;
-	struct map_shape chunk_shape;
-	tracer_trace_fn on_trace;
-	tracer_event_fn on_event;
-	void *arg;
-	int freq;
-	size_t rb_bytes;
-
-	/* the drain thread: it empties both rings into q, so a long step of
-	 * the main thread (a file's extraction) never leaves them full */
-	struct recq *q;
-	pthread_t drain;
-	bool threaded;	       /* the thread runs: callbacks copy into q */
-	bool drain_stop;       /* atomic */
-	pthread_mutex_t drain_lock;
-	pthread_cond_t drained;
-	uint64_t passes;       /* passes done (under drain_lock) */
-	uint64_t last_pass_ns; /* the end of the last pass (drain thread) */
-	uint64_t stall_ns_max; /* atomic: longest time between two passes */
-	uint64_t trace_drops;  /* atomic: trace records the queue refused */
-};
-
-/* The drain thread empties the rings this often (trace records do not
- * wake it: BPF_RB_NO_WAKEUP), and a flush waits at most this long. */
-#define DRAIN_PERIOD_MS 20
-/* Records dispatched by one tracer_poll: the loop serves syncs between. */
-#define POLL_MAX_RECORDS 4096
-
-enum { REC_TRACE = 1, REC_EVENT = 2 };
 
 /* ---- libbpf messages: kept, shown when loading fails ------------------ */
 
@@ -217,266 +162,6 @@ static uint64_t next_pow2(uint64_t v)
 	return p;
 }
 
-/* ---- the libbpf bpfmaps implementation ---------------------------------- */
-
-static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
-{
-	struct tracer *t = ctx;
-
-	if (t->map_fds[m] < 0)
-		return -ENOTSUP;
-	return bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
-}
-
-static int lb_remove(void *ctx, enum bm_map m, const void *key)
-{
-	struct tracer *t = ctx;
-
-	if (t->map_fds[m] < 0)
-		return -ENOTSUP;
-	return bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
-}
-
-static int lb_lookup(void *ctx, enum bm_map m, const void *key, void *val)
-{
-	struct tracer *t = ctx;
-
-	if (t->map_fds[m] < 0)
-		return -ENOTSUP;
-	return bpf_map_lookup_elem(t->map_fds[m], key, val) ? -errno : 0;
-}
-
-static const struct bpfmaps_ops libbpf_ops;
-
-static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
-			   const void *vals, uint32_t n, uint32_t *done)
-{
-	struct tracer *t = ctx;
-	__u32 count = n;
-	int err;
-
-	*done = 0;
-	if (t->map_fds[m] < 0)
-		return -ENOTSUP;
-	if (!n)
-		return 0;
-	if (!t->no_batch[m]) {
-		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
-					   NULL) ? -errno : 0;
-		*done = err ? count : n;
-		/* a map type without batch operations (ENOTSUPP, 524) */
-		if (!err || count || (err != -524 && err != -EINVAL &&
-				      err != -EOPNOTSUPP))
-			return err;
-		t->no_batch[m] = true;
-	}
-	return bm_update_each(&libbpf_ops, ctx, m, keys, vals, n, done);
-}
-
-/* An mmap-able array map's memory, shared with the kernel; NULL with
- * *err set when it cannot be mapped. */
-static void *map_memory(int fd, size_t len, int *err)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-	if (p != MAP_FAILED)
-		return p;
-	*err = -errno;
-	return NULL;
-}
-
-#define CHUNK_BYTES ((size_t)DELTA_CHUNK_BLOCKS * sizeof(struct row_block))
-
-/* A map as the BPF object defines it.  A chunk of rows is created from
- * the inner map of delta_rows, so it matches what the verifier checked
- * the programs against. */
-static struct map_shape shape_of(const struct bpf_map *m)
-{
-	return (struct map_shape){ bpf_map__type(m), bpf_map__key_size(m),
-				   bpf_map__value_size(m),
-				   bpf_map__max_entries(m),
-				   bpf_map__map_flags(m) };
-}
-
-static int create_shape(const struct map_shape *sh, const char *name)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = sh->flags);
-
-	return bpf_map_create(sh->type, name, sh->key, sh->value, sh->entries,
-			      &mo);
-}
-
-static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
-{
-	struct tracer *t = ctx;
-	int fd, err = 0;
-	void *p;
-
-	fd = create_shape(&t->chunk_shape, "delta_chunk");
-	if (fd < 0)
-		return -errno;
-	p = map_memory(fd, CHUNK_BYTES, &err);
-	if (p && bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
-		err = -errno;
-		munmap(p, CHUNK_BYTES);
-	}
-	/* the outer map and our mapping keep the chunk */
-	close(fd);
-	if (err)
-		return err;
-	*mem = p;
-	return 0;
-}
-
-static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
-{
-	struct tracer *t = ctx;
-
-	bpf_map_delete_elem(t->rows_fd, &idx);
-	munmap(mem, CHUNK_BYTES);
-}
-
-static int lb_bind(void *ctx, enum bm_map m, const char *name,
-		   size_t key_size, size_t val_size)
-{
-	struct tracer *t = ctx;
-	struct bpf_map *map = bpf_object__find_map_by_name(t->skel->obj, name);
-
-	if (m < BM_INTERP_BASE || m >= BM_COUNT || !map)
-		return -ENOENT;
-	if (bpf_map__key_size(map) != key_size ||
-	    bpf_map__value_size(map) != val_size)
-		return -EINVAL;
-	t->map_fds[m] = bpf_map__fd(map);
-	t->bm.max_entries[m] = bpf_map__max_entries(map);
-	return 0;
-}
-
-static const struct bpfmaps_ops libbpf_ops = {
-	.bind = lb_bind,
-	.update = lb_update,
-	.remove = lb_remove,
-	.lookup = lb_lookup,
-	.update_batch = lb_update_batch,
-	.chunk_new = lb_chunk_new,
-	.chunk_drop = lb_chunk_drop,
-};
-
-/* ---- ring buffers --------------------------------------------------------- */
-
-static int dispatch_trace(struct tracer *t, const void *data, size_t size)
-{
-	const struct trace_hdr *h = data;
-
-	if (size < sizeof(*h) ||
-	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user +
-			  ((h->flags & TRACE_F_OFFCPU) ? 1 : 0)) * 8 > size)
-		return 0; /* cannot happen: the BPF side writes both */
-	t->on_trace(t->arg, h, (const __u64 *)(h + 1));
-	return 0;
-}
-
-static int dispatch_event(struct tracer *t, const void *data, size_t size)
-{
-	if (size >= sizeof(struct pid_event))
-		t->on_event(t->arg, data);
-	return 0;
-}
-
-/* The rings' callbacks: on the drain thread, a copy into the queue (a
- * full queue drops the record, counted); before it runs, the caller's
- * callbacks directly. */
-static int on_trace_rec(void *ctx, void *data, size_t size)
-{
-	struct tracer *t = ctx;
-
-	if (t->threaded) {
-		if (recq_push(t->q, REC_TRACE, data, (uint32_t)size))
-			__atomic_fetch_add(&t->trace_drops, 1, __ATOMIC_RELAXED);
-		return 0;
-	}
-	return dispatch_trace(t, data, size);
-}
-
-static int on_event_rec(void *ctx, void *data, size_t size)
-{
-	struct tracer *t = ctx;
-
-	if (t->threaded) {
-		recq_push(t->q, REC_EVENT, data, (uint32_t)size);
-		return 0;
-	}
-	return dispatch_event(t, data, size);
-}
-
-/* Empty both rings: a pass.  The stall is the time since the last pass
- * ended: how long a record could wait in a ring. */
-static int drain_pass(struct tracer *t)
-{
-	int n = ring_buffer__consume(t->rb);
-	uint64_t now = exe_now_ns(), stall;
-
-	if (t->last_pass_ns) {
-		stall = now - t->last_pass_ns;
-		if (stall > __atomic_load_n(&t->stall_ns_max, __ATOMIC_RELAXED))
-			__atomic_store_n(&t->stall_ns_max, stall,
-					 __ATOMIC_RELAXED);
-	}
-	t->last_pass_ns = now;
-	return n;
-}
-
-static void *drain_main(void *arg)
-{
-	struct tracer *t = arg;
-
-	while (!__atomic_load_n(&t->drain_stop, __ATOMIC_ACQUIRE)) {
-		/* woken by event records; trace records wait for the
-		 * timeout */
-		ring_buffer__poll(t->rb, DRAIN_PERIOD_MS);
-		drain_pass(t);
-		pthread_mutex_lock(&t->drain_lock);
-		t->passes++;
-		pthread_cond_broadcast(&t->drained);
-		pthread_mutex_unlock(&t->drain_lock);
-	}
-	return NULL;
-}
-
-static void stop_drain(struct tracer *t)
-{
-	if (!t->threaded)
-		return;
-	__atomic_store_n(&t->drain_stop, true, __ATOMIC_RELEASE);
-	pthread_join(t->drain, NULL);
-	t->threaded = false;
-	/* what came after the last pass is the caller's, directly */
-}
-
-static int start_drain(struct tracer *t)
-{
-	uint64_t qb = (uint64_t)t->rb_bytes * 8;
-	sigset_t all, old;
-	int err;
-
-	if (qb < (16u << 20))
-		qb = 16u << 20;
-	err = recq_new(qb, &t->q);
-	if (err)
-		return err;
-	t->last_pass_ns = exe_now_ns();
-	t->threaded = true;
-	/* signals go to the main thread: the thread starts with them all
-	 * blocked */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&t->drain, NULL, drain_main, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		t->threaded = false;
-	return err;
-}
-
 /* ---- open / load / attach ------------------------------------------------ */
 
 const void *tracer_object(size_t *len)
@@ -568,108 +253,6 @@ static int open_skel(struct tracer *t, struct profiler **out)
 	return 0;
 }
 
-/* Hand our maps to a skeleton (libbpf then takes them as they are). */
-static int reuse_maps(struct tracer *t, struct profiler *skel)
-{
-	struct bpf_map *m;
-	int i = 0, err;
-
-	bpf_object__for_each_map(m, skel->obj) {
-		if (bpf_map__is_internal(m))
-			continue;
-		if (i == t->n_own)
-			return -EINVAL;
-		err = bpf_map__reuse_fd(m, t->own_fds[i++]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* The maps to create, taken in turn by two threads: creating one is
- * mostly the kernel allocating (and zeroing) its memory, megabytes for
- * the rows and the preallocated hash maps. */
-struct map_jobs {
-	struct bpf_map *maps[MAX_MAPS];
-	int fds[MAX_MAPS], errs[MAX_MAPS];
-	int n;
-	int next; /* atomic */
-};
-
-static void *create_some(void *arg)
-{
-	struct map_jobs *j = arg;
-	int i;
-
-	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n) {
-		struct bpf_map *m = j->maps[i], *inner = bpf_map__inner_map(m);
-		LIBBPF_OPTS(bpf_map_create_opts, mo,
-			    .map_flags = bpf_map__map_flags(m));
-		int ifd = -1;
-
-		/* a map of maps takes the shape of its maps from one */
-		if (inner) {
-			struct map_shape sh = shape_of(inner);
-
-			ifd = create_shape(&sh, "inner");
-			if (ifd < 0) {
-				j->fds[i] = -1;
-				j->errs[i] = -errno;
-				continue;
-			}
-			mo.inner_map_fd = ifd;
-		}
-		j->fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
-					   bpf_map__key_size(m),
-					   bpf_map__value_size(m),
-					   bpf_map__max_entries(m), &mo);
-		j->errs[i] = j->fds[i] < 0 ? -errno : 0;
-		if (ifd >= 0)
-			close(ifd);
-	}
-	return NULL;
-}
-
-/* Create the maps ourselves: the process manager can fill them while the
- * verifier checks the programs, and they outlive a second skeleton when
- * the first fails to load. */
-static int create_maps(struct tracer *t)
-{
-	struct map_jobs j = { .n = 0 };
-	struct bpf_map *m;
-	pthread_t helper;
-	bool helped;
-	int i, err = 0;
-
-	bpf_object__for_each_map(m, t->skel->obj) {
-		if (bpf_map__is_internal(m))
-			continue;
-		if (j.n == MAX_MAPS)
-			return -E2BIG;
-		j.maps[j.n++] = m;
-	}
-	helped = pthread_create(&helper, NULL, create_some, &j) == 0;
-	create_some(&j);
-	if (helped)
-		pthread_join(helper, NULL);
-	for (i = 0; i < j.n; i++) {
-		if (j.errs[i] && !err) {
-			m = j.maps[i];
-			err = j.errs[i];
-			fprintf(stderr,
-				"ebpf-profiler: creating the BPF map %s (%u entries): %s%s\n",
-				bpf_map__name(m), bpf_map__max_entries(m),
-				strerror(-err),
-				err == -ENOMEM || err == -EPERM ?
-					" (lower -map-scale-factor, or raise RLIMIT_MEMLOCK on kernels before 5.11)" :
-					"");
-		}
-		if (!j.errs[i])
-			t->own_fds[t->n_own++] = j.fds[i];
-	}
-	return err ? err : reuse_maps(t, t->skel);
-}
-
 int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		tracer_event_fn on_event, void *arg, struct tracer **out)
 {
@@ -716,14 +299,15 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	if (err)
 		goto fail;
 	t->skel = skel;
-	err = create_maps(t);
+	err = tr_create_maps(t);
 	if (err)
 		goto fail;
 
 	/* the rules array and the rows' chunks are mmap'ed: loading a
 	 * file's rows is a memcpy, a new rule a store */
 	t->rows_fd = bpf_map__fd(skel->maps.delta_rows);
-	t->chunk_shape = shape_of(bpf_map__inner_map(skel->maps.delta_rows));
+	t->chunk_shape =
+		tr_shape_of(bpf_map__inner_map(skel->maps.delta_rows));
 	if (t->chunk_shape.entries != DELTA_CHUNK_BLOCKS ||
 	    t->chunk_shape.value != sizeof(struct row_block)) {
 		err = -EINVAL; /* cannot happen: both come from profiler.h */
@@ -737,14 +321,14 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	}
 	t->rules_len = (size_t)bpf_map__max_entries(skel->maps.rules) *
 		       sizeof(struct unwind_rule);
-	t->bm.rules = map_memory(bpf_map__fd(skel->maps.rules), t->rules_len,
-				 &err);
+	t->bm.rules = tr_map_memory(bpf_map__fd(skel->maps.rules),
+				    t->rules_len, &err);
 	if (!t->bm.rules) {
 		fprintf(stderr, "ebpf-profiler: mmap of the BPF map rules: %s\n",
 			strerror(-err));
 		goto fail;
 	}
-	t->bm.ops = &libbpf_ops;
+	t->bm.ops = &tr_libbpf_ops;
 	t->bm.ctx = t;
 	t->bm.gen = &skel->bss->delta_gen;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
@@ -833,7 +417,7 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 		if (err)
 			return err;
 		t->skel = skel;
-		err = reuse_maps(t, skel);
+		err = tr_reuse_maps(t, skel);
 		if (!err)
 			err = load_skel(t, NULL, 0);
 	}
@@ -856,10 +440,10 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 			strerror(-err));
 		return err;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.traces), on_trace_rec,
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.traces), tr_on_trace_rec,
 				 t, NULL);
 	if (!t->rb || ring_buffer__add(t->rb, bpf_map__fd(t->skel->maps.events),
-				       on_event_rec, t)) {
+				       tr_on_event_rec, t)) {
 		err = -errno ? -errno : -ENOMEM;
 		fprintf(stderr, "ebpf-profiler: ring buffer: %s\n", strerror(-err));
 		return err;
@@ -892,7 +476,7 @@ int tracer_attach(struct tracer *t)
 	int err, cpu, n;
 
 	/* the rings drain on their own thread from the first record on */
-	err = start_drain(t);
+	err = tr_start_drain(t);
 	if (err)
 		log_warn("no drain thread (%s): the rings drain on the poll loop",
 			 strerror(-err));
@@ -957,82 +541,6 @@ int tracer_enable(struct tracer *t, bool on)
 			  on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0))
 			err = -errno;
 	return err;
-}
-
-/* The queue's records to the callbacks, in the order they were drained. */
-static int dispatch_queued(struct tracer *t, int timeout_ms)
-{
-	struct recq_rec *r;
-	int n = 0;
-
-	while (n < POLL_MAX_RECORDS &&
-	       (r = recq_pop(t->q, n ? 0 : timeout_ms))) {
-		if (r->type == REC_TRACE)
-			dispatch_trace(t, r->data, r->len);
-		else
-			dispatch_event(t, r->data, r->len);
-		recq_release(t->q, r);
-		n++;
-	}
-	return n;
-}
-
-int tracer_poll(struct tracer *t, int timeout_ms)
-{
-	int n, m;
-
-	if (t->threaded)
-		return dispatch_queued(t, timeout_ms);
-	n = ring_buffer__poll(t->rb, timeout_ms);
-	/* trace records do not wake us (BPF_RB_NO_WAKEUP): drain them */
-	if (n < 0 && n != -EINTR)
-		return n;
-	m = drain_pass(t);
-	if (m < 0)
-		return m;
-	/* records the drain thread queued before it stopped */
-	if (t->q)
-		m += dispatch_queued(t, 0);
-	return (n > 0 ? n : 0) + m;
-}
-
-int tracer_flush(struct tracer *t)
-{
-	struct timespec until;
-	uint64_t want;
-	int n, total = 0;
-
-	if (t->threaded) {
-		/* a pass that starts after this call: it sees every record
-		 * written so far */
-		pthread_mutex_lock(&t->drain_lock);
-		want = t->passes + 2;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += 1;
-		while (t->passes < want &&
-		       pthread_cond_timedwait(&t->drained, &t->drain_lock,
-					      &until) == 0)
-			;
-		pthread_mutex_unlock(&t->drain_lock);
-	}
-	while ((n = tracer_poll(t, 0)) > 0)
-		total += n;
-	return n < 0 ? n : total;
-}
-
-void tracer_drain_stats(struct tracer *t, struct tracer_drain_stats *out)
-{
-	struct recq_stats qs = { 0 };
-
-	if (t->q)
-		recq_get_stats(t->q, &qs);
-	out->threaded = t->threaded;
-	out->stall_ns_max = __atomic_load_n(&t->stall_ns_max, __ATOMIC_RELAXED);
-	out->queue_drops = qs.drops;
-	out->trace_drops = __atomic_load_n(&t->trace_drops, __ATOMIC_RELAXED);
-	out->queue_bytes = qs.bytes;
-	out->queue_bytes_max = qs.bytes_max;
-	out->queue_bound = qs.max_bytes;
 }
 
 void tracer_read_metrics(struct tracer *t, uint64_t *out)
@@ -1102,7 +610,7 @@ void tracer_free(struct tracer *t)
 
 	if (!t)
 		return;
-	stop_drain(t);
+	tr_stop_drain(t);
 	for (i = 0; i < t->n_perf; i++) {
 		bpf_link__destroy(t->perf_links[i]);
 		close(t->perf_fds[i]);

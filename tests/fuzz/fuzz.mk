@@ -40,7 +40,7 @@ FUZZ_CFLAGS := -g -O1 $(SAN) -fsanitize=fuzzer-no-link \
 LIBS := $(PKG_LIBS) -lstdc++ -lm -pthread
 
 # The daemon's sources that need no generated file (skeleton, protobuf).
-LIB_SRCS := $(filter-out userspace/main.c userspace/tracer.c,\
+LIB_SRCS := $(filter-out userspace/main.c userspace/tracer%.c,\
 	$(wildcard userspace/*.c store/*.c)) tests/fuzz/fuzz_util.c \
 	tests/unit/synth_elf.c
 LIB_OBJS := $(patsubst %.c,$(F)/obj/%.o,$(LIB_SRCS))

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What the process manager reads from /proc: maps lines, the vDSO's image,
+ * a mapping's file opened through map_files and checked against the line,
+ * a process' comm, executable and container, and pm_locate's one-shot
+ * lookup of a pc.
+ */
+#include "procmgr.h"
+#include "procmgr_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+
+/* ---- maps parsing ----------------------------------------------------- */
+
+int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
+		       char perms[5], uint64_t *offset, dev_t *dev,
+		       uint64_t *inode, char **path)
+{
+	unsigned long long s, e, off, ino;
+	unsigned int major, minor;
+	int pos = 0;
+	char *p;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &s, &e, perms,
+		   &off, &major, &minor, &ino, &pos) < 7 || !pos || e <= s)
+		return -EINVAL;
+	/* callers read perms[0..3] */
+	if (strlen(perms) != 4)
+		return -EINVAL;
+	*start = s;
+	*end = e;
+	*offset = off;
+	*dev = makedev(major, minor);
+	*inode = ino;
+	p = line + pos;
+	p[strcspn(p, "\n")] = 0;
+	*path = p;
+	return 0;
+}
+
+int pm_vdso_image(const void **data, size_t *len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	uint64_t start, end, off, ino;
+	dev_t dev;
+	char line[512], perms[5], *path;
+	FILE *f;
+
+	*len = 0;
+	if (!base)
+		return -ENOENT;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
+				       &path) == 0 &&
+		    start == base) {
+			*len = end - start;
+			break;
+		}
+	}
+	fclose(f);
+	*data = (const void *)base;
+	return *len ? 0 : -ENOENT;
+}
+
+/* The vDSO as a file: the same image in every process; read it from our
+ * own.  Returns the descriptor (the caller closes it) or a negative
+ * errno. */
+static int vdso_fd(void)
+{
+	const void *data;
+	size_t len;
+	int fd, err;
+
+	err = pm_vdso_image(&data, &len);
+	if (err)
+		return err;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+struct exe_file *pm_get_vdso(struct pm *pm)
+{
+	int fd;
+
+	if (pm->vdso_tried)
+		return pm->vdso;
+	pm->vdso_tried = true;
+	fd = vdso_fd();
+	if (fd < 0)
+		return NULL;
+	exe_get(pm->em, fd, "[vdso]", &pm->vdso);
+	close(fd);
+	return pm->vdso;
+}
+
+const char *pm_mismatch_name(unsigned reason)
+{
+	static const char *const names[PM_MISMATCH_COUNT] = {
+		[PM_MISMATCH_STAT] = "stat",
+		[PM_MISMATCH_INODE] = "inode",
+		[PM_MISMATCH_DEVICE] = "device",
+		[PM_MISMATCH_SIZE] = "size",
+	};
+
+	return reason < PM_MISMATCH_COUNT && names[reason] ? names[reason] : "?";
+}
+
+/* Whether fd is the file a maps line names: its device and inode, and a
+ * size that holds the mapping's offset.  The path under /proc/PID/root is
+ * the process' to change (a symlink swapped in after the mmap names any
+ * file root can read), so what was opened is checked, not trusted; the
+ * same check costs nothing through map_files.  On overlayfs the maps
+ * line gives the underlying file's device and stat() the overlay's (the
+ * inode number is the underlying one): there the inode must match.
+ * Returns PM_MISMATCH_NONE or the reason it does not match. */
+static enum pm_mismatch mapping_mismatch(int fd, dev_t dev, uint64_t ino,
+					 uint64_t offset)
+{
+	struct statfs sf;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return PM_MISMATCH_STAT;
+	if (st.st_ino != ino)
+		return PM_MISMATCH_INODE;
+	if (st.st_dev != dev &&
+	    (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC))
+		return PM_MISMATCH_DEVICE;
+	if ((uint64_t)st.st_size <= offset)
+		return PM_MISMATCH_SIZE;
+	return PM_MISMATCH_NONE;
+}
+
+/* The file of one maps line, opened: a descriptor, or a negative errno
+ * (-ESTALE when what could be opened is another file; then *why says how
+ * it differs). */
+int pm_open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
+		    uint64_t ino, const char *path, enum pm_mismatch *why)
+{
+	char buf[4200];
+	int fd;
+
+	*why = PM_MISMATCH_NONE;
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, m->start, m->end);
+	/* a process may map a device; the path in its root may be a FIFO
+	 * or a link by the time we open it */
+	fd = fs_open_regular(buf);
+	if (fd < 0 && path[0] == '/') {
+		/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE):
+		 * try the path in the process' root */
+		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
+		fd = fs_open_regular(buf);
+	}
+	if (fd >= 0 && (*why = mapping_mismatch(fd, dev, ino, m->offset))) {
+		close(fd);
+		fd = -ESTALE;
+	}
+	return fd;
+}
+
+static void read_container_id(struct pm_proc *p);
+
+/* The process' name; with all, its executable and container too. */
+void pm_read_proc_info(struct pm_proc *p, bool all)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(p->comm) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			buf[strcspn(buf, "\n")] = 0;
+			memcpy(p->comm, buf, strlen(buf) + 1);
+		}
+	}
+	if (!all)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		free(p->exe_path);
+		p->exe_path = strdup(buf);
+	}
+	read_container_id(p);
+}
+
+static bool is_hex64(const char *p, size_t n)
+{
+	size_t i;
+
+	if (n != 64)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
+bool pm_container_id(const char *text, char out[65])
+{
+	bool found = false;
+	const char *p = text;
+
+	/* every path element of every line; the last match wins (nested
+	 * cgroups name the innermost container last) */
+	while (*p) {
+		size_t n = strcspn(p, "/\n:");
+		const char *e = p, *id = NULL;
+
+		if (n >= 64) {
+			/* "<runtime>-<id>.scope", "<id>.scope" or "<id>" */
+			size_t m = n;
+
+			if (m > 6 && !strncmp(e + m - 6, ".scope", 6))
+				m -= 6;
+			/* "<58 characters>.scope" leaves fewer than 64 */
+			if (m >= 64 && is_hex64(e + m - 64, 64) &&
+			    (m == 64 || e[m - 65] == '-'))
+				id = e + m - 64;
+		}
+		if (id) {
+			memcpy(out, id, 64);
+			out[64] = 0;
+			found = true;
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	return found;
+}
+
+static void read_container_id(struct pm_proc *p)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	p->container_id[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	pm_container_id(buf, p->container_id);
+}
+
+/* One line of /proc/PID/maps, parsed. */
+struct maps_line {
+	struct ea_map m;
+	dev_t dev;
+	uint64_t ino;
+	char *path;
+};
+
+static bool next_line(FILE *f, char *buf, size_t len, struct maps_line *l)
+{
+	char perms[5];
+
+	while (fgets(buf, (int)len, f))
+		if (pm_parse_maps_line(buf, &l->m.start, &l->m.end, perms,
+				       &l->m.offset, &l->dev, &l->ino,
+				       &l->path) == 0) {
+			l->m.prot = ea_prot(perms);
+			return true;
+		}
+	return false;
+}
+
+int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
+	      uint64_t *bias)
+{
+	struct ea_map set[BIAS_PEERS];
+	struct ea_seg segs[EA_MAX_SEGS];
+	char name[64], line[4608];
+	struct maps_line l, at;
+	uint32_t n_segs;
+	unsigned k = 1;
+	bool found = false;
+	FILE *f;
+	int err;
+
+	*fd = -1;
+	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && next_line(f, line, sizeof(line), &at))
+		found = pc >= at.m.start && pc < at.m.end &&
+			(at.ino || !strcmp(at.path, "[vdso]"));
+	if (!found) {
+		fclose(f);
+		return -ENOENT;
+	}
+	snprintf(path, len, "%s", at.path);
+	set[0] = at.m;
+	/* the file's other executable mappings, as pm_sync uses them */
+	rewind(f);
+	while (k < BIAS_PEERS && next_line(f, line, sizeof(line), &l))
+		if ((l.m.prot & PF_X) && l.dev == at.dev && l.ino == at.ino &&
+		    l.m.start != at.m.start && (at.ino || !strcmp(l.path, path)))
+			set[k++] = l.m;
+	fclose(f);
+	if (!strcmp(path, "[vdso]")) {
+		set[0].offset = 0;
+		*fd = vdso_fd();
+	} else {
+		enum pm_mismatch why;
+
+		*fd = pm_open_mapping(pid, &at.m, at.dev, at.ino, path, &why);
+	}
+	if (*fd < 0)
+		return *fd;
+	err = exe_read_segs(*fd, segs, &n_segs);
+	if (err) {
+		close(*fd);
+		*fd = -1;
+		return err;
+	}
+	ea_bias(segs, n_segs, set, k, bias);
+	return 0;
+}

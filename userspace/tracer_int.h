@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private to tracer.c (preflight, open, load, attach, statistics),
+ * tracer_maps.c (the libbpf bpfmaps and the maps made before loading) and
+ * tracer_drain.c (the rings' drain thread, poll and flush): the tracer
+ * itself and the calls between them.  Not for other modules.
+ */
+#ifndef EP_TRACER_INT_H
+#define EP_TRACER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpfmaps.h"
+#include "tracer.h"
+
+#define MAX_MAPS 32
+
+struct map_shape {
+	enum bpf_map_type type;
+	__u32 key, value, entries, flags;
+};
+
+struct tracer {
+	struct profiler *skel;
+	struct ring_buffer *rb;
+	int *perf_fds;
+	struct bpf_link **perf_links;
+	int n_perf;
+	int ncpus_possible;
+	struct bpfmaps bm;
+	int map_fds[BM_COUNT];
+	int own_fds[MAX_MAPS]; /* the maps we created, by skeleton order */
+	int n_own;
+	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
+	bool btf_rejected;
+	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
+	struct tracer_opts o;
+	size_t rules_len;
+	/* the rows: the array of chunks, and a chunk's shape (kept apart
+	 * from the skeleton, which a second load replaces while files load
+	 * on another thread) */
+	int rows_fd;
+	struct map_shape chunk_shape;
+	tracer_trace_fn on_trace;
+	tracer_event_fn on_event;
+	void *arg;
+	int freq;
+	size_t rb_bytes;
+
+	/* the drain thread: it empties both rings into q, so a long step of
+	 * the main thread (a file's extraction) never leaves them full */
+	struct recq *q;
+	pthread_t drain;
+	bool threaded;	       /* the thread runs: callbacks copy into q */
+	bool drain_stop;       /* atomic */
+	pthread_mutex_t drain_lock;
+	pthread_cond_t drained;
+	uint64_t passes;       /* passes done (under drain_lock) */
+	uint64_t last_pass_ns; /* the end of the last pass (drain thread) */
+	uint64_t stall_ns_max; /* atomic: longest time between two passes */
+	uint64_t trace_drops;  /* atomic: trace records the queue refused */
+};
+
+#define CHUNK_BYTES ((size_t)DELTA_CHUNK_BLOCKS * sizeof(struct row_block))
+
+struct profiler;
+
+/* tracer_maps.c */
+extern const struct bpfmaps_ops tr_libbpf_ops;
+void *tr_map_memory(int fd, size_t len, int *err);
+struct map_shape tr_shape_of(const struct bpf_map *m);
+int tr_reuse_maps(struct tracer *t, struct profiler *skel);
+int tr_create_maps(struct tracer *t);
+
+/* tracer_drain.c */
+int tr_on_trace_rec(void *ctx, void *data, size_t size);
+int tr_on_event_rec(void *ctx, void *data, size_t size);
+int tr_start_drain(struct tracer *t);
+void tr_stop_drain(struct tracer *t);
+
+#endif

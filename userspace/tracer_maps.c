@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The tracer's maps: the libbpf implementation of bpfmaps (updates, batch
+ * updates, the rows' chunks mmap'ed), and the maps created before the
+ * object loads, on two threads, then handed to each skeleton.
+ */
+#include "tracer.h"
+#include "tracer_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "profiler.skel.h"
+
+/* ---- the libbpf bpfmaps implementation ---------------------------------- */
+
+static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
+}
+
+static int lb_remove(void *ctx, enum bm_map m, const void *key)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
+}
+
+static int lb_lookup(void *ctx, enum bm_map m, const void *key, void *val)
+{
+	struct tracer *t = ctx;
+
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	return bpf_map_lookup_elem(t->map_fds[m], key, val) ? -errno : 0;
+}
+
+static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
+			   const void *vals, uint32_t n, uint32_t *done)
+{
+	struct tracer *t = ctx;
+	__u32 count = n;
+	int err;
+
+	*done = 0;
+	if (t->map_fds[m] < 0)
+		return -ENOTSUP;
+	if (!n)
+		return 0;
+	if (!t->no_batch[m]) {
+		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
+					   NULL) ? -errno : 0;
+		*done = err ? count : n;
+		/* a map type without batch operations (ENOTSUPP, 524) */
+		if (!err || count || (err != -524 && err != -EINVAL &&
+				      err != -EOPNOTSUPP))
+			return err;
+		t->no_batch[m] = true;
+	}
+	return bm_update_each(&tr_libbpf_ops, ctx, m, keys, vals, n, done);
+}
+
+/* An mmap-able array map's memory, shared with the kernel; NULL with
+ * *err set when it cannot be mapped. */
+void *tr_map_memory(int fd, size_t len, int *err)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p != MAP_FAILED)
+		return p;
+	*err = -errno;
+	return NULL;
+}
+
+/* A map as the BPF object defines it.  A chunk of rows is created from
+ * the inner map of delta_rows, so it matches what the verifier checked
+ * the programs against. */
+struct map_shape tr_shape_of(const struct bpf_map *m)
+{
+	return (struct map_shape){ bpf_map__type(m), bpf_map__key_size(m),
+				   bpf_map__value_size(m),
+				   bpf_map__max_entries(m),
+				   bpf_map__map_flags(m) };
+}
+
+static int create_shape(const struct map_shape *sh, const char *name)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = sh->flags);
+
+	return bpf_map_create(sh->type, name, sh->key, sh->value, sh->entries,
+			      &mo);
+}
+
+static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	struct tracer *t = ctx;
+	int fd, err = 0;
+	void *p;
+
+	fd = create_shape(&t->chunk_shape, "delta_chunk");
+	if (fd < 0)
+		return -errno;
+	p = tr_map_memory(fd, CHUNK_BYTES, &err);
+	if (p && bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
+		err = -errno;
+		munmap(p, CHUNK_BYTES);
+	}
+	/* the outer map and our mapping keep the chunk */
+	close(fd);
+	if (err)
+		return err;
+	*mem = p;
+	return 0;
+}
+
+static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
+{
+	struct tracer *t = ctx;
+
+	bpf_map_delete_elem(t->rows_fd, &idx);
+	munmap(mem, CHUNK_BYTES);
+}
+
+static int lb_bind(void *ctx, enum bm_map m, const char *name,
+		   size_t key_size, size_t val_size)
+{
+	struct tracer *t = ctx;
+	struct bpf_map *map = bpf_object__find_map_by_name(t->skel->obj, name);
+
+	if (m < BM_INTERP_BASE || m >= BM_COUNT || !map)
+		return -ENOENT;
+	if (bpf_map__key_size(map) != key_size ||
+	    bpf_map__value_size(map) != val_size)
+		return -EINVAL;
+	t->map_fds[m] = bpf_map__fd(map);
+	t->bm.max_entries[m] = bpf_map__max_entries(map);
+	return 0;
+}
+
+const struct bpfmaps_ops tr_libbpf_ops = {
+	.bind = lb_bind,
+	.update = lb_update,
+	.remove = lb_remove,
+	.lookup = lb_lookup,
+	.update_batch = lb_update_batch,
+	.chunk_new = lb_chunk_new,
+	.chunk_drop = lb_chunk_drop,
+};
+
+/* Hand our maps to a skeleton (libbpf then takes them as they are). */
+int tr_reuse_maps(struct tracer *t, struct profiler *skel)
+{
+	struct bpf_map *m;
+	int i = 0, err;
+
+	bpf_object__for_each_map(m, skel->obj) {
+		if (bpf_map__is_internal(m))
+			continue;
+		if (i == t->n_own)
+			return -EINVAL;
+		err = bpf_map__reuse_fd(m, t->own_fds[i++]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The maps to create, taken in turn by two threads: creating one is
+ * mostly the kernel allocating (and zeroing) its memory, megabytes for
+ * the rows and the preallocated hash maps. */
+struct map_jobs {
+	struct bpf_map *maps[MAX_MAPS];
+	int fds[MAX_MAPS], errs[MAX_MAPS];
+	int n;
+	int next; /* atomic */
+};
+
+static void *create_some(void *arg)
+{
+	struct map_jobs *j = arg;
+	int i;
+
+	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n) {
+		struct bpf_map *m = j->maps[i], *inner = bpf_map__inner_map(m);
+		LIBBPF_OPTS(bpf_map_create_opts, mo,
+			    .map_flags = bpf_map__map_flags(m));
+		int ifd = -1;
+
+		/* a map of maps takes the shape of its maps from one */
+		if (inner) {
+			struct map_shape sh = tr_shape_of(inner);
+
+			ifd = create_shape(&sh, "inner");
+			if (ifd < 0) {
+				j->fds[i] = -1;
+				j->errs[i] = -errno;
+				continue;
+			}
+			mo.inner_map_fd = ifd;
+		}
+		j->fds[i] = bpf_map_create(bpf_map__type(m), bpf_map__name(m),
+					   bpf_map__key_size(m),
+					   bpf_map__value_size(m),
+					   bpf_map__max_entries(m), &mo);
+		j->errs[i] = j->fds[i] < 0 ? -errno : 0;
+		if (ifd >= 0)
+			close(ifd);
+	}
+	return NULL;
+}
+
+/* Create the maps ourselves: the process manager can fill them while the
+ * verifier checks the programs, and they outlive a second skeleton when
+ * the first fails to load. */
+int tr_create_maps(struct tracer *t)
+{
+	struct map_jobs j = { .n = 0 };
+	struct bpf_map *m;
+	pthread_t helper;
+	bool helped;
+	int i, err = 0;
+
+	bpf_object__for_each_map(m, t->skel->obj) {
+		if (bpf_map__is_internal(m))
+			continue;
+		if (j.n == MAX_MAPS)
+			return -E2BIG;
+		j.maps[j.n++] = m;
+	}
+	helped = pthread_create(&helper, NULL, create_some, &j) == 0;
+	create_some(&j);
+	if (helped)
+		pthread_join(helper, NULL);
+	for (i = 0; i < j.n; i++) {
+		if (j.errs[i] && !err) {
+			m = j.maps[i];
+			err = j.errs[i];
+			fprintf(stderr,
+				"ebpf-profiler: creating the BPF map %s (%u entries): %s%s\n",
+				bpf_map__name(m), bpf_map__max_entries(m),
+				strerror(-err),
+				err == -ENOMEM || err == -EPERM ?
+					" (lower -map-scale-factor, or raise RLIMIT_MEMLOCK on kernels before 5.11)" :
+					"");
+		}
+		if (!j.errs[i])
+			t->own_fds[t->n_own++] = j.fds[i];
+	}
+	return err ? err : tr_reuse_maps(t, t->skel);
+}
