@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * HotSpot (OpenJDK's JVM, libjvm.so): what its BPF unwinder
+ * (hotspot.bpf.h) and its userland module (userspace/interp_hotspot.c)
+ * share.
+ *
+ * The JVM runs Java code in its code cache, anonymous executable memory
+ * it generates at start: the template interpreter (one StubQueue of
+ * codelets, AbstractInterpreter::_code), stubs, and later JIT-compiled
+ * nmethods.  An interpreted Java frame is a frame of that interpreter's
+ * code that keeps rbp as its frame pointer; its Method* and bytecode
+ * pointer (bcp) sit in fixed slots below rbp (frame_x86.hpp:
+ * interpreter_frame_method_offset -3 and interpreter_frame_bcp_offset -8
+ * words).  The caller's rbp and return address are at rbp and rbp + 8,
+ * like any frame-pointer frame, so the native step unwinds it.
+ *
+ * Every C++ offset the names need comes from the VM's own introspection
+ * tables (gHotSpotVMStructs and friends) read from the live process at
+ * attach; the frame slots are x86_64 constants the tables do not export.
+ *
+ * What is unwound now: interpreted frames (-Xint, or methods not yet
+ * compiled).  Code cache pcs outside the interpreter (stubs, nmethods)
+ * are walked by frame pointer as anonymous code.
+ */
+#ifndef EP_HOTSPOT_H
+#define EP_HOTSPOT_H
+
+#include "profiler.h"
+
+#define HOTSPOT_METRICS(X)                                                     \
+	X(FRAMES_HOTSPOT, "hotspot: interpreted Java frames unwound")          \
+	X(ERR_HOTSPOT_READ, "hotspot: reading an interpreter frame's slots failed") \
+	X(HOTSPOT_NOT_READY, "hotspot: code of a JVM whose tables were not read yet")
+
+INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
+
+/* The interpreter frame slots, in bytes from rbp, on x86_64. */
+#define HOTSPOT_X86_METHOD_SLOT (-3 * 8)
+#define HOTSPOT_X86_BCP_SLOT (-8 * 8)
+
+/* A frame: data = the bcp (a user address: 47 bits), payload = the
+ * Method*, and at the leaf a second payload word, the bcp slot (data is
+ * then r13, where the interpreter keeps the bcp between calls).
+ * Userland gets the bytecode index from the bcp and the method's
+ * ConstMethod. */
+
+/* Per process (map "hotspot_procs", key pid). */
+struct hotspot_proc {
+	__u64 interp_lo, interp_hi; /* the interpreter's code */
+	__s16 method_slot, bcp_slot; /* from rbp, bytes */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct hotspot_proc) == 24, "hotspot_proc layout");
+
+#endif

@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * HotSpot's module (the walk: bpf/hotspot.h).  Detection, per file: the
+ * gHotSpotVM* variables libjvm.so exports.  Attach, per process: the
+ * VM's own tables read from its memory (the variables are filled when
+ * the VM starts), giving every C++ offset used here, and the interpreter's
+ * code range for the BPF map.  Names, per frame: Method -> ConstMethod ->
+ * ConstantPool -> the holder Klass' name, the method's name and source
+ * file Symbols, and the line of the bytecode index from the compressed
+ * line-number table that follows the bytecodes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfmap.h"
+#include "hashmap.h"
+#include "interp.h"
+#include "interp_hotspot.h"
+#include "log.h"
+#include "hotspot.h"
+
+#define HS_INFO_FORMAT 1
+
+/* What detection keeps (store record): ELF addresses of the variables. */
+struct hs_info {
+	uint32_t format;
+	uint32_t pad;
+	uint64_t sym[HS_SYM_COUNT];
+};
+
+static const char *const sym_names[] = {
+#define HS_SYM_NAME_(id, name) name,
+	HS_SYMBOLS(HS_SYM_NAME_)
+#undef HS_SYM_NAME_
+};
+
+/* Bounds: tables hold ~800 entries (JDK 17: 788 fields, 768 types);
+ * names are short C++ identifiers. */
+#define HS_ENTRIES_MAX 8192
+#define HS_STRIDE_MAX 256
+#define HS_NAME_MAX 96
+/* A line-number table read at most (bytes), and a class name. */
+#define HS_LINETAB_MAX 65536
+#define HS_SYMBOL_MAX 1024
+
+static int rd(interp_read_fn read, void *arg, pid_t pid, uint64_t addr,
+	      void *buf, size_t len)
+{
+	if (!addr)
+		return -EFAULT;
+	return read(arg, pid, addr, buf, len);
+}
+
+static int rd64(interp_read_fn read, void *arg, pid_t pid, uint64_t addr,
+		uint64_t *v)
+{
+	*v = 0;
+	return rd(read, arg, pid, addr, v, 8);
+}
+
+/* A C string of the VM's (a table name) into out, read in small chunks so
+ * the end of a mapping does not fail a short string. */
+static int rd_cstr(interp_read_fn read, void *arg, pid_t pid, uint64_t addr,
+		   char *out, size_t n)
+{
+	size_t got = 0;
+	int err;
+
+	while (got + 16 <= n) {
+		err = rd(read, arg, pid, addr + got, out + got, 16);
+		if (err)
+			return err;
+		if (memchr(out + got, 0, 16))
+			return 0;
+		got += 16;
+	}
+	return -ENAMETOOLONG;
+}
+
+/* ---- the tables ----------------------------------------------------------- */
+
+/* A table's layout, from the variables. */
+struct hs_table {
+	uint64_t base, stride, name_off, name2_off, value_off, addr_off,
+		static_off, tstr_off;
+};
+
+enum { W_OFFSET, W_STATIC, W_SIZE_OF_TYPE };
+
+/* The struct fields wanted: type, field (or "" for a type's size), where
+ * it goes in struct hs_vm, and whether the names need it. */
+static const struct hs_want {
+	const char *type, *field;
+	size_t at;
+	bool is_static, needed;
+} wants[] = {
+#define F(t, f, m, need) { t, f, offsetof(struct hs_vm, m), false, need }
+#define S(t, f, m, need) { t, f, offsetof(struct hs_vm, m), true, need }
+	S("CodeCache", "_heaps", code_heaps, false),
+	S("AbstractInterpreter", "_code", interp_code, true),
+	F("StubQueue", "_stub_buffer", stubq_buffer, true),
+	F("StubQueue", "_buffer_limit", stubq_limit, true),
+	F("Method", "_constMethod", method_const, true),
+	F("ConstMethod", "_constants", cm_constants, true),
+	F("ConstMethod", "_code_size", cm_code_size, true),
+	F("ConstMethod", "_name_index", cm_name_index, true),
+	F("ConstMethod", "_signature_index", cm_sig_index, true),
+	F("ConstMethod", "_flags", cm_flags, false),
+	F("ConstMethod", "_flags._flags", cm_flags, false),
+	F("ConstantPool", "_pool_holder", cp_holder, true),
+	F("ConstantPool", "_source_file_name_index", cp_source_file, false),
+	F("Klass", "_name", klass_name, true),
+	F("Symbol", "_length", sym_length, true),
+	F("Symbol", "_body", sym_body, true),
+	F("CodeBlob", "_name", blob_name, false),
+	F("CodeBlob", "_size", blob_size, false),
+	F("CodeBlob", "_frame_size", blob_frame_size, false),
+#undef F
+#undef S
+};
+
+static const struct hs_type_want {
+	const char *type;
+	size_t at;
+} type_wants[] = {
+	{ "Method", offsetof(struct hs_vm, size_method) },
+	{ "ConstMethod", offsetof(struct hs_vm, size_cm) },
+	{ "ConstantPool", offsetof(struct hs_vm, size_cp) },
+	{ "Symbol", offsetof(struct hs_vm, size_symbol) },
+};
+
+static int table_of(interp_read_fn read, void *arg, pid_t pid,
+		    const uint64_t *sym, unsigned base, unsigned stride,
+		    struct hs_table *t)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = rd64(read, arg, pid, sym[base], &t->base);
+	if (!err)
+		err = rd64(read, arg, pid, sym[stride], &t->stride);
+	if (err)
+		return err;
+	if (!t->base)
+		return -EAGAIN; /* not filled yet: the VM is starting */
+	if (t->stride < 16 || t->stride > HS_STRIDE_MAX || t->stride % 8)
+		return -EINVAL;
+	return 0;
+}
+
+static int field_off(interp_read_fn read, void *arg, pid_t pid,
+		     const uint64_t *sym, unsigned id, uint64_t stride,
+		     size_t width, uint64_t *out)
+{
+	int err = rd64(read, arg, pid, sym[id], out);
+
+	if (!err && *out + width > stride)
+		err = -EINVAL;
+	return err;
+}
+
+static void put32(struct hs_vm *vm, size_t at, uint64_t v)
+{
+	uint32_t x = v > UINT32_MAX ? 0 : (uint32_t)v;
+
+	memcpy((char *)vm + at, &x, sizeof(x));
+}
+
+static int read_structs(interp_read_fn read, void *arg, pid_t pid,
+			const uint64_t *sym, struct hs_vm *vm)
+{
+	uint8_t e[HS_STRIDE_MAX];
+	char type[HS_NAME_MAX], field[HS_NAME_MAX], tstr[HS_NAME_MAX];
+	struct hs_table t;
+	uint64_t tn, fn, ts, off, addr;
+	uint32_t is_static;
+	unsigned i, k;
+	int err;
+
+	err = table_of(read, arg, pid, sym, HS_SYM_STRUCTS, HS_SYM_S_STRIDE, &t);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_TYPE, t.stride, 8,
+				&t.name_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_FIELD, t.stride, 8,
+				&t.name2_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_TSTR, t.stride, 8,
+				&t.tstr_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_STATIC, t.stride, 4,
+				&t.static_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_OFFSET, t.stride, 8,
+				&t.value_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_S_ADDR, t.stride, 8,
+				&t.addr_off);
+	if (err)
+		return err;
+	for (i = 0; i < HS_ENTRIES_MAX; i++) {
+		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		if (err)
+			return err;
+		memcpy(&tn, e + t.name_off, 8);
+		memcpy(&fn, e + t.name2_off, 8);
+		if (!tn)
+			break; /* the end marker */
+		vm->n_structs++;
+		if (!fn || rd_cstr(read, arg, pid, tn, type, sizeof(type)))
+			continue;
+		for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++)
+			if (!strcmp(wants[k].type, type))
+				break;
+		if (k == sizeof(wants) / sizeof(wants[0]) ||
+		    rd_cstr(read, arg, pid, fn, field, sizeof(field)))
+			continue;
+		for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++) {
+			const struct hs_want *w = &wants[k];
+
+			if (strcmp(w->type, type) || strcmp(w->field, field))
+				continue;
+			memcpy(&is_static, e + t.static_off, 4);
+			memcpy(&off, e + t.value_off, 8);
+			memcpy(&addr, e + t.addr_off, 8);
+			if (!!is_static != w->is_static)
+				continue;
+			if (w->is_static)
+				memcpy((char *)vm + w->at, &addr, 8);
+			else
+				put32(vm, w->at, off);
+			if (w->at == offsetof(struct hs_vm, cm_flags)) {
+				/* its width: u2 in JDK 17, u4 later */
+				memcpy(&ts, e + t.tstr_off, 8);
+				vm->cm_flags_size = 2;
+				if (ts && !rd_cstr(read, arg, pid, ts, tstr,
+						   sizeof(tstr)) &&
+				    (!strcmp(tstr, "u4") || !strcmp(tstr, "int")))
+					vm->cm_flags_size = 4;
+			}
+		}
+	}
+	return 0;
+}
+
+static int read_types(interp_read_fn read, void *arg, pid_t pid,
+		      const uint64_t *sym, struct hs_vm *vm)
+{
+	uint8_t e[HS_STRIDE_MAX];
+	char type[HS_NAME_MAX];
+	struct hs_table t;
+	uint64_t tn, size;
+	unsigned i, k;
+	int err;
+
+	err = table_of(read, arg, pid, sym, HS_SYM_TYPES, HS_SYM_T_STRIDE, &t);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_T_NAME, t.stride, 8,
+				&t.name_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, HS_SYM_T_SIZE, t.stride, 8,
+				&t.value_off);
+	if (err)
+		return err;
+	for (i = 0; i < HS_ENTRIES_MAX; i++) {
+		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		if (err)
+			return err;
+		memcpy(&tn, e + t.name_off, 8);
+		if (!tn)
+			break;
+		vm->n_types++;
+		if (rd_cstr(read, arg, pid, tn, type, sizeof(type)))
+			continue;
+		memcpy(&size, e + t.value_off, 8);
+		for (k = 0; k < sizeof(type_wants) / sizeof(type_wants[0]); k++)
+			if (!strcmp(type_wants[k].type, type))
+				put32(vm, type_wants[k].at, size);
+	}
+	return 0;
+}
+
+/* Walk an int (is_long false) or long constant table: *count entries;
+ * the value of name when given and found (-ENOENT otherwise). */
+static int walk_constants(interp_read_fn read, void *arg, pid_t pid,
+			  const uint64_t *sym, bool is_long, const char *name,
+			  uint32_t *count, int64_t *value)
+{
+	unsigned base = is_long ? HS_SYM_LONGS : HS_SYM_INTS;
+	uint8_t e[HS_STRIDE_MAX];
+	char cname[HS_NAME_MAX];
+	struct hs_table t;
+	uint64_t nm;
+	unsigned i;
+	int err, found = -ENOENT;
+
+	err = table_of(read, arg, pid, sym, base, base + 3, &t);
+	if (!err)
+		err = field_off(read, arg, pid, sym, base + 1, t.stride, 8,
+				&t.name_off);
+	if (!err)
+		err = field_off(read, arg, pid, sym, base + 2, t.stride,
+				is_long ? 8 : 4, &t.value_off);
+	if (err)
+		return err;
+	for (i = 0; i < HS_ENTRIES_MAX; i++) {
+		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		if (err)
+			return err;
+		memcpy(&nm, e + t.name_off, 8);
+		if (!nm)
+			break;
+		if (count)
+			(*count)++;
+		if (!name || found == 0 ||
+		    rd_cstr(read, arg, pid, nm, cname, sizeof(cname)) ||
+		    strcmp(cname, name))
+			continue;
+		if (is_long) {
+			memcpy(value, e + t.value_off, 8);
+		} else {
+			int32_t v;
+
+			memcpy(&v, e + t.value_off, 4);
+			*value = v;
+		}
+		found = 0;
+		if (!count)
+			break;
+	}
+	return name ? found : 0;
+}
+
+int hs_constant(interp_read_fn read, void *arg, pid_t pid,
+		const uint64_t sym[HS_SYM_COUNT], const char *name,
+		int64_t *value)
+{
+	int err = walk_constants(read, arg, pid, sym, false, name, NULL, value);
+
+	if (err == -ENOENT)
+		err = walk_constants(read, arg, pid, sym, true, name, NULL,
+				     value);
+	return err;
+}
+
+int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
+	       const uint64_t sym[HS_SYM_COUNT], struct hs_vm *out)
+{
+	/* the flag's name in JDK 17, and in JDK 21 on (ConstMethodFlags) */
+	static const char *const linenumber[] = {
+		"ConstMethod::_has_linenumber_table",
+		"ConstMethodFlags::_misc_has_linenumber_table",
+	};
+	struct hs_vm vm = { .has_linenumber = -1 };
+	uint64_t stubq = 0, buf = 0;
+	int32_t limit = 0;
+	int64_t v;
+	unsigned k;
+	int err;
+
+	err = read_structs(read, arg, pid, sym, &vm);
+	if (!err)
+		err = read_types(read, arg, pid, sym, &vm);
+	if (!err)
+		err = walk_constants(read, arg, pid, sym, false, NULL,
+				     &vm.n_ints, NULL);
+	if (!err)
+		err = walk_constants(read, arg, pid, sym, true, NULL,
+				     &vm.n_longs, NULL);
+	if (err)
+		return err;
+	for (k = 0; k < sizeof(linenumber) / sizeof(linenumber[0]); k++)
+		if (!walk_constants(read, arg, pid, sym, false, linenumber[k],
+				    NULL, &v)) {
+			vm.has_linenumber = v;
+			/* ConstMethodFlags and UNSIGNED5 streams came
+			 * together (JDK 21) */
+			vm.u5_excess = k > 0;
+			break;
+		}
+	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++) {
+		uint32_t x;
+
+		if (!wants[k].needed || wants[k].is_static)
+			continue;
+		memcpy(&x, (char *)&vm + wants[k].at, 4);
+		/* only Method::_constMethod and Symbol::_length may be
+		 * small; a missing field is 0 */
+		if (!x && strcmp(wants[k].field, "_length"))
+			return -EINVAL;
+	}
+	if (!vm.interp_code || !vm.size_cm || !vm.size_cp || !vm.sym_body)
+		return -EINVAL;
+	/* the interpreter: AbstractInterpreter::_code, a StubQueue */
+	if (rd64(read, arg, pid, vm.interp_code, &stubq) || !stubq)
+		return -EAGAIN;
+	err = rd64(read, arg, pid, stubq + vm.stubq_buffer, &buf);
+	if (!err)
+		err = rd(read, arg, pid, stubq + vm.stubq_limit, &limit, 4);
+	if (err)
+		return err;
+	if (!buf || limit <= 0)
+		return -EAGAIN;
+	vm.interp_lo = buf;
+	vm.interp_hi = buf + (uint32_t)limit;
+	*out = vm;
+	return 0;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+/* A Symbol's text into out (cut at n - 1 bytes); '/' becomes '.' when
+ * dots.  0 or an error. */
+static int rd_symbol(interp_read_fn read, void *arg, pid_t pid,
+		     const struct hs_vm *vm, uint64_t sym, char *out, size_t n,
+		     bool dots)
+{
+	uint16_t len = 0;
+	size_t i;
+	int err;
+
+	out[0] = 0;
+	if (!sym)
+		return -ENOENT;
+	err = rd(read, arg, pid, sym + vm->sym_length, &len, 2);
+	if (err)
+		return err;
+	if (len >= n)
+		len = (uint16_t)(n - 1);
+	err = rd(read, arg, pid, sym + vm->sym_body, out, len);
+	if (err)
+		return err;
+	out[len] = 0;
+	for (i = 0; i < len; i++) {
+		if (!out[i])
+			return -EINVAL;
+		if (dots && out[i] == '/')
+			out[i] = '.';
+	}
+	return 0;
+}
+
+/* Read one UNSIGNED5 number (HotSpot's CompressedStream): a byte below
+ * 192 ends it, each further byte counts 64 times more.  From JDK 21 on
+ * (UNSIGNED5 with excess 1) every byte is one more, so that no byte of a
+ * number is zero, and 191 ends it.  false at the end of the buffer or on
+ * a zero byte there. */
+#define HS_U5_L 192
+#define HS_U5_LG_H 6
+static bool u5_read(const uint8_t *tab, size_t len, size_t *pos, uint32_t *v,
+		    unsigned excess)
+{
+	uint32_t sum = 0, shift = 0, b;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		if (*pos >= len || tab[*pos] < excess)
+			return false;
+		b = tab[(*pos)++] - excess;
+		sum += b << shift;
+		if (b < HS_U5_L - excess || i == 4)
+			break;
+		shift += HS_U5_LG_H;
+	}
+	*v = sum;
+	return true;
+}
+
+static int32_t u5_signed(uint32_t v)
+{
+	return (int32_t)((v >> 1) ^ -(v & 1));
+}
+
+uint32_t hs_line_of(const uint8_t *tab, size_t len, uint32_t bci,
+		    unsigned excess)
+{
+	uint32_t cur_bci = 0, line = 0, best = 0, a, b;
+	size_t pos = 0;
+	uint8_t next;
+
+	/* pairs (bci delta, line delta), ascending bcis: the line of the
+	 * last pair at or before bci */
+	while (pos < len) {
+		next = tab[pos++];
+		if (!next)
+			break;
+		if (next == 0xff) {
+			if (!u5_read(tab, len, &pos, &a, excess) ||
+			    !u5_read(tab, len, &pos, &b, excess))
+				break;
+			cur_bci += (uint32_t)u5_signed(a);
+			line += (uint32_t)u5_signed(b);
+		} else {
+			cur_bci += next >> 3;
+			line += next & 7;
+		}
+		if (cur_bci > bci)
+			break;
+		best = line;
+	}
+	return best;
+}
+
+/* The line of bci in the method whose ConstMethod is at cm. */
+static uint32_t line_of(interp_read_fn read, void *arg, pid_t pid,
+			const struct hs_vm *vm, uint64_t cm, uint32_t code_size,
+			uint32_t bci)
+{
+	uint8_t tab[512];
+	uint64_t at = cm + vm->size_cm + code_size;
+	uint32_t flags = 0;
+	size_t len = sizeof(tab);
+
+	if (vm->cm_flags && vm->has_linenumber > 0) {
+		if (rd(read, arg, pid, cm + vm->cm_flags, &flags,
+		       vm->cm_flags_size == 4 ? 4 : 2) ||
+		    !(flags & (uint64_t)vm->has_linenumber))
+			return 0;
+	}
+	/* one read covers a method's table but for the longest methods;
+	 * near the end of a mapping, read less */
+	while (len >= 16 && rd(read, arg, pid, at, tab, len))
+		len /= 2;
+	if (len < 16)
+		return 0;
+	return hs_line_of(tab, len, bci, vm->u5_excess);
+}
+
+int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		  const struct hs_vm *vm, const struct interp_frame *f,
+		  struct interp_symbol *out)
+{
+	uint64_t method = f->n_payload ? f->payload[0] : 0, bcp = f->data;
+	uint64_t cm, cp, holder, kname, s_name, s_file;
+	uint16_t code_size = 0, name_index = 0, file_index = 0;
+	char cls[HS_SYMBOL_MAX / 2], fn[INTERP_NAME_MAX / 2];
+	int err;
+
+	out->name[0] = out->file[0] = 0;
+	out->line = 0;
+	if (!method)
+		return -EINVAL;
+	err = rd64(read, arg, pid, method + vm->method_const, &cm);
+	if (!err)
+		err = rd64(read, arg, pid, cm + vm->cm_constants, &cp);
+	if (!err)
+		err = rd(read, arg, pid, cm + vm->cm_code_size, &code_size, 2);
+	if (!err)
+		err = rd(read, arg, pid, cm + vm->cm_name_index, &name_index, 2);
+	if (!err)
+		err = rd64(read, arg, pid, cp + vm->cp_holder, &holder);
+	if (!err)
+		err = rd64(read, arg, pid, holder + vm->klass_name, &kname);
+	if (!err)
+		err = rd64(read, arg, pid, cp + vm->size_cp + 8ull * name_index,
+			   &s_name);
+	if (err)
+		return err;
+	/* a Utf8 entry is the Symbol*; the low bit may tag it */
+	if (rd_symbol(read, arg, pid, vm, kname, cls, sizeof(cls), true))
+		snprintf(cls, sizeof(cls), "?");
+	err = rd_symbol(read, arg, pid, vm, s_name & ~1ull, fn, sizeof(fn),
+			false);
+	if (err)
+		return err;
+	snprintf(out->name, sizeof(out->name), "%.160s.%.94s", cls, fn);
+	if (vm->cp_source_file &&
+	    !rd(read, arg, pid, cp + vm->cp_source_file, &file_index, 2) &&
+	    file_index &&
+	    !rd64(read, arg, pid, cp + vm->size_cp + 8ull * file_index, &s_file))
+		rd_symbol(read, arg, pid, vm, s_file & ~1ull, out->file,
+			  sizeof(out->file), false);
+	/* the bytecode index: the bcp within the bytecodes, which follow
+	 * the ConstMethod; anything else is not this method's */
+	if ((bcp < cm + vm->size_cm || bcp >= cm + vm->size_cm + code_size) &&
+	    f->n_payload > 1)
+		bcp = f->payload[1]; /* the leaf's r13 was not the bcp */
+	if (bcp >= cm + vm->size_cm && bcp < cm + vm->size_cm + code_size)
+		out->line = line_of(read, arg, pid, vm, cm, code_size,
+				    (uint32_t)(bcp - cm - vm->size_cm));
+	out->address = bcp;
+	return 0;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+static int hs_detect(void *state, const char *path, int fd, void **data,
+		     size_t *len)
+{
+	uint64_t value[HS_SYM_COUNT] = { 0 }, size[HS_SYM_COUNT] = { 0 };
+	struct hs_info *info;
+	struct elfm *e;
+	unsigned i;
+	int err;
+
+	(void)state;
+	(void)path;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	elfm_find_syms(e, sym_names, HS_SYM_COUNT, value, size);
+	elfm_free(e);
+	if (!value[HS_SYM_STRUCTS])
+		return -ENOENT; /* not a JVM */
+	for (i = 0; i < HS_SYM_COUNT; i++)
+		if (!value[i])
+			return -ENOTSUP; /* a JVM without a table we read */
+	info = calloc(1, sizeof(*info));
+	if (!info)
+		return -ENOMEM;
+	info->format = HS_INFO_FORMAT;
+	memcpy(info->sym, value, sizeof(info->sym));
+	*data = info;
+	*len = sizeof(*info);
+	return 0;
+}
+
+static int hs_check(const void *record)
+{
+	const struct hs_info *info = record;
+	unsigned i;
+
+	for (i = 0; i < HS_SYM_COUNT; i++)
+		if (!info->sym[i])
+			return -EINVAL;
+	return 0;
+}
+
+int hs_record_syms(const void *data, size_t len, uint64_t sym[HS_SYM_COUNT])
+{
+	const struct hs_info *info = data;
+
+	if (len != sizeof(*info) || info->format != HS_INFO_FORMAT ||
+	    hs_check(data))
+		return -EINVAL;
+	memcpy(sym, info->sym, sizeof(info->sym));
+	return 0;
+}
+
+/* State: pid -> its struct hs_vm (malloc'd), bounded by
+ * INTERP_PROCS_MAX. */
+static int hs_init(void **state)
+{
+	struct hm *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	hm_init(m);
+	*state = m;
+	return 0;
+}
+
+static void hs_fini(void *state)
+{
+	struct hm *m = state;
+	uint64_t k, v;
+	uint32_t it = 0;
+
+	while (hm_next(m, &it, &k, &v))
+		free((void *)(uintptr_t)v);
+	hm_free(m);
+	free(m);
+}
+
+static void hs_detach(void *state, pid_t pid)
+{
+	uint64_t v;
+
+	if (hm_get(state, (uint64_t)pid, &v)) {
+		free((void *)(uintptr_t)v);
+		hm_del(state, (uint64_t)pid);
+	}
+}
+
+static int hs_attach(void *state, struct interp_mgr *im,
+		     const struct interp_attach *a)
+{
+	const struct hs_info *info = a->files[0].data;
+	uint64_t bias = a->files[0].bias, sym[HS_SYM_COUNT], v;
+	struct hotspot_proc hp = { 0 };
+	uint32_t key = (uint32_t)a->pid;
+	struct hs_vm *vm;
+	unsigned i;
+	int err;
+
+	if (hm_get(state, (uint64_t)a->pid, &v))
+		return 0; /* read once; the tables do not move */
+	if (((struct hm *)state)->count >= INTERP_PROCS_MAX)
+		return -ENOSPC;
+	for (i = 0; i < HS_SYM_COUNT; i++)
+		sym[i] = info->sym[i] + bias;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	/* -EAGAIN (the VM is starting): not attached; BPF asks for a sync
+	 * at the JVM's code until this succeeds */
+	err = hs_read_vm(interp_read_process, NULL, a->pid, sym, vm);
+	if (err)
+		goto fail;
+	hp.interp_lo = vm->interp_lo;
+	hp.interp_hi = vm->interp_hi;
+	hp.method_slot = HOTSPOT_X86_METHOD_SLOT;
+	hp.bcp_slot = HOTSPOT_X86_BCP_SLOT;
+	err = hm_put(state, (uint64_t)a->pid, (uint64_t)(uintptr_t)vm);
+	if (err)
+		goto fail;
+	err = interp_map_update(im, INTERP_HOTSPOT, &key, &hp);
+	if (err) {
+		log_warn_once("hotspot_procs map is full: Java frames of new processes are not unwound");
+		hs_detach(state, a->pid);
+	}
+	return err;
+fail:
+	free(vm);
+	return err;
+}
+
+static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			struct interp_symbol *out)
+{
+	uint64_t v;
+
+	if (!hm_get(state, (uint64_t)pid, &v))
+		return -ESRCH;
+	return hs_frame_name(interp_read_process, NULL, pid,
+			     (const struct hs_vm *)(uintptr_t)v, f, out);
+}
+
+const struct interp_module interp_module_hotspot = {
+	.name = "hotspot",
+	.kind = INTERP_HOTSPOT,
+	.on_by_default = true,
+	INTERP_MODULE_METRICS(HOTSPOT_METRICS),
+	.map_name = "hotspot_procs",
+	.map_key_size = sizeof(uint32_t),
+	.map_val_size = sizeof(struct hotspot_proc),
+	.init = hs_init,
+	.fini = hs_fini,
+	.detect = hs_detect,
+	.record_size = sizeof(struct hs_info),
+	.record_format = HS_INFO_FORMAT,
+	.check = hs_check,
+	.attach = hs_attach,
+	.detach = hs_detach,
+	.symbolize = hs_symbolize,
+};
