@@ -131,13 +131,23 @@ static const struct hs_type_want {
 	{ "Symbol", offsetof(struct hs_vm, size_symbol) },
 };
 
+/* A field of a table's entries: the variable giving its offset, its
+ * width, where the offset goes. */
+struct hs_col {
+	unsigned id;
+	size_t width;
+	uint64_t *off;
+};
+
+/* The table at variable base with entry stride variable stride and the
+ * columns cols, checked to fit the stride. */
 static int table_of(interp_read_fn read, void *arg, pid_t pid,
 		    const uint64_t *sym, unsigned base, unsigned stride,
-		    struct hs_table *t)
+		    struct hs_table *t, const struct hs_col *cols, unsigned n)
 {
+	unsigned i;
 	int err;
 
-	memset(t, 0, sizeof(*t));
 	err = rd64(read, arg, pid, sym[base], &t->base);
 	if (!err)
 		err = rd64(read, arg, pid, sym[stride], &t->stride);
@@ -147,17 +157,26 @@ static int table_of(interp_read_fn read, void *arg, pid_t pid,
 		return -EAGAIN; /* not filled yet: the VM is starting */
 	if (t->stride < 16 || t->stride > HS_STRIDE_MAX || t->stride % 8)
 		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		err = rd64(read, arg, pid, sym[cols[i].id], cols[i].off);
+		if (err)
+			return err;
+		if (*cols[i].off + cols[i].width > t->stride)
+			return -EINVAL;
+	}
 	return 0;
 }
 
-static int field_off(interp_read_fn read, void *arg, pid_t pid,
-		     const uint64_t *sym, unsigned id, uint64_t stride,
-		     size_t width, uint64_t *out)
+/* Entry i of t into e, and its first name pointer: 0 at the end marker,
+ * which every table has. */
+static int entry_at(interp_read_fn read, void *arg, pid_t pid,
+		    const struct hs_table *t, unsigned i, uint8_t *e,
+		    uint64_t *name)
 {
-	int err = rd64(read, arg, pid, sym[id], out);
+	int err = rd(read, arg, pid, t->base + i * t->stride, e, t->stride);
 
-	if (!err && *out + width > stride)
-		err = -EINVAL;
+	if (!err)
+		memcpy(name, e + t->name_off, 8);
 	return err;
 }
 
@@ -173,38 +192,28 @@ static int read_structs(interp_read_fn read, void *arg, pid_t pid,
 {
 	uint8_t e[HS_STRIDE_MAX];
 	char type[HS_NAME_MAX], field[HS_NAME_MAX], tstr[HS_NAME_MAX];
-	struct hs_table t;
+	struct hs_table t = { 0 };
+	const struct hs_col cols[] = {
+		{ HS_SYM_S_TYPE, 8, &t.name_off },
+		{ HS_SYM_S_FIELD, 8, &t.name2_off },
+		{ HS_SYM_S_TSTR, 8, &t.tstr_off },
+		{ HS_SYM_S_STATIC, 4, &t.static_off },
+		{ HS_SYM_S_OFFSET, 8, &t.value_off },
+		{ HS_SYM_S_ADDR, 8, &t.addr_off },
+	};
 	uint64_t tn, fn, ts, off, addr;
 	uint32_t is_static;
 	unsigned i, k;
 	int err;
 
-	err = table_of(read, arg, pid, sym, HS_SYM_STRUCTS, HS_SYM_S_STRIDE, &t);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_TYPE, t.stride, 8,
-				&t.name_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_FIELD, t.stride, 8,
-				&t.name2_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_TSTR, t.stride, 8,
-				&t.tstr_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_STATIC, t.stride, 4,
-				&t.static_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_OFFSET, t.stride, 8,
-				&t.value_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_S_ADDR, t.stride, 8,
-				&t.addr_off);
+	err = table_of(read, arg, pid, sym, HS_SYM_STRUCTS, HS_SYM_S_STRIDE, &t,
+		       cols, sizeof(cols) / sizeof(cols[0]));
 	if (err)
 		return err;
 	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		err = entry_at(read, arg, pid, &t, i, e, &tn);
 		if (err)
 			return err;
-		memcpy(&tn, e + t.name_off, 8);
 		memcpy(&fn, e + t.name2_off, 8);
 		if (!tn)
 			break; /* the end marker */
@@ -250,25 +259,23 @@ static int read_types(interp_read_fn read, void *arg, pid_t pid,
 {
 	uint8_t e[HS_STRIDE_MAX];
 	char type[HS_NAME_MAX];
-	struct hs_table t;
+	struct hs_table t = { 0 };
+	const struct hs_col cols[] = {
+		{ HS_SYM_T_NAME, 8, &t.name_off },
+		{ HS_SYM_T_SIZE, 8, &t.value_off },
+	};
 	uint64_t tn, size;
 	unsigned i, k;
 	int err;
 
-	err = table_of(read, arg, pid, sym, HS_SYM_TYPES, HS_SYM_T_STRIDE, &t);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_T_NAME, t.stride, 8,
-				&t.name_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, HS_SYM_T_SIZE, t.stride, 8,
-				&t.value_off);
+	err = table_of(read, arg, pid, sym, HS_SYM_TYPES, HS_SYM_T_STRIDE, &t,
+		       cols, 2);
 	if (err)
 		return err;
 	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		err = entry_at(read, arg, pid, &t, i, e, &tn);
 		if (err)
 			return err;
-		memcpy(&tn, e + t.name_off, 8);
 		if (!tn)
 			break;
 		vm->n_types++;
@@ -291,25 +298,22 @@ static int walk_constants(interp_read_fn read, void *arg, pid_t pid,
 	unsigned base = is_long ? HS_SYM_LONGS : HS_SYM_INTS;
 	uint8_t e[HS_STRIDE_MAX];
 	char cname[HS_NAME_MAX];
-	struct hs_table t;
+	struct hs_table t = { 0 };
+	const struct hs_col cols[] = {
+		{ base + 1, 8, &t.name_off },
+		{ base + 2, is_long ? 8 : 4, &t.value_off },
+	};
 	uint64_t nm;
 	unsigned i;
 	int err, found = -ENOENT;
 
-	err = table_of(read, arg, pid, sym, base, base + 3, &t);
-	if (!err)
-		err = field_off(read, arg, pid, sym, base + 1, t.stride, 8,
-				&t.name_off);
-	if (!err)
-		err = field_off(read, arg, pid, sym, base + 2, t.stride,
-				is_long ? 8 : 4, &t.value_off);
+	err = table_of(read, arg, pid, sym, base, base + 3, &t, cols, 2);
 	if (err)
 		return err;
 	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = rd(read, arg, pid, t.base + i * t.stride, e, t.stride);
+		err = entry_at(read, arg, pid, &t, i, e, &nm);
 		if (err)
 			return err;
-		memcpy(&nm, e + t.name_off, 8);
 		if (!nm)
 			break;
 		if (count)
@@ -640,18 +644,7 @@ int hs_record_syms(const void *data, size_t len, uint64_t sym[HS_SYM_COUNT])
 }
 
 /* State: pid -> its struct hs_vm (malloc'd), bounded by
- * INTERP_PROCS_MAX. */
-static int hs_init(void **state)
-{
-	struct hm *m = calloc(1, sizeof(*m));
-
-	if (!m)
-		return -ENOMEM;
-	hm_init(m);
-	*state = m;
-	return 0;
-}
-
+ * INTERP_PROCS_MAX; the map of interp_procs_init. */
 static void hs_fini(void *state)
 {
 	struct hm *m = state;
@@ -660,8 +653,7 @@ static void hs_fini(void *state)
 
 	while (hm_next(m, &it, &k, &v))
 		free((void *)(uintptr_t)v);
-	hm_free(m);
-	free(m);
+	interp_procs_fini(m);
 }
 
 static void hs_detach(void *state, pid_t pid)
@@ -736,7 +728,7 @@ const struct interp_module interp_module_hotspot = {
 	.map_name = "hotspot_procs",
 	.map_key_size = sizeof(uint32_t),
 	.map_val_size = sizeof(struct hotspot_proc),
-	.init = hs_init,
+	.init = interp_procs_init,
 	.fini = hs_fini,
 	.detect = hs_detect,
 	.record_size = sizeof(struct hs_info),
