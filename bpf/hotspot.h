@@ -30,7 +30,8 @@
 #define HOTSPOT_METRICS(X)                                                     \
 	X(FRAMES_HOTSPOT, "hotspot: interpreted Java frames unwound")          \
 	X(ERR_HOTSPOT_READ, "hotspot: reading an interpreter frame's slots failed") \
-	X(HOTSPOT_NOT_READY, "hotspot: code of a JVM whose tables were not read yet")
+	X(HOTSPOT_NOT_READY, "hotspot: code of a JVM whose tables were not read yet") \
+	X(HOTSPOT_COMPILED, "hotspot: compiled (nmethod) frames unwound by frame size")
 
 INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
 
@@ -44,12 +45,37 @@ INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
  * Userland gets the bytecode index from the bcp and the method's
  * ConstMethod. */
 
+#define HOTSPOT_X86_SENDER_SP_SLOT (-1 * 8)
+
+/*
+ * Compiled frames (nmethods, C1 and C2) keep no frame pointer unless
+ * -XX:+PreserveFramePointer: at a pc in a code heap the unwinder finds the
+ * code blob through the heap's segment map (a byte per segment: 0 at a
+ * block's first segment, else how many segments to step back; 0xff
+ * free), and when it is an nmethod (its _name "nmethod") unwinds it by its
+ * frame size: the caller's sp is sp + frame_size words, the return
+ * address and the saved rbp the two words below it.  A compiled frame:
+ * data = the pc, payload = the Method* and the nmethod with bit 63 set.
+ * Other blobs (stubs, adapters) are walked by frame pointer.
+ */
+#define HOTSPOT_HEAPS 3
+#define HOTSPOT_SEGMAP_HOPS 16
+#define HOTSPOT_COMPILED (1ULL << 63)
+
+struct hotspot_heap {
+	__u64 lo, hi, segmap;
+	__u32 log2, pad;
+};
+
 /* Per process (map "hotspot_procs", key pid). */
 struct hotspot_proc {
 	__u64 interp_lo, interp_hi; /* the interpreter's code */
-	__s16 method_slot, bcp_slot; /* from rbp, bytes */
-	__u32 pad;
+	struct hotspot_heap heaps[HOTSPOT_HEAPS]; /* lo 0: none */
+	__s16 method_slot, bcp_slot, sender_sp_slot; /* from rbp, bytes */
+	__u16 heapblock;			     /* sizeof(HeapBlock) */
+	__u16 blob_name, blob_frame_size, nm_method; /* CodeBlob, nmethod */
+	__u16 pad;
 };
-_Static_assert(sizeof(struct hotspot_proc) == 24, "hotspot_proc layout");
+_Static_assert(sizeof(struct hotspot_proc) == 128, "hotspot_proc layout");
 
 #endif

@@ -87,10 +87,9 @@ struct hs_table {
 		static_off, tstr_off;
 };
 
-enum { W_OFFSET, W_STATIC, W_SIZE_OF_TYPE };
-
-/* The struct fields wanted: type, field (or "" for a type's size), where
- * it goes in struct hs_vm, and whether the names need it. */
+/* The struct fields wanted: type, field, where it goes in struct hs_vm,
+ * and whether attach needs it (bit k of hs_vm.found: wants[k] was seen;
+ * an offset may be 0). */
 static const struct hs_want {
 	const char *type, *field;
 	size_t at;
@@ -117,6 +116,16 @@ static const struct hs_want {
 	F("CodeBlob", "_name", blob_name, false),
 	F("CodeBlob", "_size", blob_size, false),
 	F("CodeBlob", "_frame_size", blob_frame_size, false),
+	F("CompiledMethod", "_method", nm_method, false), /* to JDK 22 */
+	F("nmethod", "_method", nm_method, false),	  /* JDK 23 on */
+	F("GrowableArrayBase", "_len", ga_len, false),
+	F("GrowableArray<int>", "_data", ga_data, false),
+	F("CodeHeap", "_memory", heap_memory, false),
+	F("CodeHeap", "_segmap", heap_segmap, false),
+	F("CodeHeap", "_log2_segment_size", heap_log2, false),
+	F("VirtualSpace", "_low_boundary", vs_low_boundary, false),
+	F("VirtualSpace", "_high_boundary", vs_high_boundary, false),
+	F("VirtualSpace", "_low", vs_low, false),
 #undef F
 #undef S
 };
@@ -129,6 +138,7 @@ static const struct hs_type_want {
 	{ "ConstMethod", offsetof(struct hs_vm, size_cm) },
 	{ "ConstantPool", offsetof(struct hs_vm, size_cp) },
 	{ "Symbol", offsetof(struct hs_vm, size_symbol) },
+	{ "HeapBlock", offsetof(struct hs_vm, size_heapblock) },
 };
 
 /* A field of a table's entries: the variable giving its offset, its
@@ -236,6 +246,7 @@ static int read_structs(interp_read_fn read, void *arg, pid_t pid,
 			memcpy(&addr, e + t.addr_off, 8);
 			if (!!is_static != w->is_static)
 				continue;
+			vm->found |= 1ull << k;
 			if (w->is_static)
 				memcpy((char *)vm + w->at, &addr, 8);
 			else
@@ -384,19 +395,12 @@ int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 			vm.u5_excess = k > 0;
 			break;
 		}
-	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++) {
-		uint32_t x;
-
-		if (!wants[k].needed || wants[k].is_static)
-			continue;
-		memcpy(&x, (char *)&vm + wants[k].at, 4);
-		/* only Method::_constMethod and Symbol::_length may be
-		 * small; a missing field is 0 */
-		if (!x && strcmp(wants[k].field, "_length"))
+	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++)
+		if (wants[k].needed && !(vm.found & (1ull << k)))
 			return -EINVAL;
-	}
-	if (!vm.interp_code || !vm.size_cm || !vm.size_cp || !vm.sym_body)
+	if (!vm.interp_code || !vm.size_cm || !vm.size_cp)
 		return -EINVAL;
+	hs_read_heaps(read, arg, pid, &vm);
 	/* the interpreter: AbstractInterpreter::_code, a StubQueue */
 	if (rd64(read, arg, pid, vm.interp_code, &stubq) || !stubq)
 		return -EAGAIN;
@@ -411,6 +415,67 @@ int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 	vm.interp_hi = buf + (uint32_t)limit;
 	*out = vm;
 	return 0;
+}
+
+/* The code heaps (CodeCache::_heaps, a GrowableArray<CodeHeap*>): each
+ * one's reserved range, segment map and segment size, for compiled
+ * frames.  Without them (fields missing, unreadable) n_heaps stays 0 and
+ * only interpreted frames are unwound. */
+static bool have(const struct hs_vm *vm, size_t at)
+{
+	unsigned k;
+
+	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++)
+		if (wants[k].at == at && (vm->found & (1ull << k)))
+			return true;
+	return false;
+}
+
+void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
+		   struct hs_vm *vm)
+{
+	static const size_t need[] = {
+		offsetof(struct hs_vm, ga_len), offsetof(struct hs_vm, ga_data),
+		offsetof(struct hs_vm, heap_memory),
+		offsetof(struct hs_vm, heap_segmap),
+		offsetof(struct hs_vm, heap_log2),
+		offsetof(struct hs_vm, vs_low_boundary),
+		offsetof(struct hs_vm, vs_high_boundary),
+		offsetof(struct hs_vm, vs_low),
+		offsetof(struct hs_vm, blob_name),
+		offsetof(struct hs_vm, blob_frame_size),
+		offsetof(struct hs_vm, nm_method),
+	};
+	uint64_t arr = 0, data = 0, heap, lo, hi, seg;
+	int32_t len = 0, log2;
+	unsigned i;
+
+	vm->n_heaps = 0;
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!have(vm, need[i]))
+			return;
+	if (!vm->code_heaps || !vm->size_heapblock ||
+	    rd64(read, arg, pid, vm->code_heaps, &arr) || !arr ||
+	    rd(read, arg, pid, arr + vm->ga_len, &len, 4) ||
+	    rd64(read, arg, pid, arr + vm->ga_data, &data) || !data || len <= 0)
+		return;
+	for (i = 0; i < (unsigned)len && vm->n_heaps < HS_HEAPS_MAX; i++) {
+		struct hs_heap *h = &vm->heaps[vm->n_heaps];
+
+		if (rd64(read, arg, pid, data + 8ull * i, &heap) || !heap ||
+		    rd64(read, arg, pid, heap + vm->heap_memory +
+					 vm->vs_low_boundary, &lo) ||
+		    rd64(read, arg, pid, heap + vm->heap_memory +
+					 vm->vs_high_boundary, &hi) ||
+		    rd64(read, arg, pid, heap + vm->heap_segmap + vm->vs_low,
+			 &seg) ||
+		    rd(read, arg, pid, heap + vm->heap_log2, &log2, 4))
+			continue;
+		if (!lo || hi <= lo || !seg || log2 < 4 || log2 > 12)
+			continue;
+		*h = (struct hs_heap){ lo, hi, seg, (uint32_t)log2 };
+		vm->n_heaps++;
+	}
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -576,6 +641,12 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	    !rd64(read, arg, pid, cp + vm->size_cp + 8ull * file_index, &s_file))
 		rd_symbol(read, arg, pid, vm, s_file & ~1ull, out->file,
 			  sizeof(out->file), false);
+	if (f->n_payload > 1 && (f->payload[1] >> 63)) {
+		/* compiled: the pc; its line and inlined methods need the
+		 * nmethod's scopes, not read yet */
+		out->address = bcp;
+		return 0;
+	}
 	/* the bytecode index: the bcp within the bytecodes, which follow
 	 * the ConstMethod; anything else is not this method's */
 	if ((bcp < cm + vm->size_cm || bcp >= cm + vm->size_cm + code_size) &&
@@ -695,6 +766,16 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	hp.interp_hi = vm->interp_hi;
 	hp.method_slot = HOTSPOT_X86_METHOD_SLOT;
 	hp.bcp_slot = HOTSPOT_X86_BCP_SLOT;
+	hp.sender_sp_slot = HOTSPOT_X86_SENDER_SP_SLOT;
+	for (i = 0; i < vm->n_heaps && i < HOTSPOT_HEAPS; i++)
+		hp.heaps[i] = (struct hotspot_heap){
+			.lo = vm->heaps[i].lo, .hi = vm->heaps[i].hi,
+			.segmap = vm->heaps[i].segmap,
+			.log2 = vm->heaps[i].log2 };
+	hp.heapblock = (__u16)vm->size_heapblock;
+	hp.blob_name = (__u16)vm->blob_name;
+	hp.blob_frame_size = (__u16)vm->blob_frame_size;
+	hp.nm_method = (__u16)vm->nm_method;
 	err = hm_put(state, (uint64_t)a->pid, (uint64_t)(uintptr_t)vm);
 	if (err)
 		goto fail;

@@ -37,6 +37,13 @@
 enum { HS_SYMBOLS(HS_SYM_ENUM_) HS_SYM_COUNT };
 #undef HS_SYM_ENUM_
 
+/* A code heap: its reserved range and segment map. */
+#define HS_HEAPS_MAX 4
+struct hs_heap {
+	uint64_t lo, hi, segmap;
+	uint32_t log2; /* segment size */
+};
+
 /* What the walk and the names need of one JVM, from its tables.  Offsets
  * in bytes; statics are addresses in the process; 0 when absent. */
 struct hs_vm {
@@ -53,6 +60,14 @@ struct hs_vm {
 	uint32_t sym_length, sym_body;		/* Symbol */
 	uint32_t blob_name, blob_size, blob_frame_size; /* CodeBlob */
 	uint32_t size_method, size_cm, size_cp, size_symbol; /* types */
+	uint32_t nm_method;	/* CompiledMethod or nmethod ::_method */
+	uint32_t ga_len, ga_data; /* GrowableArray */
+	uint32_t heap_memory, heap_segmap, heap_log2; /* CodeHeap */
+	uint32_t vs_low_boundary, vs_high_boundary, vs_low; /* VirtualSpace */
+	uint32_t size_heapblock;
+	uint64_t found;		/* bit per wanted field seen (interp_hotspot.c) */
+	struct hs_heap heaps[HS_HEAPS_MAX];
+	uint32_t n_heaps;
 	int64_t has_linenumber; /* ConstMethod flag bit, -1 unknown */
 	uint32_t u5_excess;	/* 1: UNSIGNED5 streams of JDK 21+ */
 };
@@ -63,6 +78,11 @@ struct hs_vm {
  * no sense or a field the names need is missing; a read's error. */
 int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 	       const uint64_t sym[HS_SYM_COUNT], struct hs_vm *out);
+
+/* Fill vm->heaps from the process (hs_read_vm does; attach again when
+ * the code cache changed). */
+void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
+		   struct hs_vm *vm);
 
 /* Look one int or long constant up by name, as the VM exports it.
  * 0 with *value, -ENOENT, or a read's error. */

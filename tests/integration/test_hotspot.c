@@ -45,11 +45,15 @@ static const char *compile_split(const struct jdk *j, int idx)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dir : NULL;
 }
 
-static void split_test(const struct jdk *j, int idx, const char *flag)
+/* flag: the JVM's option; split: assert the split too (interpreted
+ * frames: compiled ones lose the methods C2 inlined, not expanded yet) */
+static void split_test(const struct jdk *j, int idx, const char *flag,
+		       bool split)
 {
-	static const char *const chain[3] = { ";Split.heavy (Split.java:",
-					      ";Split.medium (Split.java:",
-					      ";Split.light (Split.java:" };
+	/* compiled frames have no line yet: "(Split.java)" */
+	static const char *const chain[3] = { ";Split.heavy (Split.java",
+					      ";Split.medium (Split.java",
+					      ";Split.light (Split.java" };
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
 	struct folded f = { 0 };
@@ -68,8 +72,13 @@ static void split_test(const struct jdk *j, int idx, const char *flag)
 	{
 		char *argv[] = { java, (char *)flag, "-cp", (char *)dir, "Split",
 				 "30", NULL };
+		/* a cache of the test's own: the machine's may hold records
+		 * of other builds, whose runtimes' kinds differ */
+		char cache[600];
+		const char *extra[] = { "-cache-dir", cache, NULL };
 
-		if (!ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, &f, &err), 0,
+		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
+		if (!ASSERT_EQ(h_profile_workload(argv, "6s", HZ, extra, &f, &err), 0,
 			       "profiler exit code")) {
 			printf("%s\n", err ? err : "");
 			goto out;
@@ -85,7 +94,7 @@ static void split_test(const struct jdk *j, int idx, const char *flag)
 			continue;
 		total += c;
 		if (strstr(s, ";start_thread;") &&
-		    strstr(s, ";Split.main (Split.java:"))
+		    strstr(s, ";Split.main (Split.java"))
 			complete += c;
 		for (k = 0; k < 3; k++)
 			if (strstr(s, chain[k]))
@@ -104,7 +113,7 @@ static void split_test(const struct jdk *j, int idx, const char *flag)
 	if (!ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
 		       ">= 95% complete (Java to Split.main, native to start_thread)"))
 		h_dump_top(&f, "java", 8);
-	for (k = 0; k < 3; k++)
+	for (k = 0; split && k < 3; k++)
 		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
 			      (int)(10 * want[k])),
 			  30, "the split within 3 points");
@@ -118,5 +127,24 @@ TEST_ROOT(hotspot_split_60_30_10_xint)
 	size_t i;
 
 	for (i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
-		split_test(&jdks[i], (int)i, "-Xint");
+		split_test(&jdks[i], (int)i, "-Xint", true);
+}
+
+/* Default tiered compilation (the flag only fills the slot: the
+ * collector plays no part): C1 and C2 code unwound by frame size; the
+ * split is noted, not asserted, until inlined methods are expanded. */
+TEST_ROOT(hotspot_jit_complete)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
+		split_test(&jdks[i], (int)i, "-XX:+UseSerialGC", false);
+}
+
+TEST_ROOT(hotspot_jit_preserve_fp_complete)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
+		split_test(&jdks[i], (int)i, "-XX:+PreserveFramePointer", false);
 }

@@ -304,6 +304,11 @@ static void check_jdk(const struct jdk *j)
 	ASSERT_GE(vm.n_longs, 20, "long constants");
 	ASSERT_GT(vm.interp_hi - vm.interp_lo, 65536, "the interpreter's code");
 	ASSERT_GT(vm.has_linenumber, 0, "the line-number flag found");
+	/* -Xint: one code heap (no tiered compilation, no segmentation) */
+	ASSERT_GE(vm.n_heaps, 1, "the code heaps");
+	ASSERT_TRUE(vm.n_heaps && vm.interp_lo >= vm.heaps[0].lo &&
+			    vm.interp_hi <= vm.heaps[0].hi,
+		    "the interpreter inside the code heap");
 	dump = jhsdb_dump(j, pid);
 	if (dump) {
 		const uint32_t mine[] = { vm.method_const, vm.cm_constants,
