@@ -1,6 +1,8 @@
 // Split.java: main -> run -> {heavy, medium, light} -> *Leaf -> work.
 // Each round burns 6, 3 and 1 ms of the thread's own CPU time in the
-// three chains, so the expected split is 60/30/10 whatever the load.
+// three chains, times a random factor (0.5 to 1.5) so that the rounds do
+// not beat with a CPU-clock sampling period: the expected split is
+// 60/30/10 whatever the load.
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 
@@ -47,10 +49,14 @@ public class Split {
 	}
 
 	static void run(long end) {
+		java.util.Random rnd = new java.util.Random(1);
+
 		while (System.nanoTime() < end) {
-			heavy(6000000);
-			medium(3000000);
-			light(1000000);
+			double f = 0.5 + rnd.nextDouble();
+
+			heavy((long)(6000000 * f));
+			medium((long)(3000000 * f));
+			light((long)(1000000 * f));
 		}
 	}
 
