@@ -597,6 +597,23 @@ static uint32_t line_of(interp_read_fn read, void *arg, pid_t pid,
 	return hs_line_of(tab, len, bci, vm->u5_excess);
 }
 
+/* A lambda's hidden class is named with its address
+ * ("Sort$$Lambda$14/0x0000000800c03000" in 17, "Sort$$Lambda+0x..." or
+ * "Sort$$Lambda$1+0x..." later): cut it, so that the name is the same in
+ * every process. */
+static void lambda_name(char *cls)
+{
+	char *p = strstr(cls, "$$Lambda"), *q;
+
+	if (!p)
+		return;
+	for (q = p + 8; *q; q++)
+		if ((*q == '+' || *q == '.') && q[1] == '0' && q[2] == 'x') {
+			*q = 0;
+			return;
+		}
+}
+
 int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		  const struct hs_vm *vm, const struct interp_frame *f,
 		  struct interp_symbol *out)
@@ -630,6 +647,7 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	/* a Utf8 entry is the Symbol*; the low bit may tag it */
 	if (rd_symbol(read, arg, pid, vm, kname, cls, sizeof(cls), true))
 		snprintf(cls, sizeof(cls), "?");
+	lambda_name(cls);
 	err = rd_symbol(read, arg, pid, vm, s_name & ~1ull, fn, sizeof(fn),
 			false);
 	if (err)

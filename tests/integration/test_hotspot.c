@@ -29,20 +29,54 @@ static const struct jdk jdks[] = {
 	{ "Temurin 25", "/usr/lib/jvm/temurin-25-jdk-amd64" },
 };
 
-/* Split.class into a directory of the test's own; NULL when javac
- * failed. */
-static const char *compile_split(const struct jdk *j, int idx)
+/* tests/workloads/java/<name>.java compiled into a directory of the
+ * test's own; NULL when javac failed. */
+static const char *compile_java(const struct jdk *j, int idx, const char *name)
 {
 	static char dir[512];
 	char cmd[1200];
 	int st;
 
-	snprintf(dir, sizeof(dir), "%s/hs-split-%d", test_tmpdir(), idx);
+	snprintf(dir, sizeof(dir), "%s/hs-%s-%d", test_tmpdir(), name, idx);
 	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s %s/tests/workloads/java/Split.java",
-		 j->home, dir, test_srcdir());
+	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s %s/tests/workloads/java/%s.java",
+		 j->home, dir, test_srcdir(), name);
 	st = system(cmd);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dir : NULL;
+}
+
+/* Run class (compiled from tests/workloads/java) under the JDK with flag
+ * for 6 s of profile, into f.  false (after a SKIP note or a failed
+ * assertion) when it could not. */
+static bool profile_java(const struct jdk *j, int idx, const char *class,
+			 const char *flag, struct folded *f, char **err)
+{
+	char java[512], cache[600];
+	const char *dir;
+
+	snprintf(java, sizeof(java), "%s/bin/java", j->home);
+	if (access(java, X_OK)) {
+		test_note("%s: SKIP, %s is not installed", j->name, java);
+		return false;
+	}
+	dir = compile_java(j, idx, class);
+	if (!ASSERT_NOT_NULL(dir, "javac"))
+		return false;
+	{
+		char *argv[] = { java, (char *)flag, "-cp", (char *)dir,
+				 (char *)class, "30", NULL };
+		/* a cache of the test's own: the machine's may hold records
+		 * of other builds, whose runtimes' kinds differ */
+		const char *extra[] = { "-cache-dir", cache, NULL };
+
+		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
+		if (!ASSERT_EQ(h_profile_workload(argv, "6s", HZ, extra, f, err), 0,
+			       "profiler exit code")) {
+			printf("%s\n", *err ? *err : "");
+			return false;
+		}
+	}
+	return true;
 }
 
 /* flag: the JVM's option; split: assert the split too.  Compiled frames
@@ -59,33 +93,11 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
 	struct folded f = { 0 };
-	char java[512], *err = NULL;
-	const char *dir;
+	char *err = NULL;
 	int i, k;
 
-	snprintf(java, sizeof(java), "%s/bin/java", j->home);
-	if (access(java, X_OK)) {
-		test_note("%s: SKIP, %s is not installed", j->name, java);
-		return;
-	}
-	dir = compile_split(j, idx);
-	if (!ASSERT_NOT_NULL(dir, "javac Split.java"))
-		return;
-	{
-		char *argv[] = { java, (char *)flag, "-cp", (char *)dir, "Split",
-				 "30", NULL };
-		/* a cache of the test's own: the machine's may hold records
-		 * of other builds, whose runtimes' kinds differ */
-		char cache[600];
-		const char *extra[] = { "-cache-dir", cache, NULL };
-
-		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
-		if (!ASSERT_EQ(h_profile_workload(argv, "6s", HZ, extra, &f, &err), 0,
-			       "profiler exit code")) {
-			printf("%s\n", err ? err : "");
-			goto out;
-		}
-	}
+	if (!profile_java(j, idx, "Split", flag, &f, &err))
+		goto out;
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
@@ -148,4 +160,60 @@ TEST_ROOT(hotspot_split_60_30_10_jit_preserve_fp)
 
 	for (i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
 		split_test(&jdks[i], (int)i, "-XX:+PreserveFramePointer", true);
+}
+
+/* A comparator called from Arrays.sort (the JDK's TimSort, Java too):
+ * the nested class' compare and a lambda's body, each under
+ * Sort.sortAll;java.util.Arrays.sort, the lambda named by its hidden
+ * class without its address. */
+TEST_ROOT(hotspot_sort_comparator_and_lambda_xint)
+{
+	size_t j;
+
+	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
+		struct folded f = { 0 };
+		char *err = NULL;
+		uint64_t cmp = 0, cmp_ok = 0, lam = 0, lam_ok = 0;
+		int i;
+
+		if (!profile_java(&jdks[j], (int)j, "Sort", "-Xint", &f, &err))
+			goto next;
+		for (i = 0; i < f.n; i++) {
+			const char *s = f.lines[i].stack, *a, *b, *c;
+			uint64_t n = f.lines[i].count;
+
+			if (strncmp(s, "java;", 5))
+				continue;
+			a = strstr(s, ";Sort.sortAll (Sort.java:");
+			b = a ? strstr(a, ";java.util.Arrays.sort (Arrays.java:") : NULL;
+			if ((c = strstr(s, ";Sort$ByWeight.compare (Sort.java:21)"))) {
+				cmp += n;
+				if (b && b < c && strstr(s, ";start_thread;"))
+					cmp_ok += n;
+			}
+			if ((c = strstr(s, ";Sort.lambda$sortAll$0 (Sort.java:27)"))) {
+				lam += n;
+				if (b && b < c && strstr(s, "$$Lambda") &&
+				    !strstr(s, "$$Lambda$1+0x") &&
+				    !strstr(s, "$$Lambda+0x") &&
+				    strstr(s, ";start_thread;"))
+					lam_ok += n;
+			}
+		}
+		test_note("%s: comparator %llu samples, %.1f%% under sortAll;Arrays.sort; "
+			  "lambda %llu, %.1f%%",
+			  jdks[j].name, (unsigned long long)cmp,
+			  100.0 * cmp_ok / (cmp ? cmp : 1), (unsigned long long)lam,
+			  100.0 * lam_ok / (lam ? lam : 1));
+		ASSERT_GE(cmp, 200, "samples in the comparator");
+		ASSERT_GE(lam, 200, "samples in the lambda");
+		ASSERT_GE(10000 * cmp_ok / (cmp ? cmp : 1), 9500,
+			  "the comparator between the right frames");
+		if (!ASSERT_GE(10000 * lam_ok / (lam ? lam : 1), 9500,
+			       "the lambda named, between the right frames"))
+			h_dump_top(&f, "java", 6);
+next:
+		free(err);
+		h_free_folded(&f);
+	}
 }
