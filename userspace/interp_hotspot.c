@@ -126,6 +126,16 @@ static const struct hs_want {
 	F("VirtualSpace", "_low_boundary", vs_low_boundary, false),
 	F("VirtualSpace", "_high_boundary", vs_high_boundary, false),
 	F("VirtualSpace", "_low", vs_low, false),
+	/* a compiled pc's scopes: JDK 17's layout, then JDK 23's */
+	F("CodeBlob", "_code_begin", blob_code_begin, false),
+	F("CodeBlob", "_code_offset", blob_code_offset, false),
+	F("CompiledMethod", "_scopes_data_begin", cm_scopes_data, false),
+	F("nmethod", "_dependencies_offset", nm_deps_off, false),
+	F("nmethod", "_immutable_data", nm_immutable, false),
+	F("nmethod", "_scopes_data_offset", nm_scopes_data_off, false),
+	F("nmethod", "_scopes_pcs_offset", nm_scopes_pcs_off, false),
+	F("PcDesc", "_pc_offset", pcd_pc, false),
+	F("PcDesc", "_scope_decode_offset", pcd_scope, false),
 #undef F
 #undef S
 };
@@ -139,6 +149,7 @@ static const struct hs_type_want {
 	{ "ConstantPool", offsetof(struct hs_vm, size_cp) },
 	{ "Symbol", offsetof(struct hs_vm, size_symbol) },
 	{ "HeapBlock", offsetof(struct hs_vm, size_heapblock) },
+	{ "PcDesc", offsetof(struct hs_vm, size_pcdesc) },
 };
 
 /* A field of a table's entries: the variable giving its offset, its
@@ -614,6 +625,111 @@ static void lambda_name(char *cls)
 		}
 }
 
+/* Bytes of PcDescs read at once, scopes read at most. */
+#define HS_PCDESC_CHUNK 64
+#define HS_PCDESC_MAX 65536
+#define HS_SCOPE_DEPTH 32
+
+static int32_t rd_i32(interp_read_fn read, void *arg, pid_t pid,
+		      uint64_t addr, bool *ok)
+{
+	int32_t v = 0;
+
+	if (*ok && rd(read, arg, pid, addr, &v, 4))
+		*ok = false;
+	return v;
+}
+
+/* The bytecode index of an nmethod's own method at pc (data of a
+ * compiled frame: a return address minus one, or the leaf's pc): the
+ * first PcDesc with a scope at or after pc + 1 (as HotSpot's
+ * pc_desc_near; else the last one before), then its scope chain out to
+ * the outermost scope.  -1 when unknown. */
+static int32_t compiled_bci(interp_read_fn read, void *arg, pid_t pid,
+			    const struct hs_vm *vm, uint64_t nm, uint64_t pc)
+{
+	uint8_t chunk[HS_PCDESC_CHUNK * 16], sd[32];
+	uint64_t code = 0, pcs, pcs_end, scopes, imm = 0, n, i, base;
+	int32_t target, off = 0, before = 0;
+	uint32_t v[3];
+	size_t pos;
+	bool ok = true;
+	int depth, k;
+
+	if (!vm->size_pcdesc || vm->size_pcdesc > 16 || vm->pcd_pc + 4 > vm->size_pcdesc ||
+	    vm->pcd_scope + 4 > vm->size_pcdesc)
+		return -1;
+	if (have(vm, offsetof(struct hs_vm, blob_code_begin)) &&
+	    have(vm, offsetof(struct hs_vm, cm_scopes_data)) &&
+	    have(vm, offsetof(struct hs_vm, nm_deps_off))) {
+		/* JDK 17: absolute code and scopes, header-relative pcs */
+		if (rd64(read, arg, pid, nm + vm->blob_code_begin, &code) ||
+		    rd64(read, arg, pid, nm + vm->cm_scopes_data, &scopes))
+			return -1;
+		pcs = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
+		pcs_end = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_deps_off, &ok);
+	} else if (have(vm, offsetof(struct hs_vm, blob_code_offset)) &&
+		   have(vm, offsetof(struct hs_vm, nm_immutable)) &&
+		   have(vm, offsetof(struct hs_vm, nm_scopes_data_off))) {
+		/* JDK 23 on: the pcs then the scopes in the immutable data */
+		code = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->blob_code_offset, &ok);
+		if (rd64(read, arg, pid, nm + vm->nm_immutable, &imm) || !imm)
+			return -1;
+		pcs = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
+		scopes = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_data_off, &ok);
+		pcs_end = scopes;
+	} else {
+		return -1;
+	}
+	if (!ok || pcs_end <= pcs || pc + 1 < code || pc + 1 - code > INT32_MAX)
+		return -1;
+	target = (int32_t)(pc + 1 - code);
+	n = (pcs_end - pcs) / vm->size_pcdesc;
+	if (n > HS_PCDESC_MAX)
+		return -1;
+	for (base = 0; base < n && !off; base += HS_PCDESC_CHUNK) {
+		uint64_t m = n - base < HS_PCDESC_CHUNK ? n - base : HS_PCDESC_CHUNK;
+
+		if (rd(read, arg, pid, pcs + base * vm->size_pcdesc, chunk,
+		       m * vm->size_pcdesc))
+			return -1;
+		for (i = 0; i < m; i++) {
+			int32_t po, so;
+
+			memcpy(&po, chunk + i * vm->size_pcdesc + vm->pcd_pc, 4);
+			memcpy(&so, chunk + i * vm->size_pcdesc + vm->pcd_scope, 4);
+			if (so <= 0)
+				continue; /* no scope here (the sentinel) */
+			if (po >= target) {
+				off = so;
+				break;
+			}
+			before = so;
+		}
+	}
+	/* past the last PcDesc with a scope (a leaf in the tail of the
+	 * code): the one before */
+	if (!off)
+		off = before;
+	/* each scope: its sender's offset (0: none), the method's
+	 * metadata index, the bci + 1 */
+	for (depth = 0; off > 0 && depth < HS_SCOPE_DEPTH; depth++) {
+		size_t len = sizeof(sd);
+
+		while (len >= 4 && rd(read, arg, pid, scopes + (uint32_t)off, sd, len))
+			len /= 2;
+		if (len < 4)
+			return -1;
+		for (pos = 0, k = 0; k < 3; k++)
+			if (!u5_read(sd, len, &pos, &v[k], vm->u5_excess))
+				return -1;
+		if (!v[0])
+			return (int32_t)v[2] - 1;
+		off = (int32_t)v[0];
+	}
+	return -1;
+}
+
 int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		  const struct hs_vm *vm, const struct interp_frame *f,
 		  struct interp_symbol *out)
@@ -660,9 +776,20 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		rd_symbol(read, arg, pid, vm, s_file & ~1ull, out->file,
 			  sizeof(out->file), false);
 	if (f->n_payload > 1 && (f->payload[1] >> 63)) {
-		/* compiled: the pc; its line and inlined methods need the
-		 * nmethod's scopes, not read yet */
-		out->address = bcp;
+		/* compiled: data is the pc; the line of the frame's own
+		 * method from its outermost scope (the methods inlined into
+		 * it are not shown yet) */
+		int32_t bci = compiled_bci(read, arg, pid, vm,
+					   f->payload[1] & ~HOTSPOT_COMPILED,
+					   f->data);
+
+		out->address = f->data;
+		/* the method's entry (InvocationEntryBci): its first line */
+		if (bci == -1)
+			bci = 0;
+		if (bci >= 0 && bci < code_size)
+			out->line = line_of(read, arg, pid, vm, cm, code_size,
+					    (uint32_t)bci);
 		return 0;
 	}
 	/* the bytecode index: the bcp within the bytecodes, which follow

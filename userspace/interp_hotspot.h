@@ -65,6 +65,11 @@ struct hs_vm {
 	uint32_t heap_memory, heap_segmap, heap_log2; /* CodeHeap */
 	uint32_t vs_low_boundary, vs_high_boundary, vs_low; /* VirtualSpace */
 	uint32_t size_heapblock;
+	/* a compiled pc's scopes (JDK 17: absolute code and scopes; JDK 23
+	 * on: in the nmethod's immutable data) */
+	uint32_t blob_code_begin, blob_code_offset, cm_scopes_data;
+	uint32_t nm_deps_off, nm_immutable, nm_scopes_data_off, nm_scopes_pcs_off;
+	uint32_t pcd_pc, pcd_scope, size_pcdesc;
 	uint64_t found;		/* bit per wanted field seen (interp_hotspot.c) */
 	struct hs_heap heaps[HS_HEAPS_MAX];
 	uint32_t n_heaps;

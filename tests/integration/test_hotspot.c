@@ -86,12 +86,11 @@ static bool profile_java(const struct jdk *j, int idx, const char *class,
 static void split_test(const struct jdk *j, int idx, const char *flag,
 		       bool split)
 {
-	/* compiled frames have no line yet: "(Split.java)" */
 	static const char *const chain[3] = { ";Split.heavy (Split.java",
 					      ";Split.medium (Split.java",
 					      ";Split.light (Split.java" };
 	static const double want[3] = { 60, 30, 10 };
-	uint64_t total = 0, complete = 0, n[3] = { 0 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 }, noline = 0;
 	struct folded f = { 0 };
 	char *err = NULL;
 	int i, k;
@@ -113,17 +112,27 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 		for (k = 0; k < 3; k++)
 			if (strstr(s, chain[k]))
 				n[k] += c;
+		/* a Java frame of Split without its line */
+		if (strstr(s, " (Split.java);") ||
+		    (strlen(s) > 13 && !strcmp(s + strlen(s) - 13, " (Split.java)"))) {
+			noline += c;
+			if (getenv("HS_DUMP"))
+				printf("noline %llu %s\n", (unsigned long long)c,
+				       strstr(s, "Split.main") ? strstr(s, "Split.main") : s);
+		}
 	}
 	if (getenv("HS_DUMP"))
 		h_dump_top(&f, "java", 12);
 	test_note("%s %s: %llu samples of the java thread, %.1f%% complete; heavy %.1f%% "
-		  "medium %.1f%% light %.1f%%; err_hotspot_read=%lld",
+		  "medium %.1f%% light %.1f%%; %.1f%% with a frame without line; err_hotspot_read=%lld",
 		  j->name, flag, (unsigned long long)total,
 		  100.0 * complete / (total ? total : 1),
 		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
-		  100.0 * n[2] / (total ? total : 1),
+		  100.0 * n[2] / (total ? total : 1), 100.0 * noline / (total ? total : 1),
 		  h_summary_value(err, "err_hotspot_read"));
 	ASSERT_GE(total, 300, "samples");
+	/* interpreted frames by their bcp, compiled ones by their PcDesc */
+	ASSERT_LE(100 * noline, 5 * total, "<= 5% of stacks with a Split frame without line");
 	if (!ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
 		       ">= 95% complete (Java to Split.main, native to start_thread)"))
 		h_dump_top(&f, "java", 8);
