@@ -3,7 +3,10 @@
  * pprof (perftools.profiles.Profile), gzip'd, in the Go runtime's CPU
  * profile convention so `go tool pprof` shows time: sample types
  * samples/count and cpu/nanoseconds (value = count, count * period),
- * period type cpu/nanoseconds.  Mappings and locations carry runtime
+ * period type cpu/nanoseconds.  A batch with off-CPU samples adds a third
+ * type, off_cpu/nanoseconds: those samples have their time off the CPU
+ * there and 0 in the other two (and the CPU ones 0 in it), and cpu stays
+ * the default type.  Mappings and locations carry runtime
  * addresses (ELF address + load bias), which is what pprof's own
  * symbolizer expects; functions carry the names we have.  Labels:
  * thread.name, process.pid, thread.id, cpu.logical_number, all strings:
@@ -40,6 +43,7 @@ struct pp {
 	uint64_t *loc_id;	 /* batch location -> pprof id, 0 = unused */
 	uint64_t *map_id;	 /* batch mapping -> pprof id, 0 = unused */
 	uint32_t n_locs, n_maps;
+	bool offcpu; /* the off_cpu/nanoseconds sample type */
 };
 
 static int32_t str(struct pp *pp, const char *s)
@@ -242,7 +246,7 @@ static int build_samples(struct pp *pp, PProfile *p)
 		perftools__profiles__sample__init(s);
 		s->location_id = rep_arena_calloc(&pp->arena, st->n + 1,
 						  sizeof(*s->location_id));
-		s->value = rep_arena_calloc(&pp->arena, 2, sizeof(*s->value));
+		s->value = rep_arena_calloc(&pp->arena, 3, sizeof(*s->value));
 		s->label = rep_arena_calloc(&pp->arena, 4, sizeof(*s->label));
 		if (!s->location_id || !s->value || !s->label)
 			return -ENOMEM;
@@ -250,9 +254,15 @@ static int build_samples(struct pp *pp, PProfile *p)
 			if (st->locations[j] < b->n_locations)
 				s->location_id[s->n_location_id++] =
 					pp->loc_id[st->locations[j]];
-		s->n_value = 2;
-		s->value[0] = (int64_t)rs->count;
-		s->value[1] = (int64_t)(rs->count * b->period_ns);
+		s->n_value = pp->offcpu ? 3 : 2;
+		if (rs->kind == REP_SAMPLE_OFFCPU) {
+			if (!pp->offcpu)
+				continue;
+			s->value[2] = (int64_t)rs->value;
+		} else {
+			s->value[0] = (int64_t)rs->count;
+			s->value[1] = (int64_t)(rs->count * b->period_ns);
+		}
 		s->label[s->n_label++] = label(pp, &lb[0], "thread.name",
 					       rep_thread_label(b, rs), 0);
 		s->label[s->n_label++] = label(pp, &lb[1], "process.pid", NULL, pid);
@@ -269,7 +279,7 @@ int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len)
 {
 	struct pp pp = { .b = b };
 	PProfile p = PERFTOOLS__PROFILES__PROFILE__INIT;
-	PValueType *types[2];
+	PValueType *types[3];
 	uint8_t *raw = NULL;
 	size_t n;
 	int err;
@@ -288,6 +298,17 @@ int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len)
 		goto cleanup;
 	}
 	p.n_sample_type = 2;
+	pp.offcpu = rep_batch_has(b, REP_SAMPLE_OFFCPU);
+	if (pp.offcpu) {
+		types[2] = value_type(&pp, "off_cpu", "nanoseconds");
+		if (!types[2]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		p.n_sample_type = 3;
+		/* pprof shows the last type unless told */
+		p.default_sample_type = str(&pp, "cpu");
+	}
 	p.sample_type = types;
 	p.period = (int64_t)b->period_ns;
 	p.time_nanos = (int64_t)b->start_ns;
