@@ -420,6 +420,7 @@ static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
 		l.filename = fr[j].file;
 		l.line = fr[j].line;
 		kk.b[1] = j;
+		l.inl_more = j + 1 < n;
 		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l);
 		if (i == REP_NONE)
 			return REP_NONE;

@@ -5,11 +5,13 @@
  * under inlined_b, both folded into caller; with -inline-frames each
  * sample's stack names the inlined function it was in.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../unit/rep_fixture.h"
 #include "../unit/test.h"
 #include "harness.h"
 
@@ -108,4 +110,56 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 	split_check(strcat(strcpy(cmd, dir), "/inline-bid"), "inline-bid");
 	unlink(bid_file);
 	rmdir(bid_dir); /* only when the test made it (else not empty) */
+}
+
+/* pprof and OTLP: a machine frame with inlined functions is one Location
+ * with several Lines, innermost first (caller's frame, at a return
+ * address inside inlined_a's code: inlined_a, then caller), decoded by
+ * protoc against the upstream protos. */
+TEST_ROOT(inline_frames_one_location_many_lines)
+{
+	static const char *const kinds[][2] = { { "pprof", "i.pb.gz" },
+						{ "otlp", "i.otlp" } };
+	const char *bin = h_workload("inline");
+	char *out = malloc(1 << 16), pid[16];
+	unsigned k;
+
+	if (!out)
+		return;
+	if (access(bin, X_OK)) {
+		test_skip("inline not built: see the workloads build");
+	} else if (!fix_upstream_protos()) {
+		test_skip("no upstream .proto files (run 'make deps' as root)");
+	} else {
+		char *wargv[] = { (char *)bin, "20", NULL };
+		pid_t w = h_spawn(wargv);
+
+		snprintf(pid, sizeof(pid), "%d", (int)w);
+		usleep(200000);
+		for (k = 0; w > 0 && k < 2; k++) {
+			const char *path = test_tmppath(kinds[k][1]);
+			const char *args[] = { "-pid", pid, "-duration", "3s",
+					       "-samples-per-second", "499",
+					       "-inline-frames", "-output", path,
+					       NULL };
+			char *err = NULL;
+			int rc = h_profile(args, &err, 60);
+
+			free(err);
+			if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+				continue;
+			rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
+			test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
+			ASSERT_EQ(rc, 0, "protoc decodes it");
+			ASSERT_TRUE(strstr(out, "inline=inlined_a;caller\n"),
+				    "inlined_a's Location: inlined_a, then caller");
+			ASSERT_TRUE(strstr(out, "inline=inlined_b;caller\n"),
+				    "inlined_b's Location: inlined_b, then caller");
+		}
+		if (w > 0) {
+			kill(w, SIGKILL);
+			h_wait(w, 5);
+		}
+	}
+	free(out);
 }

@@ -79,7 +79,10 @@ struct location_key {
 	int64_t line;
 	int32_t mapping, function; /* function 0: no Line */
 	int32_t frame_type;	   /* attribute index */
-	int32_t pad;
+	/* an inline chain's first location: its batch index + 1, so the
+	 * Location carries the chain's Lines (rep_location.inl_more); 0
+	 * otherwise */
+	int32_t chain;
 };
 
 /* A sample identity in the request: process, kind, stack, attribute set. */
@@ -198,6 +201,22 @@ static int32_t location_index(struct ot *o, uint32_t l)
 
 		k.function = intern(o, &o->funcs, &f, sizeof(f));
 	}
+	if (rl->inl_more && k.function) {
+		uint32_t m;
+
+		k.chain = (int32_t)l + 1;
+		/* the chain's functions in the table now, found again when
+		 * the Location is written */
+		for (m = l + 1; m < o->b->n_locations; m++) {
+			const struct rep_location *ml = &o->b->locations[m];
+			struct function_key f = { str(o, ml->function),
+						  str(o, ml->filename) };
+
+			intern(o, &o->funcs, &f, sizeof(f));
+			if (!ml->inl_more)
+				break;
+		}
+	}
 	return o->loc_index[l] = intern(o, &o->locs, &k, sizeof(k));
 }
 
@@ -207,7 +226,8 @@ static int32_t stack_index(struct ot *o, uint32_t s)
 	uint32_t i, n = 0;
 
 	for (i = 0; i < st->n; i++)
-		if (st->locations[i] < o->b->n_locations)
+		if (st->locations[i] < o->b->n_locations &&
+		    !rep_inl_member(o->b->locations, st->locations[i]))
 			o->stack_buf[n++] = location_index(o, st->locations[i]);
 	return intern(o, &o->stacks, o->stack_buf, n * sizeof(*o->stack_buf));
 }
@@ -420,11 +440,41 @@ static int build_functions(struct ot *o, ODict *d)
 	return 0;
 }
 
+/* The Lines of an inline chain's Location: first (the innermost
+ * function, already filled), then the functions it was inlined into, in
+ * the batch's locations after first (rep_location.inl_more). */
+static int chain_lines(struct ot *o, uint32_t first, OLine *head, OLocation *l)
+{
+	uint32_t n = 1, m;
+
+	while (first + n < o->b->n_locations &&
+	       o->b->locations[first + n - 1].inl_more)
+		n++;
+	if (!ARENA_ARRAY(o, l->lines, n))
+		return -ENOMEM;
+	l->lines[l->n_lines++] = head;
+	for (m = first + 1; m < first + n; m++) {
+		const struct rep_location *ml = &o->b->locations[m];
+		struct function_key f = { str(o, ml->function),
+					  str(o, ml->filename) };
+		OLine *ln = rep_arena_calloc(&o->arena, 1, sizeof(*ln));
+
+		if (!ln)
+			return -ENOMEM;
+		opentelemetry__proto__profiles__v1development__line__init(ln);
+		ln->function_index = intern(o, &o->funcs, &f, sizeof(f));
+		ln->line = ml->line;
+		l->lines[l->n_lines++] = ln;
+	}
+	return 0;
+}
+
 static int build_locations(struct ot *o, ODict *d)
 {
 	OLocation *l;
 	OLine *ln;
 	size_t i;
+	int err = 0;
 
 	if (!ARENA_ARRAY(o, d->location_table, o->locs.n) ||
 	    !ARENA_ARRAY(o, l, o->locs.n) || !ARENA_ARRAY(o, ln, o->locs.n))
@@ -448,10 +498,14 @@ static int build_locations(struct ot *o, ODict *d)
 		opentelemetry__proto__profiles__v1development__line__init(&ln[i]);
 		ln[i].function_index = k->function;
 		ln[i].line = k->line;
-		if (!ARENA_ARRAY(o, l[i].lines, 1))
-			return -ENOMEM;
-		l[i].lines[0] = &ln[i];
-		l[i].n_lines = 1;
+		if (k->chain)
+			err = chain_lines(o, (uint32_t)k->chain - 1, &ln[i], &l[i]);
+		else if (ARENA_ARRAY(o, l[i].lines, 1))
+			l[i].lines[l[i].n_lines++] = &ln[i];
+		else
+			err = -ENOMEM;
+		if (err)
+			return err;
 	}
 	return 0;
 }

@@ -82,7 +82,8 @@ static int mark_used(struct pp *pp)
 		for (j = 0; j < b->stacks[s->stack].n; j++) {
 			uint32_t l = b->stacks[s->stack].locations[j], m;
 
-			if (l >= b->n_locations || pp->loc_id[l])
+			if (l >= b->n_locations || pp->loc_id[l] ||
+			    rep_inl_member(b->locations, l))
 				continue;
 			pp->loc_id[l] = ++pp->n_locs;
 			m = b->locations[l].mapping;
@@ -165,8 +166,11 @@ static int build_locations(struct pp *pp, PProfile *p)
 	p->location = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->location));
 	ls = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*ls));
 	lines = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
-	p->function = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->function));
-	fs = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*fs));
+	/* a location of an inline chain names several functions: at most
+	 * one per location of the batch */
+	p->function = rep_arena_calloc(&pp->arena, b->n_locations + 1,
+				       sizeof(*p->function));
+	fs = rep_arena_calloc(&pp->arena, b->n_locations + 1, sizeof(*fs));
 	if (!p->location || !ls || !lines || !p->function || !fs)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++) {
@@ -187,18 +191,31 @@ static int build_locations(struct pp *pp, PProfile *p)
 					b->mappings[rl->mapping].bias, rl->address);
 		}
 		if (rl->function) {
-			PLine *ln = &lines[id - 1];
+			/* an inline chain: one Line per function, innermost
+			 * first (pprof: the last is the caller the others
+			 * were inlined into) */
+			uint32_t n = 1, k;
 
-			perftools__profiles__line__init(ln);
-			ln->function_id = function_id(pp, rl, p, fs);
-			if (!ln->function_id)
-				return -ENOMEM;
-			ln->line = rl->line;
-			l->n_line = 1;
-			l->line = rep_arena_calloc(&pp->arena, 1, sizeof(*l->line));
+			while (i + n < b->n_locations && b->locations[i + n - 1].inl_more)
+				n++;
+			l->line = rep_arena_calloc(&pp->arena, n, sizeof(*l->line));
 			if (!l->line)
 				return -ENOMEM;
-			l->line[0] = ln;
+			for (k = 0; k < n; k++) {
+				const struct rep_location *kl = &b->locations[i + k];
+				PLine *ln = k ? rep_arena_calloc(&pp->arena, 1,
+								 sizeof(*ln)) :
+						&lines[id - 1];
+
+				if (!ln)
+					return -ENOMEM;
+				perftools__profiles__line__init(ln);
+				ln->function_id = function_id(pp, kl, p, fs);
+				if (!ln->function_id)
+					return -ENOMEM;
+				ln->line = kl->line;
+				l->line[l->n_line++] = ln;
+			}
 		}
 		p->location[id - 1] = l;
 	}
@@ -251,7 +268,8 @@ static int build_samples(struct pp *pp, PProfile *p)
 		if (!s->location_id || !s->value || !s->label)
 			return -ENOMEM;
 		for (j = 0; j < st->n; j++)
-			if (st->locations[j] < b->n_locations)
+			if (st->locations[j] < b->n_locations &&
+			    !rep_inl_member(b->locations, st->locations[j]))
 				s->location_id[s->n_location_id++] =
 					pp->loc_id[st->locations[j]];
 		s->n_value = pp->offcpu ? 3 : 2;

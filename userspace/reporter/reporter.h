@@ -62,7 +62,20 @@ struct rep_location {
 	const char *function; /* symbol or qualified name, or NULL */
 	const char *filename; /* source file, or NULL */
 	uint32_t line;	      /* 0 when unknown */
+	/* native frames with inline frames (-inline-frames): the location
+	 * after this one (index + 1) is the function this one's code was
+	 * inlined into, at the same address: one machine frame, which pprof
+	 * and OTLP send as one Location with several Lines, innermost first.
+	 * Stacks hold every location of such a chain, in order. */
+	bool inl_more;
 };
+
+/* Whether location l is a chain's second or later function (see
+ * rep_location.inl_more): pprof and OTLP send it inside the first. */
+static inline bool rep_inl_member(const struct rep_location *locs, uint32_t l)
+{
+	return l > 0 && locs[l - 1].inl_more;
+}
 
 /* Leaf first, as the stack really is: kernel frames (if any) first, then
  * user frames.  pprof and OTLP keep this order; folded and SVG always draw
