@@ -28,8 +28,8 @@
 #include "profiler.h"
 
 #define HOTSPOT_METRICS(X)                                                     \
-	X(FRAMES_HOTSPOT, "hotspot: interpreted Java frames unwound")          \
-	X(ERR_HOTSPOT_READ, "hotspot: reading an interpreter frame's slots failed") \
+	X(FRAMES_HOTSPOT, "hotspot: Java frames unwound, interpreted and compiled") \
+	X(ERR_HOTSPOT_READ, "hotspot: reading a Java frame's slots failed") \
 	X(HOTSPOT_NOT_READY, "hotspot: code of a JVM whose tables were not read yet") \
 	X(HOTSPOT_COMPILED, "hotspot: compiled (nmethod) frames unwound by frame size")
 
