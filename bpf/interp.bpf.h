@@ -27,6 +27,7 @@
 #include "php.bpf.h"
 #include "perl.bpf.h"
 #include "ruby.bpf.h"
+#include "hotspot.bpf.h"
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 {

@@ -74,7 +74,8 @@ enum prog_index {
 	X(TEST, test, "test")                                                  \
 	X(PHP, php, "php")                                                     \
 	X(PERL, perl, "perl")                                                  \
-	X(RUBY, ruby, "ruby")
+	X(RUBY, ruby, "ruby")                                                  \
+	X(HOTSPOT, hotspot, "hotspot")
 
 enum interp_kind {
 	INTERP_NONE = 0,

@@ -332,6 +332,55 @@ static void phpframe_seeds(void)
 	write_seed("phpframe", "method", img, sizeof(img), NULL, 0);
 }
 
+/* An interpreted method, Split.work (Split.java), laid out as JDK 17 has
+ * it: Method at 0, ConstMethod at 64 (bytecodes at 112, line table after
+ * them), ConstantPool at 256, the holder Klass at 400, Symbols after
+ * (addresses from 0x10000, as fuzz_hotspotframe maps its image). */
+static void hotspotframe_seeds(void)
+{
+	uint8_t img[9 + 640] = { 0 };
+	uint8_t *m = img + 9;
+	static const uint8_t lines[] = { 0xff, 0, 20, (4 << 3) | 1, 0 };
+	static const struct {
+		unsigned at;
+		const char *s;
+	} syms[] = { { 448, "work" }, { 480, "Split.java" }, { 520, "Split" } };
+	uint64_t v;
+	uint16_t u;
+	unsigned i;
+
+	img[0] = 0; /* a frame, JDK 17 streams */
+	v = 0x10000 + 64 + 48 + 4; /* bcp: bci 4 */
+	memcpy(img + 1, &v, 8);
+	v = 0x10000 + 64;
+	memcpy(m + 8, &v, 8); /* Method::_constMethod */
+	v = 0x10000 + 256;
+	memcpy(m + 64 + 8, &v, 8); /* ConstMethod::_constants */
+	u = 1;
+	memcpy(m + 64 + 28, &u, 2); /* _flags: has a line-number table */
+	u = 8;
+	memcpy(m + 64 + 32, &u, 2); /* _code_size */
+	u = 1;
+	memcpy(m + 64 + 34, &u, 2); /* _name_index */
+	memcpy(m + 64 + 48 + 8, lines, sizeof(lines));
+	v = 0x10000 + 400;
+	memcpy(m + 256 + 24, &v, 8); /* ConstantPool::_pool_holder */
+	u = 2;
+	memcpy(m + 256 + 54, &u, 2); /* _source_file_name_index */
+	v = 0x10000 + 448;
+	memcpy(m + 256 + 72 + 8, &v, 8); /* the pool's entry 1 */
+	v = 0x10000 + 480;
+	memcpy(m + 256 + 72 + 16, &v, 8); /* entry 2 */
+	v = 0x10000 + 520;
+	memcpy(m + 400 + 24, &v, 8); /* Klass::_name */
+	for (i = 0; i < 3; i++) {
+		u = (uint16_t)strlen(syms[i].s);
+		memcpy(m + syms[i].at + 4, &u, 2);
+		memcpy(m + syms[i].at + 6, syms[i].s, u);
+	}
+	write_seed("hotspotframe", "method", img, sizeof(img), NULL, 0);
+}
+
 /* Ruby 3.1 frames (addresses from 0x10000, as fuzz_rubyframe maps its
  * image): a method's iseq (label "heavy" embedded, path on the heap,
  * three line entries and the succinct index of positions 0, 2 and 5, the
@@ -525,6 +574,7 @@ int main(int argc, char **argv)
 	free(first_table);
 	pycode_seeds(npy);
 	phpframe_seeds();
+	hotspotframe_seeds();
 	perlframe_seeds();
 	rubyframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The HotSpot unwinder: the walk is described in hotspot.h. */
+#ifndef EP_HOTSPOT_BPF_H
+#define EP_HOTSPOT_BPF_H
+
+#include "maps.bpf.h"
+#include "hotspot.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct hotspot_proc);
+} hotspot_procs SEC(".maps") __weak;
+
+/* "nmethod\0" as a little-endian word: the name of every nmethod blob */
+#define HOTSPOT_NMETHOD_NAME 0x00646f6874656d6eULL
+/* A frame larger than this (words) is not one */
+#define HOTSPOT_FRAME_WORDS_MAX 65536
+
+/* An interpreted frame: Method* and bcp from its slots; the caller's sp
+ * is the frame's sender sp (a compiled caller's own sp, before a c2i
+ * adapter extended it), rbp and the return address are at rbp. */
+static __always_inline int hotspot_interpreted(struct scratch *s,
+					       struct hotspot_proc *p)
+{
+	__u64 fp = s->st.regs[R_FP], method = 0, bcp = 0, sender = 0;
+	__u64 frame[2];
+
+	if (!fp || bpf_probe_read_user(&method, 8,
+				       (const void *)(fp + p->method_slot)) ||
+	    bpf_probe_read_user(&bcp, 8, (const void *)(fp + p->bcp_slot)) ||
+	    bpf_probe_read_user(&sender, 8,
+				(const void *)(fp + p->sender_sp_slot)) ||
+	    bpf_probe_read_user(frame, 16, (const void *)fp)) {
+		metric_inc(METRIC_ERR_HOTSPOT_READ);
+		return INTERP_NOT_HERE;
+	}
+	if (!method)
+		return INTERP_NOT_HERE;
+	/* at the leaf the interpreter keeps the bcp in r13 and writes its
+	 * slot only at calls: both go, userland takes the one inside the
+	 * method's bytecodes */
+	if (!(s->st.flags & ST_RETURN_ADDR)) {
+		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
+					      s->st.regs[13]),
+				method, bcp, 2))
+			return INTERP_NOT_HERE;
+	} else if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
+					     bcp),
+			       method, 0, 1)) {
+		return INTERP_NOT_HERE;
+	}
+	s->st.n_interp[INTERP_HOTSPOT]++;
+	if (sender < fp + 16 || sender - fp > (1u << 20))
+		sender = fp + 16;
+	s->st.regs[R_SP] = sender;
+	s->st.regs[R_FP] = frame[0];
+	s->st.pc = frame[1];
+	s->st.flags |= ST_RETURN_ADDR;
+	return INTERP_UNWOUND;
+}
+
+/* A pc in a code heap: its blob by the segment map; an nmethod is unwound
+ * by its frame size, anything else is left to the frame-pointer walk. */
+static __always_inline int hotspot_compiled(struct scratch *s,
+					    struct hotspot_proc *p,
+					    __u64 lookup)
+{
+	struct hotspot_heap *h = NULL;
+	__u64 seg, blob, name = 0, nm_name = 0, method = 0, sp, frame[2];
+	__s32 words = 0;
+	__u8 hop = 0xff;
+	__u32 shift;
+	int i;
+
+	for (i = 0; i < HOTSPOT_HEAPS; i++)
+		if (lookup >= p->heaps[i].lo && lookup < p->heaps[i].hi) {
+			h = &p->heaps[i];
+			break;
+		}
+	if (!h)
+		return INTERP_NOT_HERE;
+	shift = h->log2 & 31;
+	seg = (lookup - h->lo) >> shift;
+	for (i = 0; i < HOTSPOT_SEGMAP_HOPS; i++) {
+		if (bpf_probe_read_user(&hop, 1, (const void *)(h->segmap + seg)) ||
+		    hop == 0xff)
+			return INTERP_NOT_HERE;
+		if (!hop)
+			break;
+		if (seg < hop)
+			return INTERP_NOT_HERE;
+		seg -= hop;
+	}
+	if (hop)
+		return INTERP_NOT_HERE;
+	blob = h->lo + (seg << shift) + p->heapblock;
+	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
+	    bpf_probe_read_user(&nm_name, 8, (const void *)name) ||
+	    nm_name != HOTSPOT_NMETHOD_NAME ||
+	    bpf_probe_read_user(&words, 4,
+				(const void *)(blob + p->blob_frame_size)) ||
+	    bpf_probe_read_user(&method, 8, (const void *)(blob + p->nm_method)))
+		return INTERP_NOT_HERE;
+	if (words <= 0 || words > HOTSPOT_FRAME_WORDS_MAX)
+		return INTERP_NOT_HERE;
+	sp = s->st.regs[R_SP] + (__u64)words * 8;
+	if (bpf_probe_read_user(frame, 16, (const void *)(sp - 16))) {
+		metric_inc(METRIC_ERR_HOTSPOT_READ);
+		return INTERP_NOT_HERE;
+	}
+	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0, lookup),
+			method, blob | HOTSPOT_COMPILED, 2))
+		return INTERP_NOT_HERE;
+	s->st.n_interp[INTERP_HOTSPOT]++;
+	metric_inc(METRIC_HOTSPOT_COMPILED);
+	s->st.regs[R_SP] = sp;
+	s->st.regs[R_FP] = frame[0];
+	s->st.pc = frame[1];
+	s->st.flags |= ST_RETURN_ADDR;
+	return INTERP_UNWOUND;
+}
+
+static __always_inline int hotspot_unwind(struct scratch *s, __u64 lookup)
+{
+	struct hotspot_proc *p;
+
+	/* only anonymous code: libjvm.so's own frames are native */
+	if (s->st.cur.file_id)
+		return INTERP_NOT_HERE;
+	p = bpf_map_lookup_elem(&hotspot_procs, &s->st.pid);
+	if (!p) {
+		/* a JVM attached before its interpreter existed: ask for
+		 * a sync (rate-limited), so its tables are read again */
+		metric_inc(METRIC_HOTSPOT_NOT_READY);
+		report_pid(s->st.pid, PEV_UNKNOWN_PC, lookup, false);
+		return INTERP_NOT_HERE;
+	}
+	if (lookup >= p->interp_lo && lookup < p->interp_hi)
+		return hotspot_interpreted(s, p);
+	return hotspot_compiled(s, p, lookup);
+}
+
+#endif
