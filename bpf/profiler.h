@@ -69,7 +69,8 @@ enum prog_index {
 	X(PYTHON, python, "cpython")                                           \
 	X(TEST, test, "test")                                                  \
 	X(PHP, php, "php")                                                     \
-	X(PERL, perl, "perl")
+	X(PERL, perl, "perl")                                                  \
+	X(V8, v8, "v8js")
 
 enum interp_kind {
 	INTERP_NONE = 0,
