@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Node.js (V8) in the host kernel: the machine's node 20 on a script
+ * whose CPU time is split 60/30/10 over three call chains
+ * (tests/workloads/node/split.js), interpreted only (--jitless: every
+ * JavaScript frame runs in the embedded builtins) and with default flags
+ * (hot code compiled by Sparkplug, Maglev and TurboFan into anonymous
+ * memory).  A stack is complete when its JavaScript frames reach the
+ * script's top level and its native frames reach _start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define NODE "/usr/bin/node"
+#define HZ "499"
+
+static bool have_node(void)
+{
+	if (access(NODE, X_OK) == 0)
+		return true;
+	test_skip("%s is not installed (make deps installs nodejs)", NODE);
+	return false;
+}
+
+static int profile_node(const char *script, bool jitless, struct folded *f,
+			char **err)
+{
+	char path[512];
+	char *plain[] = { NODE, path, "30", NULL };
+	char *interp[] = { NODE, "--jitless", path, "30", NULL };
+	/* the machine's cache may hold records other branches' runtimes
+	 * wrote under this runtime's kind number: detect afresh */
+	static const char *const extra[] = { "-no-cache", NULL };
+
+	snprintf(path, sizeof(path), "%s/tests/workloads/node/%s",
+		 test_srcdir(), script);
+	return h_profile_workload(jitless ? interp : plain, "6s", HZ, extra, f,
+				  err);
+}
+
+static void split_test(bool jitless)
+{
+	static const char *const chain[3] = { ";heavy (split.js", ";medium (split.js",
+					      ";light (split.js" };
+	static const double want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!have_node())
+		return;
+	if (!ASSERT_EQ(profile_node("split.js", jitless, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "node;", 5))
+			continue;
+		total += c;
+		if (!strncmp(s, "node;_start;", 12) &&
+		    strstr(s, ";<anonymous> (split.js);run (split.js);chain_"))
+			complete += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, chain[k]))
+				n[k] += c;
+	}
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
+		  "light %.1f%%; err_v8_read=%lld err_v8_fp_bad=%lld",
+		  jitless ? "--jitless" : "default flags (JIT)",
+		  (unsigned long long)total,
+		  100.0 * complete / (total ? total : 1),
+		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
+		  100.0 * n[2] / (total ? total : 1),
+		  h_summary_value(err, "err_v8_read"),
+		  h_summary_value(err, "err_v8_fp_bad"));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
+		       ">= 95% complete (JavaScript to the top level, native to _start)"))
+		h_dump_top(&f, "node", 8);
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(v8_split_60_30_10_jitless)
+{
+	split_test(true);
+}
+
+TEST_ROOT(v8_split_60_30_10)
+{
+	split_test(false);
+}
