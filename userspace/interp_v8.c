@@ -22,7 +22,7 @@
 #include "log.h"
 #include "v8.h"
 
-#define V8_INFO_FORMAT 1
+#define V8_INFO_FORMAT 2
 
 /* What detection keeps (store record); ELF addresses. */
 struct v8_info {
@@ -36,7 +36,7 @@ struct v8_info {
 	struct v8_layout l;
 	uint16_t pad2;
 };
-_Static_assert(sizeof(struct v8_info) == 96, "v8_info layout");
+_Static_assert(sizeof(struct v8_info) == 112, "v8_info layout");
 
 /*
  * A v8dbg_* field: its spellings (the type suffix changed with the
@@ -103,6 +103,25 @@ static const struct v8_sym syms[] = {
 	  L_(type_sfi), -1 },
 	{ { "v8dbg_type_Script__SCRIPT_TYPE" }, L_(type_script), -1 },
 	{ { "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE" }, L_(type_scope_info), 0 },
+	{ { "v8dbg_class_SharedFunctionInfo__function_data__Object",
+	    "v8dbg_class_SharedFunctionInfo__function_data__Tagged_Object_" },
+	  L_(sfi_function_data), 8 },
+	/* not among V8 11's symbols: its place since V8 9 */
+	{ { "v8dbg_class_BytecodeArray__source_position_table__Object",
+	    "v8dbg_class_BytecodeArray__source_position_table__Tagged_HeapObject_",
+	    "v8dbg_class_BytecodeArray__source_position_table__Tagged_Object_" },
+	  L_(bca_positions), 32 },
+	{ { "v8dbg_class_BytecodeArray__data__uintptr_t" }, L_(bca_data), 54 },
+	{ { "v8dbg_class_Script__source__Object",
+	    "v8dbg_class_Script__source__Tagged_Object_" }, L_(script_source), 8 },
+	{ { "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE" },
+	  L_(type_bytecode_array), 0 },
+	{ { "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE" }, L_(type_byte_array), 0 },
+	{ { "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject",
+	    "v8dbg_class_Code__bytecode_or_interpreter_data__Tagged_HeapObject_",
+	    "v8dbg_class_Code__bytecode_or_interpreter_data__Object" },
+	  L_(code_bytecode), 16 },
+	{ { "v8dbg_type_Code__CODE_TYPE" }, L_(type_code), 0 },
 };
 #undef L_
 #undef I_
@@ -540,12 +559,125 @@ static int scope_info_name(const struct v8_reader *r, uint64_t si, char *out,
 	return -ENOENT;
 }
 
+/* ---- lines ---------------------------------------------------------------- */
+
+/* A source position table: per entry, the bytecode offset delta then the
+ * source position delta, each a zigzag-encoded VLQ (7 bits a byte, low
+ * group first, 0x80: more); a negative offset delta (-delta - 1) marks an
+ * expression rather than a statement.  A position is the script offset
+ * plus one, shifted left once (bit 0: external), with the inlining id
+ * above bit 31. */
+#define V8_POS_TABLE_MAX (1u << 16)
+static bool vlq(const uint8_t *p, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	do {
+		if (*i >= n || shift > 63)
+			return false;
+		v |= (uint64_t)(p[*i] & 0x7f) << shift;
+		shift += 7;
+	} while (p[(*i)++] & 0x80);
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return true;
+}
+
+/* The script offset of bytecode offset target in table (the last entry
+ * at or before it; target 0: the function's own position).  -1 when the
+ * table has none. */
+static int64_t table_position(const uint8_t *p, size_t n, int64_t target)
+{
+	int64_t code = 0, raw = 0, d, pos = -1;
+	size_t i = 0;
+
+	while (i < n) {
+		if (!vlq(p, n, &i, &d))
+			break;
+		code += d < 0 ? -d - 1 : d;
+		if (!vlq(p, n, &i, &d))
+			break;
+		raw += d;
+		if (code > target && pos >= 0)
+			break;
+		pos = ((raw >> 1) & 0x3fffffff) - 1;
+	}
+	return pos;
+}
+
+/* The script offset a frame runs: from the BytecodeArray's source
+ * positions at the frame's bytecode offset, or the function's start. */
+static int64_t frame_position(const struct v8_reader *r, uint64_t bca,
+			      bool have_off, uint32_t off)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t table, len;
+	int64_t target = 0, pos;
+	uint16_t type;
+	uint8_t *buf;
+
+	if (!l->type_bytecode_array || !l->type_byte_array ||
+	    type_of(r, bca, &type))
+		return -1;
+	/* a function with baseline code keeps its bytecode there */
+	if (l->type_code && type == l->type_code &&
+	    (field(r, bca, l->code_bytecode, &bca) || type_of(r, bca, &type)))
+		return -1;
+	if (type != l->type_bytecode_array ||
+	    field(r, bca, l->bca_positions, &table) ||
+	    type_of(r, table, &type) || type != l->type_byte_array ||
+	    field(r, table, 8, &len) || (len & 0xffffffff))
+		return -1;
+	len >>= 32;
+	if (!len || len > V8_POS_TABLE_MAX)
+		return -1;
+	/* the frame's offset counts from the tagged array */
+	if (have_off && off >= (uint32_t)l->bca_data - 1)
+		target = off - (l->bca_data - 1);
+	buf = malloc(len);
+	if (!buf)
+		return -1;
+	pos = rd(r, table - 1 + l->fixed_data, buf, len) ? -1 :
+		table_position(buf, len, target);
+	free(buf);
+	return pos;
+}
+
+/* Sources read to find a line: at most this many characters. */
+#define V8_SOURCE_MAX (4u << 20)
+
+/* The line of script offset pos: newlines before it in the source. */
+static uint32_t source_line(const struct v8_reader *r, uint64_t script,
+			    int64_t pos)
+{
+	uint64_t src;
+	unsigned pieces = 0;
+	size_t n = 0, i;
+	uint32_t line = 1;
+	char *buf;
+
+	if (pos < 0 || pos >= V8_SOURCE_MAX ||
+	    field(r, script, r->l->script_source, &src))
+		return 0;
+	buf = malloc((size_t)pos + 1);
+	if (!buf)
+		return 0;
+	if (str_append(r, src, buf, &n, (size_t)pos, &pieces) || n < (size_t)pos)
+		line = 0;
+	for (i = 0; line && i < n; i++)
+		line += buf[i] == '\n';
+	free(buf);
+	return line;
+}
+
 int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		  const struct v8_layout *l, const struct interp_frame *f,
 		  struct interp_symbol *out)
 {
 	const struct v8_reader r = { read, arg, pid, l };
 	uint64_t fn = f->n_payload ? f->payload[0] : 0, sfi, name, script, sname;
+	uint64_t bca;
+	int64_t pos;
 	uint16_t type;
 	int err;
 
@@ -567,10 +699,18 @@ int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	}
 	if (!out->name[0])
 		snprintf(out->name, sizeof(out->name), "<anonymous>");
-	if (field(&r, sfi, l->sfi_script, &script) == 0 &&
-	    type_of(&r, script, &type) == 0 && type == l->type_script &&
-	    field(&r, script, l->script_name, &sname) == 0)
+	if (field(&r, sfi, l->sfi_script, &script) || type_of(&r, script, &type) ||
+	    type != l->type_script)
+		return 0;
+	if (field(&r, script, l->script_name, &sname) == 0)
 		read_str(&r, sname, out->file, sizeof(out->file));
+	/* the frame's own bytecode when it is interpreted, else the
+	 * function's (its start) */
+	pos = frame_position(&r, f->n_payload > 1 ? f->payload[1] : 0,
+			     f->data & V8_F_BCOFF, (uint32_t)f->data);
+	if (pos < 0 && field(&r, sfi, l->sfi_function_data, &bca) == 0)
+		pos = frame_position(&r, bca, false, 0);
+	out->line = source_line(&r, script, pos);
 	return 0;
 }
 

@@ -30,12 +30,22 @@ struct v8_layout {
 	uint16_t repr_mask;		 /* StringRepresentationMask */
 	uint16_t seq_tag, cons_tag, thin_tag;
 	uint16_t type_sfi, type_script, type_scope_info; /* instance types */
+	uint16_t sfi_function_data;	 /* SharedFunctionInfo::function_data */
+	uint16_t bca_positions;		 /* BytecodeArray::source_position_table */
+	uint16_t bca_data;		 /* BytecodeArray: its first bytecode */
+	uint16_t script_source;		 /* Script::source */
+	uint16_t type_bytecode_array, type_byte_array;
+	uint16_t code_bytecode; /* Code::bytecode_or_interpreter_data (baseline) */
+	uint16_t type_code;
 	uint16_t pad;
 };
 
-/* Name one V8 frame (bpf/v8.h: payload = the JSFunction) from memory
- * read through read: the function's name ("<anonymous>" when V8 has
- * none), its script's name.  Returns 0, or a negative errno when the
+/* Name one V8 frame (bpf/v8.h: payload = the JSFunction, the frame's
+ * BytecodeArray slot) from memory read through read: the function's name
+ * ("<anonymous>" when V8 has none), its script's name, and the line: of
+ * the bytecode being run in an interpreted frame, else of the function's
+ * start, from the bytecode's source positions and the script's source
+ * (0 when V8 kept neither).  Returns 0, or a negative errno when the
  * object is not a JSFunction of this layout. */
 int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		  const struct v8_layout *l, const struct interp_frame *f,

@@ -49,6 +49,17 @@ static void split_test(bool jitless)
 {
 	static const char *const chain[3] = { ";heavy (split.js", ";medium (split.js",
 					      ";light (split.js" };
+	/* each chain with the lines of its calls (interpreted frames: the
+	 * line of the bytecode being run) */
+	static const char *const lines[3] = {
+		";<anonymous> (split.js:42);run (split.js:35);chain_60 (split.js:27);"
+		"heavy (split.js:24);spin (split.js:",
+		";<anonymous> (split.js:42);run (split.js:36);chain_30 (split.js:28);"
+		"medium (split.js:25);spin (split.js:",
+		";<anonymous> (split.js:42);run (split.js:37);chain_10 (split.js:29);"
+		"light (split.js:26);spin (split.js:",
+	};
+	uint64_t with_lines = 0;
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
 	struct folded f = { 0 };
@@ -70,25 +81,34 @@ static void split_test(bool jitless)
 			continue;
 		total += c;
 		if (!strncmp(s, "node;_start;", 12) &&
-		    strstr(s, ";<anonymous> (split.js);run (split.js);chain_"))
+		    strstr(s, ";<anonymous> (split.js:42);run (split.js:3"))
 			complete += c;
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < 3; k++) {
 			if (strstr(s, chain[k]))
 				n[k] += c;
+			if (strstr(s, lines[k]))
+				with_lines += c;
+		}
 	}
 	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
-		  "light %.1f%%; err_v8_read=%lld err_v8_fp_bad=%lld",
+		  "light %.1f%%; %.1f%% with every call's line; "
+		  "err_v8_read=%lld err_v8_fp_bad=%lld",
 		  jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)total,
 		  100.0 * complete / (total ? total : 1),
 		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
 		  100.0 * n[2] / (total ? total : 1),
+		  100.0 * with_lines / (total ? total : 1),
 		  h_summary_value(err, "err_v8_read"),
 		  h_summary_value(err, "err_v8_fp_bad"));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
 		       ">= 95% complete (JavaScript to the top level, native to _start)"))
 		h_dump_top(&f, "node", 8);
+	/* compiled frames (spin, with JIT) have their function's first
+	 * line, interpreted ones the line they run */
+	ASSERT_GE(1000 * with_lines / (total ? total : 1), 950,
+		  ">= 95% with the line of each call");
 	for (k = 0; k < 3; k++)
 		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
 			      (int)(10 * want[k])),
