@@ -34,9 +34,11 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 
 	if (!p)
 		return INTERP_NOT_HERE;
-	/* in the node binary (or libnode): only its embedded builtins;
-	 * anonymous code of the process: its JIT's */
-	if (s->st.cur.file_id && (lookup < p->blob_lo || lookup >= p->blob_hi))
+	/* in the node binary (or libnode): only its embedded builtins, by
+	 * file address (V8 may map them a second time, next to its JIT
+	 * code, for short calls); anonymous code of the process: its JIT's */
+	if (s->st.cur.file_id && (lookup - s->st.cur.bias < p->blob_lo ||
+				  lookup - s->st.cur.bias >= p->blob_hi))
 		return INTERP_NOT_HERE;
 	fp = s->st.regs[R_FP];
 	sp = s->st.regs[R_SP];

@@ -50,7 +50,7 @@ INTERP_METRIC_IDS(V8, V8_METRICS);
 
 /* Per process (map "v8_procs", key pid). */
 struct v8_proc {
-	__u64 blob_lo, blob_hi; /* the embedded builtins, process addresses */
+	__u64 blob_lo, blob_hi; /* the embedded builtins, file addresses */
 	__s8 off_function;	/* v8dbg_off_fp_function */
 	__s8 off_context;	/* v8dbg_off_fp_context */
 	__s8 off_bytecode_array;

@@ -367,11 +367,10 @@ static int v8_attach(void *state, struct interp_mgr *im,
 {
 	struct v8_state *st = state;
 	const struct v8_info *info = a->files[0].data;
-	uint64_t bias = a->files[0].bias;
 	uint32_t key = (uint32_t)a->pid;
 	struct v8_proc vp = {
-		.blob_lo = info->blob_lo + bias,
-		.blob_hi = info->blob_hi + bias,
+		.blob_lo = info->blob_lo,
+		.blob_hi = info->blob_hi,
 		.off_function = info->off_function,
 		.off_context = info->off_context,
 		.off_bytecode_array = info->off_bytecode_array,

@@ -59,7 +59,7 @@ static void split_test(bool jitless)
 		";<anonymous> (split.js:42);run (split.js:37);chain_10 (split.js:29);"
 		"light (split.js:26);spin (split.js:",
 	};
-	uint64_t with_lines = 0;
+	uint64_t with_lines = 0, builtins = 0;
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
 	struct folded f = { 0 };
@@ -80,6 +80,9 @@ static void split_test(bool jitless)
 		if (strncmp(s, "node;", 5))
 			continue;
 		total += c;
+		/* V8's builtins are walked over, wherever V8 maps them */
+		if (strstr(s, ";Builtins_"))
+			builtins += c;
 		if (!strncmp(s, "node;_start;", 12) &&
 		    strstr(s, ";<anonymous> (split.js:42);run (split.js:3"))
 			complete += c;
@@ -91,7 +94,8 @@ static void split_test(bool jitless)
 		}
 	}
 	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
-		  "light %.1f%%; %.1f%% with every call's line; "
+		  "light %.1f%%; %.1f%% with every call's line; %llu with a "
+		  "builtin shown; "
 		  "err_v8_read=%lld err_v8_fp_bad=%lld",
 		  jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)total,
@@ -99,12 +103,14 @@ static void split_test(bool jitless)
 		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
 		  100.0 * n[2] / (total ? total : 1),
 		  100.0 * with_lines / (total ? total : 1),
+		  (unsigned long long)builtins,
 		  h_summary_value(err, "err_v8_read"),
 		  h_summary_value(err, "err_v8_fp_bad"));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
 		       ">= 95% complete (JavaScript to the top level, native to _start)"))
 		h_dump_top(&f, "node", 8);
+	ASSERT_EQ(builtins, 0, "no builtin among the frames");
 	/* compiled frames (spin, with JIT) have their function's first
 	 * line, interpreted ones the line they run */
 	ASSERT_GE(1000 * with_lines / (total ? total : 1), 950,
