@@ -63,6 +63,14 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 		/* a JavaScript frame: context and function are heap objects */
 		bc = v8_slot(s, p->off_bytecode_array);
 		off = v8_slot(s, p->off_bytecode_offset);
+		/* the leaf runs a bytecode handler when the interpreter's
+		 * array register holds this frame's array: its offset
+		 * register is current (untagged), the slot is not */
+		if (!s->hdr.n_frames && p->reg_bc_array < RULE_REG_COUNT &&
+		    p->reg_bc_offset < RULE_REG_COUNT && (bc & 3) == 1 &&
+		    s->st.regs[p->reg_bc_array & (RULE_REG_COUNT - 1)] == bc)
+			off = s->st.regs[p->reg_bc_offset & (RULE_REG_COUNT - 1)]
+			      << 32;
 		if (!push_frame(s,
 				FRAME_WORD(FRAME_INTERP(INTERP_V8), 0,
 					   V8_FRAME_DATA(off >> 32,

@@ -48,6 +48,8 @@ INTERP_METRIC_IDS(V8, V8_METRICS);
 #define V8_FRAME_DATA(off, valid)                                              \
 	((__u64)(__u32)(off) | ((valid) ? V8_F_BCOFF : 0))
 
+#define V8_NO_REG 0xff
+
 /* Per process (map "v8_procs", key pid). */
 struct v8_proc {
 	__u64 blob_lo, blob_hi; /* the embedded builtins, file addresses */
@@ -55,7 +57,11 @@ struct v8_proc {
 	__s8 off_context;	/* v8dbg_off_fp_context */
 	__s8 off_bytecode_array;
 	__s8 off_bytecode_offset;
-	__u32 pad;
+	/* the interpreter's registers (DWARF numbers, V8_NO_REG: none): at
+	 * the sample's leaf the bytecode offset is there, not yet in its
+	 * frame slot (which holds the offset of the frame's last call) */
+	__u8 reg_bc_offset, reg_bc_array;
+	__u16 pad;
 };
 _Static_assert(sizeof(struct v8_proc) == 24, "v8_proc layout");
 

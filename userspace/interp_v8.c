@@ -22,13 +22,16 @@
 #include "log.h"
 #include "v8.h"
 
-#define V8_INFO_FORMAT 2
+#define V8_INFO_FORMAT 3
 
 /* What detection keeps (store record); ELF addresses. */
 struct v8_info {
 	uint32_t format;
 	uint16_t major, minor, build, patch;
-	uint32_t pad;
+	/* V8's register codes of the interpreter's bytecode offset and
+	 * array (-2: not known) */
+	int8_t reg_bc_offset, reg_bc_array;
+	uint16_t pad;
 	uint64_t blob_lo, blob_hi;
 	int8_t off_function, off_context, off_bytecode_array,
 		off_bytecode_offset;
@@ -61,6 +64,8 @@ static const struct v8_sym syms[] = {
 	  I_(off_context), -1 },
 	{ { "v8dbg_off_fp_bytecode_array" }, I_(off_bytecode_array), -32 },
 	{ { "v8dbg_off_fp_bytecode_offset" }, I_(off_bytecode_offset), -40 },
+	{ { "v8dbg_InterpreterBytecodeOffsetRegister" }, I_(reg_bc_offset), -2 },
+	{ { "v8dbg_InterpreterBytecodeArrayRegister" }, I_(reg_bc_array), -2 },
 	{ { "v8dbg_class_HeapObject__map__Map",
 	    "v8dbg_class_HeapObject__map__Tagged_Map_" }, L_(map), 0 },
 	{ { "v8dbg_class_Map__instance_type__uint16_t" }, L_(map_type), -1 },
@@ -362,6 +367,16 @@ static void v8_detach(void *state, pid_t pid)
 	interp_procs_detach(((struct v8_state *)state)->procs, pid);
 }
 
+/* A V8 x64 register code (rax rcx rdx rbx rsp rbp rsi rdi r8..r15) as
+ * the unwinder numbers registers (DWARF's); V8_NO_REG when not one. */
+static uint8_t dwarf_reg(int code)
+{
+	static const uint8_t dwarf[16] = { 0, 2, 1, 3, 7, 6, 4, 5,
+					   8, 9, 10, 11, 12, 13, 14, 15 };
+
+	return code >= 0 && code < 16 ? dwarf[code] : V8_NO_REG;
+}
+
 static int v8_attach(void *state, struct interp_mgr *im,
 		     const struct interp_attach *a)
 {
@@ -375,6 +390,8 @@ static int v8_attach(void *state, struct interp_mgr *im,
 		.off_context = info->off_context,
 		.off_bytecode_array = info->off_bytecode_array,
 		.off_bytecode_offset = info->off_bytecode_offset,
+		.reg_bc_offset = dwarf_reg(info->reg_bc_offset),
+		.reg_bc_array = dwarf_reg(info->reg_bc_array),
 	};
 	unsigned i;
 	int err;

@@ -133,3 +133,62 @@ TEST_ROOT(v8_split_60_30_10)
 {
 	split_test(false);
 }
+
+/* A JavaScript comparator called back from Array.prototype.sort (a
+ * builtin, named "sort" as V8 names it): sort sits between sortAll and
+ * compare, and the interpreted compare has the line of its loop (its
+ * bytecode offset from the interpreter's register at the leaf). */
+static void sort_test(bool jitless)
+{
+	struct folded f = { 0 };
+	char *err = NULL;
+	uint64_t compare = 0, ordered = 0, loop = 0;
+	int i;
+
+	if (!have_node())
+		return;
+	if (!ASSERT_EQ(profile_node("sort.js", jitless, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+
+		if (strncmp(s, "node;", 5) || !strstr(s, ";compare (sort.js:"))
+			continue;
+		compare += f.lines[i].count;
+		if (!strncmp(s, "node;_start;", 12) &&
+		    strstr(s, ";sortAll (sort.js:15);sort;compare (sort.js:"))
+			ordered += f.lines[i].count;
+		if (strstr(s, ";compare (sort.js:9)") ||
+		    strstr(s, ";compare (sort.js:10)"))
+			loop += f.lines[i].count;
+	}
+	test_note("%s: %llu samples in compare, %.1f%% under sortAll;sort, "
+		  "%.1f%% at the lines of its loop",
+		  jitless ? "--jitless" : "default flags (JIT)",
+		  (unsigned long long)compare,
+		  100.0 * ordered / (compare ? compare : 1),
+		  100.0 * loop / (compare ? compare : 1));
+	ASSERT_GE(compare, 200, "samples in the comparator");
+	if (!ASSERT_GE(1000 * ordered / (compare ? compare : 1), 950,
+		       "compare under sortAll;sort"))
+		h_dump_top(&f, "node", 8);
+	if (jitless)
+		ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
+			  ">= 90% at the lines of the loop");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(v8_sort_comparator_jitless)
+{
+	sort_test(true);
+}
+
+TEST_ROOT(v8_sort_comparator)
+{
+	sort_test(false);
+}
