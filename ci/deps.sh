@@ -110,8 +110,36 @@ node_versions() {
 	done
 }
 
+# Debian's own node 18 keeps V8 in a shared library, libnode.so.108
+# (stripped): its package unpacked (not installed: it conflicts with the
+# machine's node 20) as $NODE_DIR/18-debian/libnode.so.108 for the
+# detection tests.
+libnode() {
+	d=$NODE_DIR/18-debian
+	if [ -f "$d/libnode.so.108" ]; then
+		echo "deps: libnode.so.108 in $d"
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: no libnode.so.108 in $d; run 'make deps' as root" >&2
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	if (cd "$tmp" && apt-get download -qq libnode108 >/dev/null 2>&1 &&
+	    dpkg-deb -x libnode108_*.deb root); then
+		mkdir -p "$d"
+		mv "$tmp"/root/usr/lib/x86_64-linux-gnu/libnode.so.108 "$d/"
+		echo "deps: libnode.so.108 in $d"
+	else
+		echo "deps: apt-get download libnode108 failed" >&2
+	fi
+	rm -rf "$tmp"
+}
+
 upstream_protos || true
 node_versions || true
+libnode || true
 
 missing=""
 for p in $BUILD $TEST; do

@@ -150,48 +150,74 @@ static const char *const extra[X_COUNT] = {
 	"_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv",
 };
 
-/* An int the file keeps at vaddr; a symbol in .bss (no file bytes) is 0. */
-static int32_t int_at(const struct elfm *e, uint64_t vaddr)
+/* The n (4 or 8) little-endian bytes the file keeps at vaddr, as an
+ * unsigned number; 0 when the file has none there (a symbol in .bss). */
+static uint64_t file_uint(const struct elfm *e, uint64_t vaddr, size_t n)
 {
 	const uint8_t *p;
 	size_t avail;
-	int32_t v;
+	uint64_t v = 0;
 
-	if (elfm_vaddr_bytes(e, vaddr, 4, &p, &avail))
+	if (n > sizeof(v) || elfm_vaddr_bytes(e, vaddr, n, &p, &avail))
 		return 0;
-	memcpy(&v, p, 4);
+	memcpy(&v, p, n);
 	return v;
 }
 
-/* DefaultEmbeddedBlobCode(): mov $imm32,%eax; ret (non-PIE) or
- * lea rel(%rip),%rax; ret.  DefaultEmbeddedBlobCodeSize(): mov
- * rel(%rip),%eax; ret (the size is a uint32 in the file). */
+static int32_t int_at(const struct elfm *e, uint64_t vaddr)
+{
+	return (int32_t)(uint32_t)file_uint(e, vaddr, 4);
+}
+
+/* The target of the rip-relative lea/mov at c (its 4-byte displacement at
+ * c + at, the instruction len bytes long), c being at vaddr. */
+static uint64_t rip_target(const uint8_t *c, uint64_t vaddr, unsigned at,
+			   unsigned len)
+{
+	int32_t rel;
+
+	memcpy(&rel, c + at, 4);
+	return vaddr + len + (int64_t)rel;
+}
+
+/* DefaultEmbeddedBlobCode() returns the builtins' address: mov
+ * $imm32,%eax (non-PIE), lea blob(%rip),%rax, or, in a shared library,
+ * lea ptr(%rip),%rax; mov (%rax),%rax (ptr: a relocated pointer, whose
+ * file bytes hold its value).  DefaultEmbeddedBlobCodeSize() reads a
+ * uint32: mov size(%rip),%eax, or lea size(%rip),%rax; mov (%rax),%eax. */
 static int blob_range(const struct elfm *e, uint64_t code_fn, uint64_t size_fn,
 		      uint64_t *lo, uint64_t *hi)
 {
 	const uint8_t *c;
 	size_t avail;
-	int32_t rel;
 	uint64_t addr;
 	uint32_t size;
 
-	if (!code_fn || !size_fn || elfm_vaddr_bytes(e, code_fn, 8, &c, &avail))
+	if (!code_fn || !size_fn ||
+	    elfm_vaddr_bytes(e, code_fn, 11, &c, &avail))
 		return -ENOENT;
 	if (c[0] == 0xb8 && c[5] == 0xc3) {
 		memcpy(&size, c + 1, 4);
 		addr = size;
-	} else if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 && c[7] == 0xc3) {
-		memcpy(&rel, c + 3, 4);
-		addr = code_fn + 7 + (int64_t)rel;
+	} else if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 &&
+		   c[7] == 0xc3) {
+		addr = rip_target(c, code_fn, 3, 7);
+	} else if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 &&
+		   c[7] == 0x48 && c[8] == 0x8b && c[9] == 0x00 && c[10] == 0xc3) {
+		addr = file_uint(e, rip_target(c, code_fn, 3, 7), 8);
 	} else {
 		return -ENOENT;
 	}
-	if (elfm_vaddr_bytes(e, size_fn, 7, &c, &avail) || c[0] != 0x8b ||
-	    c[1] != 0x05 || c[6] != 0xc3)
+	if (elfm_vaddr_bytes(e, size_fn, 10, &c, &avail))
 		return -ENOENT;
-	memcpy(&rel, c + 2, 4);
-	size = (uint32_t)int_at(e, size_fn + 6 + (int64_t)rel);
-	if (!size || elfm_in_text(e, addr, addr + size) != 1)
+	if (c[0] == 0x8b && c[1] == 0x05 && c[6] == 0xc3)
+		size = (uint32_t)int_at(e, rip_target(c, size_fn, 2, 6));
+	else if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 &&
+		 c[7] == 0x8b && c[8] == 0x00 && c[9] == 0xc3)
+		size = (uint32_t)int_at(e, rip_target(c, size_fn, 3, 7));
+	else
+		return -ENOENT;
+	if (!addr || !size || elfm_in_text(e, addr, addr + size) != 1)
 		return -ENOENT;
 	*lo = addr;
 	*hi = addr + size;

@@ -126,7 +126,10 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
 		       ">= 95% complete (JavaScript to the top level, native to _start)"))
 		h_dump_top(&f, nb->comm, 8);
-	ASSERT_EQ(builtins, 0, "no builtin among the frames");
+	/* but a sample at a builtin's first instructions, before it
+	 * pushed its frame pointer, is the native step's */
+	ASSERT_LE(1000 * builtins / (total ? total : 1), 5,
+		  "a builtin among the frames in at most 0.5% of the samples");
 	/* compiled frames (spin, with JIT) have their function's first
 	 * line, interpreted ones the line they run */
 	if (nb->lines)

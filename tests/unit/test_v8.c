@@ -130,3 +130,58 @@ TEST(v8_detect_not_in_libc)
 	close(fd);
 	free(data);
 }
+
+/* Debian's node 18 keeps V8 in libnode.so.108 (stripped: .dynsym only), a
+ * shared library whose DefaultEmbeddedBlobCode() loads the builtins'
+ * address from a relocated pointer: the address and size against
+ * objdump's disassembly and dump of the same bytes.  make deps unpacks
+ * the library from Debian's libnode108 package. */
+#define LIBNODE "/var/cache/ebpf-profiler-test/node/18-debian/libnode.so.108"
+TEST(v8_detect_libnode_vs_objdump)
+{
+	const struct interp_module *m = interp_module(INTERP_V8);
+	unsigned long long lo = 0, size = 0;
+	struct v8_record r;
+	char out[256];
+	void *data = NULL;
+	size_t len = 0;
+	int fd = open(LIBNODE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		test_skip("%s: %s (make deps unpacks it)", LIBNODE, strerror(errno));
+		return;
+	}
+	ASSERT_OK(m->detect(NULL, LIBNODE, fd, &data, &len), "V8 found in libnode");
+	close(fd);
+	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
+		goto out;
+	/* the pointer the code loads (objdump's "# addr" comment), then its
+	 * 8 bytes; the size's uint32 likewise */
+#define TARGET_OF(sym)                                                         \
+	"a=$(nm -D " LIBNODE " | awk '$3 == \"" sym "\" {print $1}'); "         \
+	"objdump -d --start-address=0x$a --stop-address=$((0x$a + 8)) " LIBNODE \
+	" | awk '/lea/ {for (i = 1; i < NF; i++) if ($i == \"#\") {print $(i + 1); exit}}'"
+#define BYTES_AT(var, n)                                                       \
+	"$(objdump -s --start-address=0x$" var " --stop-address=$((0x$" var   \
+	" + " #n ")) " LIBNODE " | awk '/^ [0-9a-f]+ / {print $2 $3; exit}')"
+	ASSERT_OK(fix_run("p=$(" TARGET_OF("_ZN2v88internal23DefaultEmbeddedBlobCodeEv")
+			  "); s=$(" TARGET_OF("_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv")
+			  "); python3 -c \"import struct; print("
+			  "struct.unpack('<Q', bytes.fromhex('" BYTES_AT("p", 8) "'))[0], "
+			  "struct.unpack('<I', bytes.fromhex('" BYTES_AT("s", 4) "'[:8]))[0])\"",
+			  out, sizeof(out)), "objdump");
+#undef BYTES_AT
+#undef TARGET_OF
+	ASSERT_EQ(sscanf(out, "%llu %llu", &lo, &size), 2, out);
+	test_note("libnode.so.108: V8 %u.%u.%u.%u, builtins %#llx..%#llx "
+		  "(objdump %#llx + %llu), %u optional fields defaulted",
+		  r.major, r.minor, r.build, r.patch,
+		  (unsigned long long)r.blob_lo, (unsigned long long)r.blob_hi,
+		  lo, size, r.missing);
+	ASSERT_EQ(r.major, 10, "V8 10 (node 18)");
+	ASSERT_EQ(r.blob_lo, lo, "the builtins' address");
+	ASSERT_EQ(r.blob_hi - r.blob_lo, size, "their size");
+	ASSERT_EQ(r.off_fp_function, -16, "off_fp_function");
+out:
+	free(data);
+}
