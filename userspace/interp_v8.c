@@ -22,7 +22,7 @@
 #include "log.h"
 #include "v8.h"
 
-#define V8_INFO_FORMAT 3
+#define V8_INFO_FORMAT 4
 
 /* What detection keeps (store record); ELF addresses. */
 struct v8_info {
@@ -31,7 +31,9 @@ struct v8_info {
 	/* V8's register codes of the interpreter's bytecode offset and
 	 * array (-2: not known) */
 	int8_t reg_bc_offset, reg_bc_array;
-	uint16_t pad;
+	/* BytecodeArray::wrapper (V8 12 on; 0: none): the source position
+	 * table follows it */
+	uint16_t bca_wrapper;
 	uint64_t blob_lo, blob_hi;
 	int8_t off_function, off_context, off_bytecode_array,
 		off_bytecode_offset;
@@ -127,6 +129,10 @@ static const struct v8_sym syms[] = {
 	    "v8dbg_class_Code__bytecode_or_interpreter_data__Object" },
 	  L_(code_bytecode), 16 },
 	{ { "v8dbg_type_Code__CODE_TYPE" }, L_(type_code), 0 },
+	{ { "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE" },
+	  L_(type_trusted_byte_array), 0 },
+	{ { "v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_" },
+	  offsetof(struct v8_info, bca_wrapper), 2, 0 },
 };
 #undef L_
 #undef I_
@@ -310,7 +316,16 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 			*(uint16_t *)((uint8_t *)info + syms[i].off) = (uint16_t)v;
 		}
 	}
-	/* every slot the unwinder reads is in its window, 8-byte aligned */
+	/* V8 12 put the BytecodeArray in trusted space, its source position
+	 * table right after the wrapper that points back to it (checked on
+	 * node 22 and 24's memory) */
+	if (info->bca_wrapper && info->l.bca_positions == 32)
+		info->l.bca_positions = info->bca_wrapper + 8;
+	/* and baseline Code keeps its bytecode in its first field
+	 * (deoptimization_data_or_interpreter_data, no symbol) */
+	if (info->bca_wrapper && info->l.code_bytecode == 16)
+		info->l.code_bytecode = 8;
+		/* every slot the unwinder reads is in its window, 8-byte aligned */
 	{
 		const int8_t offs[4] = { info->off_function, info->off_context,
 					 info->off_bytecode_array,
@@ -667,7 +682,9 @@ static int64_t frame_position(const struct v8_reader *r, uint64_t bca,
 		return -1;
 	if (type != l->type_bytecode_array ||
 	    field(r, bca, l->bca_positions, &table) ||
-	    type_of(r, table, &type) || type != l->type_byte_array ||
+	    type_of(r, table, &type) ||
+	    (type != l->type_byte_array &&
+	     (!l->type_trusted_byte_array || type != l->type_trusted_byte_array)) ||
 	    field(r, table, 8, &len) || (len & 0xffffffff))
 		return -1;
 	len >>= 32;

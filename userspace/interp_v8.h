@@ -37,7 +37,7 @@ struct v8_layout {
 	uint16_t type_bytecode_array, type_byte_array;
 	uint16_t code_bytecode; /* Code::bytecode_or_interpreter_data (baseline) */
 	uint16_t type_code;
-	uint16_t pad;
+	uint16_t type_trusted_byte_array; /* V8 12: where positions live */
 };
 
 /* Name one V8 frame (bpf/v8.h: payload = the JSFunction, the frame's
