@@ -86,7 +86,7 @@ upstream_protos() {
 # binary alone kept as $NODE_DIR/<major>/node.  npm, the registry's own
 # client, comes with the machine's node.
 NODE_DIR=${EP_NODE_DIR:-/var/cache/ebpf-profiler-test/node}
-NODE_MAJORS="22 24"
+NODE_MAJORS="18 22 24"
 node_versions() {
 	for m in $NODE_MAJORS; do
 		if [ -x "$NODE_DIR/$m/node" ]; then

@@ -187,9 +187,10 @@ static uint64_t rip_target(const uint8_t *c, uint64_t vaddr, unsigned at,
 }
 
 /* DefaultEmbeddedBlobCode() returns the builtins' address: mov
- * $imm32,%eax (non-PIE), lea blob(%rip),%rax, or, in a shared library,
- * lea ptr(%rip),%rax; mov (%rax),%rax (ptr: a relocated pointer, whose
- * file bytes hold its value).  DefaultEmbeddedBlobCodeSize() reads a
+ * $imm32,%eax (node 20), lea blob(%rip),%rax, mov ptr(%rip),%rax (node
+ * 18: ptr a pointer in the data), or, in a shared library, lea
+ * ptr(%rip),%rax; mov (%rax),%rax (ptr relocated; its file bytes hold
+ * its value).  DefaultEmbeddedBlobCodeSize() reads a
  * uint32: mov size(%rip),%eax, or lea size(%rip),%rax; mov (%rax),%eax. */
 static int blob_range(const struct elfm *e, uint64_t code_fn, uint64_t size_fn,
 		      uint64_t *lo, uint64_t *hi)
@@ -210,6 +211,9 @@ static int blob_range(const struct elfm *e, uint64_t code_fn, uint64_t size_fn,
 		addr = rip_target(c, code_fn, 3, 7);
 	} else if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 &&
 		   c[7] == 0x48 && c[8] == 0x8b && c[9] == 0x00 && c[10] == 0xc3) {
+		addr = file_uint(e, rip_target(c, code_fn, 3, 7), 8);
+	} else if (c[0] == 0x48 && c[1] == 0x8b && c[2] == 0x05 &&
+		   c[7] == 0xc3) {
 		addr = file_uint(e, rip_target(c, code_fn, 3, 7), 8);
 	} else {
 		return -ENOENT;

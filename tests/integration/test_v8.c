@@ -154,8 +154,8 @@ TEST_ROOT(v8_split_60_30_10)
 	split_test(&node20, false);
 }
 
-/* Node 22 (V8 12.4) and 24 (V8 13.6) from npm: their bytecode lives in
- * V8's trusted space, laid out otherwise. */
+/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
+ * their bytecode lives in V8's trusted space, laid out otherwise. */
 static void split_version(unsigned major, const char *comm)
 {
 	struct node_bin nb = { .comm = comm, .lines = true };
@@ -165,6 +165,11 @@ static void split_version(unsigned major, const char *comm)
 		split_test(&nb, true);
 	if (test_start_subtest("jit"))
 		split_test(&nb, false);
+}
+
+TEST_ROOT(v8_split_60_30_10_node18)
+{
+	split_version(18, "node");
 }
 
 TEST_ROOT(v8_split_60_30_10_node22)
