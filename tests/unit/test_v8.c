@@ -17,6 +17,7 @@
 #include "interp_v8.h"
 #include "rep_fixture.h"
 #include "test.h"
+#include "v8.h"
 
 #define NODE "/usr/bin/node"
 
@@ -185,4 +186,124 @@ TEST(v8_detect_libnode_vs_objdump)
 	ASSERT_EQ(r.off_fp_function, -16, "off_fp_function");
 out:
 	free(data);
+}
+
+/* A process image laid out as node 20 has its objects, read in place of
+ * the process: a cons-string name, a two-byte script name, and the line
+ * from the bytecode's source positions at the frame's bytecode offset. */
+struct image {
+	uint8_t b[2048];
+};
+
+static int image_read(void *arg, pid_t pid, uint64_t addr, void *buf,
+		      size_t len)
+{
+	const struct image *im = arg;
+
+	(void)pid;
+	if (addr < 0x10000 || addr - 0x10000 + len > sizeof(im->b))
+		return -EFAULT;
+	memcpy(buf, im->b + (addr - 0x10000), len);
+	return 0;
+}
+
+static void put_ptr(struct image *im, unsigned at, unsigned to)
+{
+	uint64_t v = 0x10000 + to + 1;
+
+	memcpy(im->b + at, &v, 8);
+}
+
+static void put_u32(struct image *im, unsigned at, uint32_t v)
+{
+	memcpy(im->b + at, &v, 4);
+}
+
+/* A string object at at: map, length, chars (one byte). */
+static void put_str(struct image *im, unsigned at, unsigned map,
+		    const char *s)
+{
+	put_ptr(im, at, map);
+	put_u32(im, at + 12, (uint32_t)strlen(s));
+	memcpy(im->b + at + 16, s, strlen(s));
+}
+
+TEST(v8_frame_name_from_image)
+{
+	static const struct v8_layout l = {
+		.map = 0, .map_type = 12, .fn_shared = 24, .sfi_name = 16,
+		.sfi_script = 32, .script_name = 16, .str_length = 12,
+		.seq1_chars = 16, .seq2_chars = 16, .cons_first = 16,
+		.cons_second = 24, .thin_actual = 16, .fixed_data = 16,
+		.si_ncontextlocals = 2, .si_first_vars = 3,
+		.first_nonstring = 128, .not_string_mask = 0xff80,
+		.enc_mask = 8, .one_byte_tag = 8, .repr_mask = 7, .seq_tag = 0,
+		.cons_tag = 1, .thin_tag = 5, .type_sfi = 262,
+		.type_script = 167, .type_scope_info = 261,
+		.sfi_function_data = 8, .bca_positions = 32, .bca_data = 54,
+		.script_source = 8, .type_bytecode_array = 191,
+		.type_byte_array = 190,
+	};
+	/* maps: SFI, one-byte seq string, Script, cons one-byte, two-byte
+	 * seq string, BytecodeArray, ByteArray */
+	static const unsigned maps[][2] = { { 1792, 262 }, { 1824, 8 },
+					    { 1856, 167 }, { 1888, 9 },
+					    { 1920, 0 }, { 1952, 191 },
+					    { 1984, 190 } };
+	static const char src[] = "// one\n// two\nfunction chain_60() {\n\treturn 1;\n}\n";
+	static const char file[] = "/srv/split.js";
+	/* positions: (offset 0, script offset 14: "function"), then
+	 * (offset 4, statement, script offset 37: "return"); each a
+	 * zigzag VLQ, positions as (offset + 1) << 1 */
+	static const uint8_t table[] = { 0x01, (15 << 1) << 1, 4 << 1,
+					 (23 << 1) << 1 };
+	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2 };
+	struct interp_symbol out;
+	struct image im = { { 0 } };
+	unsigned i;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		memcpy(im.b + maps[i][0] + 12, &maps[i][1], 2);
+	put_ptr(&im, 24, 64);		/* JSFunction.shared */
+	put_ptr(&im, 64, 1792);		/* SFI */
+	put_ptr(&im, 64 + 16, 256);	/* its name: a cons string */
+	put_ptr(&im, 64 + 32, 320);	/* its script */
+	put_ptr(&im, 64 + 8, 1024);	/* its bytecode */
+	put_ptr(&im, 256, 1888);
+	put_u32(&im, 256 + 12, 8);
+	put_ptr(&im, 256 + 16, 128);
+	put_ptr(&im, 256 + 24, 192);
+	put_str(&im, 128, 1824, "chain");
+	put_str(&im, 192, 1824, "_60");
+	put_ptr(&im, 320, 1856);	/* Script */
+	put_ptr(&im, 320 + 16, 384);	/* name: two-byte */
+	put_ptr(&im, 320 + 8, 512);	/* source */
+	put_ptr(&im, 384, 1920);
+	put_u32(&im, 384 + 12, sizeof(file) - 1);
+	for (i = 0; i < sizeof(file) - 1; i++)
+		im.b[384 + 16 + 2 * i] = (uint8_t)file[i];
+	put_str(&im, 512, 1824, src);
+	put_ptr(&im, 1024, 1952);	/* BytecodeArray */
+	put_ptr(&im, 1024 + 32, 1152);	/* its positions */
+	put_ptr(&im, 1152, 1984);
+	memcpy(im.b + 1152 + 8, &(uint64_t){ (uint64_t)sizeof(table) << 32 }, 8);
+	memcpy(im.b + 1152 + 16, table, sizeof(table));
+
+	/* an interpreted frame at bytecode 5: the statement at 4 */
+	f.payload[0] = 0x10000 + 1;
+	f.payload[1] = 0x10000 + 1024 + 1;
+	f.data = V8_FRAME_DATA(53 + 5, true);
+	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_STREQ(out.name, "chain_60", "the cons string's text");
+	ASSERT_STREQ(out.file, "/srv/split.js", "the two-byte script name");
+	ASSERT_EQ(out.line, 4, "the line of the statement it runs");
+	/* a compiled frame: the function's own first line */
+	f.payload[1] = 0;
+	f.data = 0;
+	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_EQ(out.line, 3, "the function's first line");
+	/* not a JSFunction: its shared is no SharedFunctionInfo */
+	memcpy(im.b + 1792 + 12, &(uint16_t){ 7 }, 2);
+	ASSERT_NEQ(v8_frame_name(image_read, &im, 1, &l, &f, &out), 0,
+		   "refused");
 }
