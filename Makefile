@@ -39,7 +39,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 # Warnings live in their own variable so a user's CFLAGS cannot drop them.
-WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+WARNINGS := -Wall -Wextra -Wno-missing-field-initializers \
 	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \
@@ -57,7 +57,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Ivmlinux/x86 -Ibpf \
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-compare bench-inline fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline fuzz run install help
 .SUFFIXES:
 
 all: ebpf-profiler
@@ -195,6 +195,12 @@ bench-bpf: ebpf-profiler workloads
 # per-trace BPF cost of this build beside another (EP_BIN_BEFORE=path)
 bench-ab: ebpf-profiler
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_SRCDIR=$(CURDIR) ci/bench_ab_bpf.py
+
+# off-CPU profiling's cost: a pipe ping-pong's slowdown and the
+# sched_switch program's cost per switch at -off-cpu-threshold 0..1
+bench-offcpu: ebpf-profiler workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
+		ci/bench_offcpu.py
 
 # per-sample BPF cost beside bpftrace attached in the same window, per
 # workload and configuration; the cost per user frame (BENCH_* in the script)

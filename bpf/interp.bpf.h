@@ -26,6 +26,7 @@
 #include "test.bpf.h"
 #include "php.bpf.h"
 #include "perl.bpf.h"
+#include "ruby.bpf.h"
 #include "v8.bpf.h"
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)

@@ -83,6 +83,7 @@ enum interp_result {
 
 #define NO_PROG 0xffffffffu
 /* include/linux/sched.h; not in BTF */
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 
 /* ---- knobs set before load --------------------------------------------- */
@@ -97,6 +98,9 @@ __weak const volatile __u64 report_interval_ns = 500000000ULL;
 __weak const volatile __u32 enabled_interps = 0;
 /* Frames a sample may hold (<= MAX_USER_FRAMES). */
 __weak const volatile __u32 max_frames = MAX_USER_FRAMES;
+/* Off-CPU: a context switch is recorded when a random u32 is below this
+ * (-off-cpu-threshold times 2^32; 2^32 records every one). */
+__weak const volatile __u64 offcpu_threshold = 0;
 
 /* Entries of rule_cache - 1 (a power of two minus one); 0: no cache. */
 __weak const volatile __u32 rule_cache_mask = 0;
@@ -129,6 +133,34 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps") __weak;
+
+/* The off-CPU program's own scratch: a perf sample (an NMI) may interrupt
+ * it on its CPU, and the CPU sampler must not overwrite its stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} offcpu_scratch SEC(".maps") __weak;
+
+/* A thread's stack at its switch-out, until its switch-in: the scratch's
+ * header and words (a prefix of struct scratch, so one copy stores it),
+ * and a word for the duration, written at the switch-in. */
+struct offcpu_rec {
+	struct trace_hdr hdr;
+	__u64 words[MAX_TRACE_WORDS + 1];
+};
+
+/* tid -> its switch-out stack.  Not preallocated: an entry (18 KiB) lives
+ * only while a chosen thread is off the CPU; max_entries is the bound
+ * (-off-cpu-max-threads), a full map counts METRIC_OFFCPU_FULL. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, OFFCPU_THREADS_DEFAULT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_rec);
+} offcpu_stacks SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -334,6 +366,20 @@ static __always_inline void push_error(struct scratch *s, __u32 err)
 	push_word(s, FRAME_WORD(FRAME_ERROR, 0, err));
 }
 
+/* Per-frame counts, once per stack rather than once per frame. */
+static __always_inline void count_frames(struct scratch *s)
+{
+	if (s->st.n_native)
+		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
+	if (s->st.n_fp)
+		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
+	if (s->st.n_cached)
+		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
+	for (int k = 1; k < INTERP_COUNT; k++)
+		if (s->st.n_interp[k])
+			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
+}
+
 static __always_inline void send_trace(void *ctx, struct scratch *s)
 {
 	__u32 n = s->hdr.n_kernel + s->st.n_words;
@@ -352,16 +398,7 @@ static __always_inline void send_trace(void *ctx, struct scratch *s)
 		metric_inc(METRIC_RINGBUF_FULL);
 	else
 		metric_inc(METRIC_SAMPLES_SENT);
-	/* per-frame counts, once per sample rather than once per frame */
-	if (s->st.n_native)
-		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
-	if (s->st.n_fp)
-		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
-	if (s->st.n_cached)
-		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
-	for (int k = 1; k < INTERP_COUNT; k++)
-		if (s->st.n_interp[k])
-			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
+	count_frames(s);
 }
 
 /* Tail-call the next unwinder, or send the trace when there is none or

@@ -468,24 +468,32 @@ too_deep:
 	return 1;
 }
 
+/* The user stack from s->st on, frame by frame, until it ends or the
+ * frame limit: the CPU sampler's native program and the off-CPU
+ * program run the same steps. */
+static __always_inline void unwind_user(struct scratch *s)
+{
+	struct loop_ctx lc = { .s = s };
+
+	if (s->st.flags & ST_DONE)
+		return;
+	bpf_loop(MAX_USER_FRAMES, native_step, &lc, 0);
+	/* every iteration took a frame and the stack goes on */
+	if (!(s->st.flags & ST_DONE)) {
+		metric_inc(METRIC_ERR_TOO_DEEP);
+		s->hdr.flags |= TRACE_F_TRUNCATED;
+		s->st.flags |= ST_DONE;
+	}
+}
+
 SEC("perf_event")
 int unwind_native(struct bpf_perf_event_data *ctx)
 {
 	struct scratch *s = get_scratch();
-	struct loop_ctx lc;
 
 	if (!s)
 		return 0;
-	lc.s = s;
-	if (!(s->st.flags & ST_DONE)) {
-		bpf_loop(MAX_USER_FRAMES, native_step, &lc, 0);
-		/* every iteration took a frame and the stack goes on */
-		if (!(s->st.flags & ST_DONE)) {
-			metric_inc(METRIC_ERR_TOO_DEEP);
-			s->hdr.flags |= TRACE_F_TRUNCATED;
-			s->st.flags |= ST_DONE;
-		}
-	}
+	unwind_user(s);
 	next_unwinder(ctx, s);
 	return 0;
 }
@@ -533,6 +541,44 @@ static __always_inline bool pid_wanted(__u32 pid)
 	return true;
 }
 
+/* A new trace of the current task (pid, tid) in s: its header (flags:
+ * TRACE_F_*) and a zeroed unwinding state. */
+static __always_inline void trace_begin(struct scratch *s, __u32 pid,
+					__u32 tid, __u32 flags)
+{
+	s->hdr.ktime = bpf_ktime_get_ns();
+	s->hdr.cgroup_id = bpf_get_current_cgroup_id();
+	s->hdr.pid = pid;
+	s->hdr.tid = tid;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.flags = flags;
+	s->hdr.n_user = 0;
+	s->hdr.n_frames = 0;
+	s->hdr.error = 0;
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+	__builtin_memset(&s->st, 0, sizeof(s->st));
+	s->st.pid = pid;
+	s->st.next_prog = NO_PROG;
+}
+
+/* What the process is to the unwinder: its runtimes, and whether
+ * userland loaded its mappings. */
+static __always_inline void process_state(struct scratch *s, __u32 pid)
+{
+	struct pid_info *pi = bpf_map_lookup_elem(&pid_info, &pid);
+
+	if (pi)
+		s->st.proc_interps = pi->interp_mask;
+	if (!pi || !(pi->flags & PID_F_SYNCED)) {
+		/* not loaded yet: keep the sample with a frame-pointer walk
+		 * and ask userland to load the process */
+		metric_inc(METRIC_UNSYNCED);
+		s->hdr.flags |= TRACE_F_UNSYNCED;
+		s->st.flags |= ST_UNSYNCED;
+		report_pid(pid, PEV_UNKNOWN_PID, 0, false);
+	}
+}
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
@@ -540,7 +586,6 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = id >> 32, tid = (__u32)id;
 	struct task_struct *task;
 	struct pt_regs *regs;
-	struct pid_info *pi;
 	struct scratch *s;
 	long kbytes;
 
@@ -557,19 +602,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (!s)
 		return 0;
 
-	s->hdr.ktime = bpf_ktime_get_ns();
-	s->hdr.cgroup_id = bpf_get_current_cgroup_id();
-	s->hdr.pid = pid;
-	s->hdr.tid = tid;
-	s->hdr.cpu = bpf_get_smp_processor_id();
-	s->hdr.flags = 0;
-	s->hdr.n_user = 0;
-	s->hdr.n_frames = 0;
-	s->hdr.error = 0;
-	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
-	__builtin_memset(&s->st, 0, sizeof(s->st));
-	s->st.pid = pid;
-	s->st.next_prog = NO_PROG;
+	trace_begin(s, pid, tid, 0);
 
 	/* a sample taken in user mode has no kernel stack: skip the helper
 	 * (it costs microseconds even when it finds nothing) */
@@ -605,18 +638,107 @@ int sample(struct bpf_perf_event_data *ctx)
 		load_regs(&s->st, regs);
 	}
 
-	pi = bpf_map_lookup_elem(&pid_info, &pid);
-	if (pi)
-		s->st.proc_interps = pi->interp_mask;
-	if (!pi || !(pi->flags & PID_F_SYNCED)) {
-		/* not loaded yet: keep the sample with a frame-pointer walk
-		 * and ask userland to load the process */
-		metric_inc(METRIC_UNSYNCED);
-		s->hdr.flags |= TRACE_F_UNSYNCED;
-		s->st.flags |= ST_UNSYNCED;
-		report_pid(pid, PEV_UNKNOWN_PID, 0, false);
-	}
+	process_state(s, pid);
 	s->st.next_prog = PROG_NATIVE;
 	next_unwinder(ctx, s);
+	return 0;
+}
+
+/* ---- off-CPU ------------------------------------------------------------ */
+
+/*
+ * One program on the sched_switch BTF tracepoint (no tracefs, no kprobe).
+ * It runs in prev's context (current is still prev), so the CPU sampler's
+ * unwinder walks prev's user stack as it would a sample's: the registers
+ * saved at its kernel entry, its memory through the current mm.  The
+ * stack waits in offcpu_stacks, keyed by tid, until the thread is next
+ * switched in, on whatever CPU: the record then carries the exact time
+ * between the two, measured with one clock.
+ */
+
+/* none: the frames above __schedule (this program, its trampoline,
+ * __traceiter_sched_switch) vary with the kernel and with what else is
+ * attached; userland starts the stack at __schedule */
+#define OFFCPU_SKIP_FRAMES 0
+
+/* next comes back: its record, with the time it was away. */
+static __always_inline void offcpu_in(struct task_struct *next)
+{
+	__u32 tid = next->pid, n;
+	struct offcpu_rec *r;
+
+	if (!tid)
+		return;
+	r = bpf_map_lookup_elem(&offcpu_stacks, &tid);
+	if (!r)
+		return;
+	n = r->hdr.n_kernel + r->hdr.n_user;
+	if (n > MAX_TRACE_WORDS)
+		n = MAX_TRACE_WORDS;
+	r->words[n] = bpf_ktime_get_ns() - r->hdr.ktime;
+	if (bpf_ringbuf_output(&traces, r,
+			       sizeof(struct trace_hdr) + ((__u64)n + 1) * 8,
+			       BPF_RB_NO_WAKEUP))
+		metric_inc(METRIC_RINGBUF_FULL);
+	else
+		metric_inc(METRIC_OFFCPU_SENT);
+	bpf_map_delete_elem(&offcpu_stacks, &tid);
+}
+
+/* prev leaves: unwind it and keep the stack, if it is chosen. */
+static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
+{
+	__u32 pid = prev->tgid, tid = prev->pid;
+	struct pt_regs *regs;
+	struct scratch *s;
+	__u32 zero = 0;
+	long kbytes;
+
+	/* the idle task, kernel threads, and a thread on its way out (its
+	 * last switch would leave an entry that no switch-in takes) */
+	if (!pid || (prev->flags & (PF_KTHREAD | PF_EXITING)))
+		return;
+	if ((__u64)bpf_get_prandom_u32() >= offcpu_threshold)
+		return;
+	if (!pid_wanted(pid))
+		return;
+	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	if (!s)
+		return;
+	trace_begin(s, pid, tid, TRACE_F_OFFCPU);
+	/* the kernel part: __schedule, schedule, down to the system call or
+	 * fault that blocked, under the tracepoint's own frames */
+	kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8,
+			       OFFCPU_SKIP_FRAMES);
+	if (kbytes < 0) {
+		metric_inc(METRIC_KSTACK_ERR);
+		kbytes = 0;
+	}
+	s->hdr.n_kernel = kbytes / 8;
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (!regs) {
+		metric_inc(METRIC_NO_USER_REGS);
+		s->hdr.flags |= TRACE_F_KERNEL_ONLY;
+	} else {
+		load_regs(&s->st, regs);
+		process_state(s, pid);
+		unwind_user(s);
+	}
+	s->hdr.n_user = s->st.n_words;
+	count_frames(s);
+	/* the time it left, after the unwinding: that was on the CPU */
+	s->hdr.ktime = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&offcpu_stacks, &tid, s, BPF_ANY))
+		metric_inc(METRIC_OFFCPU_FULL);
+	else
+		metric_inc(METRIC_OFFCPU_KEPT);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	offcpu_in(next);
+	offcpu_out(ctx, prev);
 	return 0;
 }

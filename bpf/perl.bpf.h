@@ -89,7 +89,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 	struct perl_proc *p = bpf_map_lookup_elem(&perl_procs, &s->st.pid);
 	__u64 *cur = s->st.icur[INTERP_PERL];
 	struct perl_loop_ctx lc = { .s = s };
-	__u64 si = 0, interp = 0, cxstack = 0, prev = 0;
+	__u64 si = 0, interp = 0, cxstack = 0, prev = 0, curcop_at, si_at;
 	__s32 cxix = -1, type = 0;
 
 	if (!p || lookup < p->loop_lo || lookup >= p->loop_hi)
@@ -97,28 +97,37 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 	lc.p = p;
 	if (!cur[1]) {
 		cur[1] = 1;
-		if (p->tsd_mul) {
-			/* the thread's own interpreter: pthread_getspecific
-			 * (PL_thr_key), as glibc lays it out */
-			struct task_struct *task = bpf_get_current_task_btf();
-			__u32 key = 32;
+		if (p->g_curstackinfo) {
+			/* non-threaded: one interpreter, its variables global */
+			curcop_at = p->g_curcop;
+			si_at = p->g_curstackinfo;
+		} else {
+			if (p->tsd_mul) {
+				/* the thread's own interpreter: pthread_getspecific
+				 * (PL_thr_key), as glibc lays it out */
+				struct task_struct *task = bpf_get_current_task_btf();
+				__u32 key = 32;
 
-			perl_read(&key, 4, p->thr_key);
-			if (key >= 32 ||
-			    perl_read(&interp, 8,
-				      task->thread.fsbase + p->tsd_off +
-					      (__u64)p->tsd_mul * key + p->tsd_val))
-				interp = 0;
-		} else if (s->hdr.tid == s->hdr.pid) {
-			/* PL_curinterp: the main thread's */
-			perl_read(&interp, 8, p->interp);
+				perl_read(&key, 4, p->thr_key);
+				if (key >= 32 ||
+				    perl_read(&interp, 8,
+					      task->thread.fsbase + p->tsd_off +
+						      (__u64)p->tsd_mul * key +
+						      p->tsd_val))
+					interp = 0;
+			} else if (s->hdr.tid == s->hdr.pid) {
+				/* PL_curinterp: the main thread's */
+				perl_read(&interp, 8, p->interp);
+			}
+			if (!interp) {
+				s->st.interp_done |= 1u << INTERP_PERL;
+				return INTERP_NOT_HERE;
+			}
+			curcop_at = interp + p->i_curcop;
+			si_at = interp + p->i_curstackinfo;
 		}
-		if (!interp) {
-			s->st.interp_done |= 1u << INTERP_PERL;
-			return INTERP_NOT_HERE;
-		}
-		if (perl_read(&cur[2], 8, interp + p->i_curcop) ||
-		    perl_read(&cur[0], 8, interp + p->i_curstackinfo)) {
+		if (perl_read(&cur[2], 8, curcop_at) ||
+		    perl_read(&cur[0], 8, si_at)) {
 			metric_inc(METRIC_ERR_PERL_READ);
 			s->st.interp_done |= 1u << INTERP_PERL;
 			return INTERP_NOT_HERE;

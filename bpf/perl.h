@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Perl 5 (threaded builds, 5.36 tested: Debian's /usr/bin/perl): what its
- * BPF unwinder (perl.bpf.h) and its userland module (userspace/
- * interp_perl.c) share.
+ * Perl 5 (5.30 to 5.40, threaded or not; run live: Debian's threaded
+ * 5.32, 5.36 and 5.40, a threaded 5.30 and a non-threaded 5.36 built
+ * from their sources): what its BPF unwinder (perl.bpf.h) and its
+ * userland module (userspace/interp_perl.c) share.
  *
- * The interpreter (my_perl: the thread's, from its TSD slot PL_thr_key,
- * or PL_curinterp, the main thread's) keeps its
+ * The interpreter (threaded builds: my_perl, the thread's, from its TSD
+ * slot PL_thr_key, or PL_curinterp, the main thread's; non-threaded
+ * builds: plain globals PL_curcop, PL_curstackinfo) keeps its
  * current statement (curcop: a COP, file and line) and a chain of stack
  * infos (curstackinfo, then si_prev outwards): each holds an array of
  * contexts, 0 .. si_cxix, of which the sub, format and eval ones are
@@ -43,6 +45,9 @@ INTERP_METRIC_IDS(PERL, PERL_METRICS);
 struct perl_proc {
 	__u64 interp;		/* &PL_curinterp: the main interpreter */
 	__u64 thr_key;		/* &PL_thr_key: the pthread key of my_perl */
+	/* non-threaded builds (interp 0): &PL_curcop, &PL_curstackinfo,
+	 * the interpreter's variables as globals, for every thread */
+	__u64 g_curcop, g_curstackinfo;
 	__u64 loop_lo, loop_hi; /* Perl_runops_standard */
 	/* glibc's TSD: the thread's my_perl is at fsbase + tsd_off +
 	 * tsd_mul * key + tsd_val for a key below 32; tsd_mul 0: unknown,
@@ -54,6 +59,6 @@ struct perl_proc {
 	__u16 cop_line;				/* COP */
 	__u32 pad;
 };
-_Static_assert(sizeof(struct perl_proc) == 64, "perl_proc layout");
+_Static_assert(sizeof(struct perl_proc) == 80, "perl_proc layout");
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * PHP (the Zend engine, 7.4 to 8.3, NTS builds): what its BPF unwinder
+ * PHP (the Zend engine, 7.4 to 8.4, NTS builds): what its BPF unwinder
  * (php.bpf.h) and its userland module (userspace/interp_php.c) share.
  *
  * The engine keeps the frames of the PHP code it runs in a chain of

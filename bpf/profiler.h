@@ -48,6 +48,10 @@
 /* The tail-call budget: the kernel allows 33; one is kept for the send. */
 #define MAX_TAIL_CALLS 29
 
+/* Off-CPU: threads whose switch-out stack waits for their switch-in, by
+ * default (-off-cpu-max-threads). */
+#define OFFCPU_THREADS_DEFAULT 4096
+
 /* ---- tail-call program indices (prog_array "progs") --------------------- */
 /* The interpreter unwinders run inside the native program (bpf/interp.bpf.h);
  * an unwinder too large for that gets its own slot here. */
@@ -70,6 +74,7 @@ enum prog_index {
 	X(TEST, test, "test")                                                  \
 	X(PHP, php, "php")                                                     \
 	X(PERL, perl, "perl")                                                  \
+	X(RUBY, ruby, "ruby")                                                  \
 	X(V8, v8, "v8js")
 
 enum interp_kind {
@@ -113,7 +118,10 @@ enum interp_kind {
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
-	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache")
+	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
+	X(OFFCPU_KEPT, "off-CPU: switch-outs unwound and kept until the switch-in") \
+	X(OFFCPU_FULL, "off-CPU: switch-outs lost: the per-thread map was full")   \
+	X(OFFCPU_SENT, "off-CPU: records written at the switch-in")
 
 #define METRIC_ENUM_(name, desc) METRIC_##name,
 enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
@@ -146,6 +154,10 @@ enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
 #define TRACE_F_ERROR 0x4	/* an error frame ends the user stack */
 #define TRACE_F_KERNEL_ONLY 0x8 /* no user stack (kernel thread) */
 #define TRACE_F_COMPLETE 0x10	/* the user stack reached a stop marker */
+/* An off-CPU record: ktime is the switch-out, and one more word follows
+ * the frames: the nanoseconds the thread spent off the CPU.  CPU records
+ * carry no such word, so they copy nothing more. */
+#define TRACE_F_OFFCPU 0x20
 
 struct trace_hdr {
 	__u64 ktime;	 /* bpf_ktime_get_ns() at the sample */

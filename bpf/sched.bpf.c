@@ -45,8 +45,12 @@ int BPF_PROG(on_exec, struct task_struct *p)
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 pid = BPF_CORE_READ(p, tgid);
+	__u32 pid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
+	/* a thread's exit: its off-CPU stack would wait for a switch-in
+	 * that never comes (its last switch-out keeps none) */
+	if (offcpu_threshold)
+		bpf_map_delete_elem(&offcpu_stacks, &tid);
 	/* do_exit() decrements signal->live before this tracepoint: zero
 	 * means the whole thread group is gone */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)

@@ -241,6 +241,7 @@ static int op_clear(struct wctx *w, void *arg)
 	size_t i;
 	int err = 0;
 
+	(void)arg;
 	for (i = 0; !err && i < sizeof(dbis) / sizeof(dbis[0]); i++) {
 		err = st_lmdb_fault();
 		err = st_lmdb_err(err ? err : mdb_drop(w->txn, dbis[i], 0));

@@ -221,6 +221,7 @@ static int walk_cb(const char *path, const struct stat *st, int type,
 	struct warm *w = walk_state;
 	int err;
 
+	(void)ftw;
 	if (interrupted || __atomic_load_n(&w->stop, __ATOMIC_RELAXED))
 		return 1;
 	if (type == FTW_DNR || type == FTW_NS) {

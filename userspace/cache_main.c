@@ -7,7 +7,6 @@
 #include "cache_cmd.h"
 
 #include <errno.h>
-#include <libelf.h>
 #include <stdlib.h>
 
 #include "deltas.h"
@@ -106,8 +105,6 @@ int cache_cmd_main(int argc, char **argv)
 						       warm_file };
 	int rc;
 
-	/* libelf wants its version set before any thread uses it. */
-	elf_version(EV_CURRENT);
 	rc = cache_cmd_run(argc, argv, &deltas);
 	interp_mgr_free(warm_im);
 	warm_im = NULL;

@@ -57,8 +57,10 @@ static const struct opt opts[] = {
 	  "percent chance that sampling is on in each probabilistic interval"),
 	O("probabilistic-interval", NULL, OPT_DURATION, probabilistic_interval_ns, 0, 0,
 	  "how often the probabilistic on/off decision is taken"),
-	O("off-cpu-threshold", NULL, OPT_DOUBLE, off_cpu_threshold, 0, 0,
-	  "off-CPU sampling probability (accepted for compatibility; not supported yet)"),
+	O("off-cpu-threshold", NULL, OPT_DOUBLE, off_cpu_threshold, 0, 1,
+	  "off-CPU profiling: probability (0..1) that a context switch of a profiled thread is recorded, with the stack it left on and the ns until it ran again; 0: off"),
+	O("off-cpu-max-threads", NULL, OPT_INT, off_cpu_max_threads, 16, 1 << 20,
+	  "off-CPU: threads whose switch-out stack is kept until they run again (about 32 KiB each while kept); switches past it are counted and lost"),
 	O("tracers", "t", OPT_STRING, tracers, 0, 0,
 	  "unwinders to enable: all (the runtimes on by default), or a comma list of native and runtime names"),
 	O("map-scale-factor", NULL, OPT_INT, map_scale_factor, 0, 8,
@@ -104,6 +106,7 @@ void config_init(struct config *c)
 	c->reporter_interval_ns = 5ULL * 1000000000ULL;
 	c->tracers = "all";
 	c->max_frames = 1024;
+	c->off_cpu_max_threads = OFFCPU_THREADS_DEFAULT;
 	c->rule_cache_entries = RULE_CACHE_DEFAULT;
 	c->cache_dir = "/var/cache/ebpf-profiler";
 	c->cache_size = 0; /* the limit the directory records, else 1 GiB */
@@ -240,6 +243,14 @@ static int set_value(struct config *c, const struct opt *o, const char *v,
 		*(double *)field = strtod(v, &end);
 		if (end == v || *end)
 			goto bad;
+		/* min == max: no range */
+		if (o->min != o->max && (*(double *)field < o->min ||
+					 *(double *)field > o->max)) {
+			fprintf(stderr,
+				"ebpf-profiler: %s: -%s: \"%s\" is not a number in %ld..%ld\n",
+				src, o->name, v, o->min, o->max);
+			return -EINVAL;
+		}
 		return 0;
 	case OPT_DURATION:
 		err = config_parse_duration(v, &u);

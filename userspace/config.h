@@ -25,7 +25,8 @@ struct config {
 	int n_cgroups;
 	int probabilistic_threshold;	 /* 1..100 */
 	uint64_t probabilistic_interval_ns;
-	double off_cpu_threshold;
+	double off_cpu_threshold; /* 0..1, 0 = off */
+	int off_cpu_max_threads;
 	const char *tracers; /* "all", or a list: native and module names */
 	int map_scale_factor;
 	uint64_t max_delta_rows; /* 0 = the default, scaled */

@@ -149,8 +149,9 @@ const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len);
  * Extract the stack deltas of an ELF file: .gopclntab for Go, .eh_frame
  * (through .eh_frame_hdr / PT_GNU_EH_FRAME when sections are missing),
  * then .debug_frame (the file's own, skipped for Go whose pclntab says
- * more; else from the .gnu_debuglink file, looked up under /usr/lib/debug
- * and next to path, when the file itself gave fewer than 8 functions),
+ * more; else from the separate debug file, by build id or .gnu_debuglink
+ * under /usr/lib/debug and next to path (debugfind.h), when the file
+ * itself gave fewer than 8 functions),
  * then synthetic rows for PLT sections that no CFI covers.  fd is mapped
  * and not closed; path may be NULL (no debuglink search).  Returns 0 with
  * *out set (a file without CFI gives a dt_file with no rows and source

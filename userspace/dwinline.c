@@ -21,9 +21,9 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <libelf.h>
 
 #include "dwinline.h"
+#include "elfmap.h"
 #include "hashmap.h"
 
 #define NONE UINT32_MAX
@@ -625,17 +625,19 @@ static int build(Dwarf *dw, struct builder *b, struct dwi_table **out)
 int dwi_build_fd(int fd, const struct dwi_opts *o, struct dwi_table **out)
 {
 	struct builder b = { 0 };
+	struct elfm *e = NULL;
 	Dwarf *dw = NULL;
-	Elf *elf;
+	struct Elf *elf;
 	int err;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -EINVAL;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err;
+	/* libdw reads the DWARF through elfm's door to libelf */
+	elf = elfm_libelf(e, fd);
+	if (!elf) {
+		err = -EINVAL;
 		goto cleanup;
 	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
@@ -657,10 +659,16 @@ int dwi_build_fd(int fd, const struct dwi_opts *o, struct dwi_table **out)
 	}
 	builder_reset(&b);
 	hm_free(&b.names);
+	/* a file cut short under the mapping: the table was read from zeros */
+	if (!err && elfm_damaged(e)) {
+		dwi_free(*out);
+		*out = NULL;
+		err = -EIO;
+	}
 cleanup:
 	if (dw)
 		dwarf_end(dw);
-	elf_end(elf);
+	elfm_free(e);
 	return err;
 }
 

@@ -59,9 +59,11 @@ struct dwi_opts {
 /*
  * Build the table of the ELF file open at fd (not closed, not moved):
  * the file that holds .debug_info.  Returns 0, -ENODATA when the file
- * has no DWARF (or no code in it), -ENOEXEC when it is not ELF, -EFBIG
- * when even its functions pass the budget, -ETIMEDOUT past max_ns,
- * -EINVAL for DWARF libdw refuses, or -ENOMEM.
+ * has no DWARF (or no code in it), -ENOEXEC when it is not a 64-bit
+ * little-endian ELF, -EFBIG when even its functions pass the budget,
+ * -ETIMEDOUT past max_ns, -EINVAL for DWARF libdw refuses, -EIO when
+ * the file shrank while it was read (elfm_damaged), or -ENOMEM.  The
+ * file is read through elfmap.h (elfm_libelf).
  */
 int dwi_build_fd(int fd, const struct dwi_opts *o, struct dwi_table **out);
 int dwi_build_path(const char *path, const struct dwi_opts *o,

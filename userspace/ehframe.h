@@ -47,24 +47,6 @@ int ehf_debug_frame(const struct elfm *e, const struct elfm *text_of,
 		    unsigned src, struct dt_builder *b,
 		    struct dt_extract_stats *st);
 
-/* Find and open the separate debug file of e: by build id under
- * debug_dir/.build-id/, then by .gnu_debuglink name next to path, in
- * <dir>/.debug/ and under debug_dir/<dir>/.  A candidate found by build
- * id must carry the same build id; one found by name must match the
- * debuglink CRC-32, and is then not used when larger than 512 MiB (a CRC
- * reads it whole) or sparse.  Paths never leave those directories: no
- * symlink is followed in <dir> or on the way to it (openat2
- * RESOLVE_NO_SYMLINKS, or O_NOFOLLOW per component before Linux 5.6),
- * and none out of debug_dir; only regular files are opened.  Refusals
- * are counted in budget.h.  path may be NULL (build id only); debug_dir
- * NULL means /usr/lib/debug.  On success returns 0, *out is the mapped
- * debug file (caller frees) and found (if non-NULL) its path.  -ENOENT
- * when none. */
-extern bool ehf_no_openat2; /* tests: walk as if the kernel lacked it */
-int ehf_open_debuglink(const struct elfm *e, const char *path,
-		       const char *debug_dir, struct elfm **out,
-		       char *found, size_t found_len);
-
 /* Synthetic rows for .plt, .plt.sec, .plt.got and .plt.bnd (the lowest
  * priority layer: they only show where no CFI covers these sections).
  * Returns the number of sections given rows, or -ENOMEM / -E2BIG. */

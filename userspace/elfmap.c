@@ -2,6 +2,7 @@
 #include "elfmap.h"
 
 #include <errno.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -38,6 +39,9 @@ struct elfm {
 	size_t shstr_len;
 	uint64_t real_size; /* bytes the file holds on disk (budget.h) */
 	uint64_t dev, ino;  /* 0 over memory */
+	Elf *libelf;	    /* elfm_libelf(), NULL until asked */
+	void *lmap;	    /* the copy-on-write mapping libelf reads */
+	int lguard;	    /* its slot in guards[], -1 when none */
 };
 
 /* ---- files that shrink under the mapping --------------------------------
@@ -67,6 +71,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr, page = a & ~(page_size - 1);
 	int i;
 
+	(void)sig;
+	(void)uc;
 	for (i = 0; i < GUARD_SLOTS; i++) {
 		uintptr_t s = __atomic_load_n(&guards[i].start, __ATOMIC_ACQUIRE);
 		uintptr_t e = __atomic_load_n(&guards[i].end, __ATOMIC_ACQUIRE);
@@ -133,10 +139,14 @@ uint64_t elfm_fault_count(void)
 	return __atomic_load_n(&faults, __ATOMIC_RELAXED);
 }
 
+static bool guard_damaged(int i)
+{
+	return i >= 0 && __atomic_load_n(&guards[i].damaged, __ATOMIC_ACQUIRE);
+}
+
 bool elfm_damaged(const struct elfm *e)
 {
-	return e->guard >= 0 &&
-	       __atomic_load_n(&guards[e->guard].damaged, __ATOMIC_ACQUIRE);
+	return guard_damaged(e->guard) || (e->lmap && guard_damaged(e->lguard));
 }
 
 /* Does [off, off + len) lie inside a buffer of size bytes? */
@@ -224,6 +234,7 @@ int elfm_open_mem(const void *data, size_t len, struct elfm **out)
 	if (!e)
 		return -ENOMEM;
 	e->guard = -1;
+	e->lguard = -1;
 	e->data = data;
 	e->size = len;
 	e->real_size = len;
@@ -267,6 +278,7 @@ int elfm_open_fd(int fd, struct elfm **out)
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->guard = guard_add(map, st.st_size);
+	e->lguard = -1;
 	err = open_common(e);
 	if (err) {
 		elfm_free(e);
@@ -280,6 +292,12 @@ void elfm_free(struct elfm *e)
 {
 	if (!e)
 		return;
+	if (e->libelf)
+		elf_end(e->libelf);
+	if (e->lmap) {
+		guard_del(e->lguard);
+		munmap(e->lmap, e->size);
+	}
 	guard_del(e->guard);
 	if (e->map)
 		munmap(e->map, e->size);
@@ -670,63 +688,119 @@ int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc)
 	return 0;
 }
 
-/* One symbol table against the names still missing (found[i] false). */
-static unsigned find_syms_in(const struct elfm *e, const Elf64_Shdr *sh,
-			     const char *const *names, unsigned n,
-			     uint64_t *value, uint64_t *size, bool *found)
+int elfm_for_each_sym(const struct elfm *e, const Elf64_Shdr *sh,
+		      int (*fn)(const struct elfm_sym *s, void *arg),
+		      void *arg)
 {
-	const Elf64_Shdr *shdrs, *strsh;
 	const uint8_t *sym, *str;
 	size_t sym_len, str_len, i;
-	unsigned nsh, k, got = 0;
+	int ret;
 
-	shdrs = elfm_shdrs(e, &nsh);
-	if (sh->sh_link >= nsh || sh->sh_entsize != sizeof(Elf64_Sym))
-		return 0;
-	strsh = &shdrs[sh->sh_link];
-	if (elfm_section_bytes(e, sh, &sym, &sym_len) ||
-	    elfm_section_bytes(e, strsh, &str, &str_len))
-		return 0;
-	for (i = 0; i + sizeof(Elf64_Sym) <= sym_len; i += sizeof(Elf64_Sym)) {
+	if ((sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM) ||
+	    sh->sh_link >= e->shnum || sh->sh_entsize != sizeof(Elf64_Sym) ||
+	    elfm_section_bytes(e, sh, &sym, &sym_len) ||
+	    elfm_section_bytes(e, &e->sh[sh->sh_link], &str, &str_len))
+		return -ENOENT;
+	for (i = sizeof(Elf64_Sym); i + sizeof(Elf64_Sym) <= sym_len;
+	     i += sizeof(Elf64_Sym)) {
+		struct elfm_sym out;
 		Elf64_Sym s;
-		const char *name;
-		size_t max;
 
 		memcpy(&s, sym + i, sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || !s.st_name ||
-		    s.st_name >= str_len)
-			continue;
-		name = (const char *)str + s.st_name;
-		max = str_len - s.st_name;
-		for (k = 0; k < n; k++) {
-			size_t len = strlen(names[k]);
-
-			if (found[k] || len >= max || memcmp(name, names[k], len) ||
-			    name[len])
-				continue;
-			value[k] = s.st_value;
-			size[k] = s.st_size;
-			found[k] = true;
-			got++;
-		}
+		out.name = "";
+		/* the name must end inside the string table */
+		if (s.st_name && s.st_name < str_len &&
+		    memchr(str + s.st_name, 0, str_len - s.st_name))
+			out.name = (const char *)str + s.st_name;
+		out.value = s.st_value;
+		out.size = s.st_size;
+		out.info = s.st_info;
+		out.shndx = s.st_shndx;
+		ret = fn(&out, arg);
+		if (ret)
+			return ret;
 	}
-	return got;
+	return 0;
+}
+
+/* elfm_find_syms()'s walk: the names still missing (found[i] false). */
+struct find_syms {
+	const char *const *names;
+	unsigned n, got;
+	uint64_t *value, *size;
+	bool found[64];
+};
+
+static int find_sym(const struct elfm_sym *s, void *arg)
+{
+	struct find_syms *f = arg;
+	unsigned k;
+
+	if (s->shndx == SHN_UNDEF || !s->name[0])
+		return 0;
+	for (k = 0; k < f->n; k++) {
+		if (f->found[k] || strcmp(s->name, f->names[k]))
+			continue;
+		f->value[k] = s->value;
+		f->size[k] = s->size;
+		f->found[k] = true;
+		f->got++;
+	}
+	return 0;
 }
 
 unsigned elfm_find_syms(const struct elfm *e, const char *const *names,
 			unsigned n, uint64_t *value, uint64_t *size)
 {
 	static const char *const tables[] = { ".dynsym", ".symtab" };
-	bool found[64] = { false };
-	unsigned t, got = 0;
+	struct find_syms f = { .names = names, .n = n < 64 ? n : 64,
+			       .value = value, .size = size };
+	unsigned t;
 
-	if (n > 64)
-		n = 64;
-	for (t = 0; t < 2 && got < n; t++) {
+	for (t = 0; t < 2 && f.got < f.n; t++) {
 		const Elf64_Shdr *sh = elfm_section(e, tables[t]);
 
 		if (sh)
-			got += find_syms_in(e, sh, names, n, value, size, found);
+			elfm_for_each_sym(e, sh, find_sym, &f);
 	}
-	return got;
+	return f.got;
+}
+
+static pthread_once_t libelf_once = PTHREAD_ONCE_INIT;
+static bool libelf_ok;
+
+static void libelf_init(void)
+{
+	libelf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+Elf *elfm_libelf(struct elfm *e, int fd)
+{
+	struct stat st;
+	void *map;
+
+	pthread_once(&libelf_once, libelf_init);
+	if (e->libelf || !libelf_ok || !e->map)
+		return e->libelf;
+	/* that very file, as large as when we mapped it */
+	if (fstat(fd, &st) < 0 || !elfm_same_file(e, &st) ||
+	    (uint64_t)st.st_size != e->size)
+		return NULL;
+	/*
+	 * libelf over memory (elf_memory) takes the image for a private
+	 * writable mapping and writes into it (a section header it
+	 * decompresses): not into our read-only pages, but into a
+	 * copy-on-write mapping of its own, guarded as ours is.
+	 */
+	map = mmap(NULL, e->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	e->lmap = map;
+	e->lguard = guard_add(map, e->size);
+	e->libelf = elf_memory(map, e->size);
+	if (e->libelf && elf_kind(e->libelf) != ELF_K_ELF) {
+		elf_end(e->libelf);
+		e->libelf = NULL;
+	}
+	return e->libelf;
 }

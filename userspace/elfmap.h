@@ -96,6 +96,25 @@ int elfm_text_span(const struct elfm *e, uint64_t *lo, uint64_t *hi);
 /* Is [lo, hi) inside one executable segment (or section)? */
 int elfm_in_text(const struct elfm *e, uint64_t lo, uint64_t hi);
 
+/* One entry of a symbol table. */
+struct elfm_sym {
+	const char *name; /* NUL-terminated inside its string table; "" when
+			   * it has none or its offset is bad */
+	uint64_t value, size;
+	uint8_t info; /* ELF64_ST_TYPE(), ELF64_ST_BIND() */
+	uint16_t shndx;
+};
+
+/* Calls fn, in table order, for each symbol of sh (a SHT_SYMTAB or
+ * SHT_DYNSYM section header of e) but the null one at index 0; stops
+ * when fn returns non-zero and returns that.  Returns 0 when done,
+ * -ENOENT when sh is no usable table (another type, entries not
+ * Elf64_Sym, bytes outside the file, compressed) or its string table is
+ * not.  Bounded by the file: no allocation. */
+int elfm_for_each_sym(const struct elfm *e, const Elf64_Shdr *sh,
+		      int (*fn)(const struct elfm_sym *s, void *arg),
+		      void *arg);
+
 /* Defined symbols by exact name, from .dynsym, then .symtab: for each
  * names[i] found, value[i] and size[i] are set (left alone otherwise).
  * Returns how many names were found.  Each table is walked once, bounded
@@ -119,5 +138,19 @@ int elfm_build_id(const struct elfm *e, const uint8_t **p, size_t *len);
 /* .gnu_debuglink: the file name (NUL-terminated inside the section) and
  * its CRC-32.  Returns 0 or -ENOENT. */
 int elfm_debuglink(const struct elfm *e, const char **name, uint32_t *crc);
+
+/*
+ * The one door to libelf, for the readers we do not write ourselves
+ * (libdw: CFI lookup, DWARF): a libelf handle over a copy-on-write
+ * mapping of fd, the file e maps (elfm_open_fd; checked by dev, inode
+ * and size), made on the first call and ended by elfm_free(), so that the
+ * file was checked by elfm first and libelf's reads are guarded as ours
+ * are (elfm_damaged()), while what libelf writes (a section header it
+ * decompresses) stays in its pages.  NULL over memory, for another file,
+ * or when libelf refuses it.  Not thread safe on one e.  No module
+ * includes libelf.h for anything else.
+ */
+struct Elf;
+struct Elf *elfm_libelf(struct elfm *e, int fd);
 
 #endif

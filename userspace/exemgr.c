@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exemgr.h"
+#include "exemgr_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,47 +16,6 @@
 #include "log.h"
 #include "store.h"
 #include "symbols.h"
-
-/* A run of blocks of ROWS_PER_BLOCK rows.  A block's global index is
- * chunk * DELTA_CHUNK_BLOCKS + its index in the chunk. */
-struct extent {
-	uint32_t start, len;
-};
-
-struct exe_mgr {
-	struct bpfmaps *bm;
-	struct store *store;
-	struct hm by_id;    /* id64 -> struct exe_file * */
-	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */
-	struct hm rules;    /* hash(rule) -> index */
-	uint32_t n_rules;   /* indices handed out so far (the high mark) */
-	/* per rule: the loaded files that hold it (the fixed rules are
-	 * never freed), and the owner charged for it (0: root, no one) */
-	uint32_t *rule_refs;
-	uid_t *rule_owner;
-	/* indices freed, oldest first: reused only once the high mark is
-	 * at MAX_RULES, and the oldest first, so that a sample that read a
-	 * row of an unloaded file just before its pages went finds the
-	 * INVALID rule there, not another file's */
-	uint16_t *rule_free;
-	uint32_t free_head, n_free;
-	struct hm owners; /* uid (not root) -> struct owner_use * */
-	unsigned share_div[EXE_TABLE_COUNT][2];
-	uint32_t share_warnings; /* files named in an "over its share" warning */
-	/* While a file loads, its rule i -> the global index << 16 (the
-	 * row's rule bits); RULE_IDX_INVALID (0) past its rules, so any
-	 * 16-bit rule field of a row reads an entry. */
-	uint32_t *rule_hi;
-	/* free blocks of the chunks that exist, sorted by start; an extent
-	 * never crosses a chunk's end, so its rows are in one chunk */
-	struct extent *free_ext;
-	uint32_t n_ext, cap_ext;
-	uint32_t full_warnings; /* files named in a "rows full" warning */
-	struct exe_stats st;
-	exe_detect_fn detect;
-	void *detect_arg;
-	bool fp_only;
-};
 
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on)
 {
@@ -94,200 +54,6 @@ uint64_t exe_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* ---- rows allocator -------------------------------------------------- */
-
-#define BLOCKS(rows) (((rows) + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK)
-/* Files named in a warning when their rows do not fit; the rest are
- * counted only. */
-#define ROWS_FULL_WARNINGS 20
-
-static void ext_take(struct exe_mgr *m, uint32_t i, uint32_t n)
-{
-	m->free_ext[i].start += n;
-	m->free_ext[i].len -= n;
-	if (!m->free_ext[i].len) {
-		memmove(&m->free_ext[i], &m->free_ext[i + 1],
-			(m->n_ext - i - 1) * sizeof(*m->free_ext));
-		m->n_ext--;
-	}
-}
-
-/* n blocks in one extent, first fit.  -ENOSPC when no extent has them. */
-static int rows_alloc(struct exe_mgr *m, uint32_t n, uint32_t *start)
-{
-	uint32_t i;
-
-	for (i = 0; i < m->n_ext; i++) {
-		if (m->free_ext[i].len < n)
-			continue;
-		*start = m->free_ext[i].start;
-		ext_take(m, i, n);
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-static int rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
-{
-	uint32_t i = 0;
-	/* neighbours merge unless the point between them is a chunk's
-	 * start: the blocks on either side live in two maps */
-	bool join_prev = start % DELTA_CHUNK_BLOCKS != 0;
-	bool join_next = (start + n) % DELTA_CHUNK_BLOCKS != 0;
-
-	if (!n)
-		return 0;
-	while (i < m->n_ext && m->free_ext[i].start < start)
-		i++;
-	if (join_prev && i > 0 &&
-	    m->free_ext[i - 1].start + m->free_ext[i - 1].len == start) {
-		m->free_ext[i - 1].len += n;
-		if (join_next && i < m->n_ext && start + n == m->free_ext[i].start) {
-			m->free_ext[i - 1].len += m->free_ext[i].len;
-			memmove(&m->free_ext[i], &m->free_ext[i + 1],
-				(m->n_ext - i - 1) * sizeof(*m->free_ext));
-			m->n_ext--;
-		}
-		return 0;
-	}
-	if (join_next && i < m->n_ext && start + n == m->free_ext[i].start) {
-		m->free_ext[i].start = start;
-		m->free_ext[i].len += n;
-		return 0;
-	}
-	if (m->n_ext == m->cap_ext) {
-		uint32_t cap = m->cap_ext ? m->cap_ext * 2 : 64;
-		struct extent *e = realloc(m->free_ext, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM; /* leaks the range; counted nowhere */
-		m->free_ext = e;
-		m->cap_ext = cap;
-	}
-	memmove(&m->free_ext[i + 1], &m->free_ext[i],
-		(m->n_ext - i) * sizeof(*m->free_ext));
-	m->free_ext[i].start = start;
-	m->free_ext[i].len = n;
-	m->n_ext++;
-	return 0;
-}
-
-static void chunk_stats(struct exe_mgr *m)
-{
-	m->st.row_chunks = m->bm->n_chunks;
-	m->st.rows_alloc = (uint64_t)m->bm->n_chunks * DELTA_CHUNK_ROWS;
-}
-
-/* Create the lowest chunk that does not exist and make its blocks free.
- * -ENOSPC at the bound; else 0 or the map's creation error. */
-static int chunk_add(struct exe_mgr *m)
-{
-	uint32_t c;
-	int err;
-
-	for (c = 0; c < m->bm->max_chunks && m->bm->chunks[c]; c++)
-		;
-	if (c == m->bm->max_chunks)
-		return -ENOSPC;
-	err = bm_chunk_new(m->bm, c);
-	if (err) {
-		log_warn("creating a chunk of stack-delta rows (%u MiB): %s",
-			 (unsigned)(DELTA_CHUNK_BLOCKS * sizeof(struct row_block) >> 20),
-			 strerror(-err));
-		return err;
-	}
-	err = rows_free(m, c * DELTA_CHUNK_BLOCKS, DELTA_CHUNK_BLOCKS);
-	if (err) {
-		bm_chunk_drop(m->bm, c);
-		return err;
-	}
-	chunk_stats(m);
-	return 0;
-}
-
-/* Drop the chunks no file uses, so that memory goes back to the kernel
- * after a burst of large files. */
-static void chunks_trim(struct exe_mgr *m)
-{
-	uint32_t i = 0;
-
-	while (i < m->n_ext) {
-		struct extent *e = &m->free_ext[i];
-
-		if (e->len != DELTA_CHUNK_BLOCKS) {
-			i++;
-			continue;
-		}
-		bm_chunk_drop(m->bm, e->start / DELTA_CHUNK_BLOCKS);
-		ext_take(m, i, e->len);
-	}
-	chunk_stats(m);
-}
-
-/* Where a file's rows went: pages [p0, p1) from block `block` on. */
-struct piece {
-	uint32_t block, n_blocks, p0, p1;
-};
-
-static uint32_t free_blocks(const struct exe_mgr *m)
-{
-	uint64_t n = (uint64_t)(m->bm->max_chunks - m->bm->n_chunks) *
-		     DELTA_CHUNK_BLOCKS;
-	uint32_t i;
-
-	for (i = 0; i < m->n_ext; i++)
-		n += m->free_ext[i].len;
-	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-}
-
-/* Place a file's rows: in one extent if one holds them; else, page by
- * page, over the largest free extents (each page's rows in one, so in
- * one chunk), creating chunks when none takes the next page.  Fills
- * pcs (n_pages entries at most).  Returns the number of pieces, or
- * -ENOSPC (the bound: nothing is taken) or a chunk's creation error. */
-static int rows_place(struct exe_mgr *m, const struct dt_file *t,
-		      struct piece *pcs)
-{
-	uint32_t p = 0, n = 0, i, best, start, rows, b;
-	int err;
-
-	if (free_blocks(m) < BLOCKS(t->n_rows))
-		return -ENOSPC;
-	while (p < t->n_pages) {
-		rows = t->n_rows - t->pages[p].first;
-		if (rows_alloc(m, BLOCKS(rows), &start) == 0) {
-			pcs[n++] = (struct piece){ start, BLOCKS(rows), p,
-						   t->n_pages };
-			return (int)n;
-		}
-		for (i = 1, best = 0; i < m->n_ext; i++)
-			if (m->free_ext[i].len > m->free_ext[best].len)
-				best = i;
-		/* the pages that fit in the largest extent */
-		rows = 0;
-		for (i = p; i < t->n_pages && m->n_ext; i++) {
-			if (BLOCKS(rows + t->pages[i].count) > m->free_ext[best].len)
-				break;
-			rows += t->pages[i].count;
-		}
-		if (i == p) {
-			/* not even one page: grow (a page fits in a chunk) */
-			err = chunk_add(m);
-			if (err)
-				goto fail;
-			continue;
-		}
-		b = BLOCKS(rows);
-		pcs[n++] = (struct piece){ m->free_ext[best].start, b, p, i };
-		ext_take(m, best, b);
-		p = i;
-	}
-	return (int)n;
-fail:
-	while (n--)
-		rows_free(m, pcs[n].block, pcs[n].n_blocks);
-	return err;
 }
 
 /* ---- rules ------------------------------------------------------------- */
@@ -506,7 +272,7 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out)
 			return -ENOMEM;
 		}
 	m->st.rows_cap = (uint64_t)bm->max_chunks * DELTA_CHUNK_ROWS;
-	chunk_stats(m);
+	exe_chunk_stats(m);
 	*out = m;
 	return 0;
 }
@@ -563,7 +329,7 @@ static void free_row_ext(struct exe_mgr *m, struct exe_file *f)
 	uint32_t i;
 
 	for (i = 0; i < f->n_row_ext; i++)
-		rows_free(m, f->row_ext[i].block, f->row_ext[i].n_blocks);
+		exe_rows_free(m, f->row_ext[i].block, f->row_ext[i].n_blocks);
 	free(f->row_ext);
 	f->row_ext = NULL;
 	f->n_row_ext = 0;
@@ -733,7 +499,7 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	vals = malloc(t->n_pages * sizeof(*vals));
 	if (!pcs || !f->pages || !keys || !vals)
 		goto fail;
-	n = rows_place(m, t, pcs);
+	n = exe_rows_place(m, t, pcs);
 	if (n < 0) {
 		err = n;
 		n = 0;
@@ -816,7 +582,7 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	return err;
 fail:
 	while (n--)
-		rows_free(m, pcs[n].block, pcs[n].n_blocks);
+		exe_rows_free(m, pcs[n].block, pcs[n].n_blocks);
 	free_row_ext(m, f);
 	put_rules(m, f);
 	free(pcs);
@@ -1021,6 +787,7 @@ struct exe_file *exe_ref(struct exe_file *f)
 
 void exe_put(struct exe_mgr *m, struct exe_file *f)
 {
+	(void)m;
 	if (!f || f->refs <= 0)
 		return;
 	if (--f->refs == 0)
@@ -1044,6 +811,7 @@ static void load_symbols(struct exe_file *f)
 const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
 			  uint64_t *off)
 {
+	(void)m;
 	if (!f->syms_tried)
 		load_symbols(f);
 	return symb_lookup(f->syms, addr, off);
@@ -1051,6 +819,7 @@ const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
 
 const char *exe_build_id(struct exe_mgr *m, struct exe_file *f)
 {
+	(void)m;
 	if (!f->syms_tried)
 		load_symbols(f);
 	return symb_build_id(f->syms);
@@ -1079,7 +848,7 @@ void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns)
 		m->st.files--;
 		file_free(f);
 	}
-	chunks_trim(m);
+	exe_chunks_trim(m);
 }
 
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out)

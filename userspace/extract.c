@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "debugfind.h"
 #include "deltas.h"
 #include "ehframe.h"
 #include "elfmap.h"
@@ -71,8 +72,8 @@ static int extract(const struct elfm *e, const char *path,
 
 	if (!go && fdes < DEBUGLINK_BELOW && path &&
 	    !(opts && opts->no_debuglink) &&
-	    ehf_open_debuglink(e, path, opts ? opts->debug_dir : NULL, &dbg,
-			       st->debug_file, sizeof(st->debug_file)) == 0) {
+	    dbgf_open(e, path, opts ? opts->debug_dir : NULL, &dbg,
+		      st->debug_file, sizeof(st->debug_file)) == 0) {
 		n = ehf_debug_frame(dbg, e, DT_SRC_DEBUG_FRAME | DT_SRC_DEBUGLINK,
 				    b, st);
 		if (fatal(n)) {

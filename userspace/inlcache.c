@@ -2,11 +2,14 @@
 #include "inlcache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "budget.h"
+#include "debugfind.h"
+#include "elfmap.h"
 #include "hashmap.h"
 
 struct inl_cache {
@@ -57,6 +60,30 @@ static uint64_t now_ns(void)
 }
 
 /* f's table, built now; NULL when it has none (remembered). */
+/* The file holding f's DWARF: f itself when it has .debug_info, else its
+ * separate debug file (debugfind.h: build id, .gnu_debuglink, fetch
+ * hook).  An fd the caller closes, or a negative errno. */
+static int own_debug_fd(const struct exe_file *f)
+{
+	struct elfm *e = NULL;
+	int fd = exe_fd(f), ret;
+
+	if (f->is_vdso || fd < 0)
+		return -ENODATA;
+	ret = elfm_open_fd(fd, &e);
+	if (ret)
+		return ret;
+	if (elfm_section(e, ".debug_info")) {
+		ret = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (ret < 0)
+			ret = -errno;
+	} else {
+		ret = dbgf_open_fd(e, f->path, NULL);
+	}
+	elfm_free(e);
+	return ret;
+}
+
 static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 {
 	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes,
@@ -71,15 +98,10 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 		c->st.full++;
 		goto none;
 	}
-	if (c->o.debug_fd) {
-		fd = c->o.debug_fd(c->o.arg, f);
-		err = fd < 0 ? fd : dwi_build_fd(fd, &o, &t);
-		if (fd >= 0)
-			close(fd);
-	} else {
-		err = f->is_vdso || exe_fd(f) < 0 ? -ENODATA :
-			dwi_build_fd(exe_fd(f), &o, &t);
-	}
+	fd = c->o.debug_fd ? c->o.debug_fd(c->o.arg, f) : own_debug_fd(f);
+	err = fd < 0 ? fd : dwi_build_fd(fd, &o, &t);
+	if (fd >= 0)
+		close(fd);
 	c->st.build_ns += now_ns() - t0;
 	if (err) {
 		if (err == -ENODATA || err == -ENOENT || err == -ENOEXEC)

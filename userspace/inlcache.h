@@ -6,10 +6,11 @@
  * DWARF, or whose table failed, is remembered as "none" and named from
  * its ELF symbols as before.
  *
- * The file holding a file's DWARF comes from a callback (the project's
- * one debug-file finder: build-id directory, .gnu_debuglink); without
- * one, the ELF file itself, which has DWARF when it was built -g and
- * not stripped.  Not thread safe: the trace pipeline's thread only.
+ * The file holding a file's DWARF: the file itself when it has
+ * .debug_info (built -g, not stripped), else its separate debug file from
+ * the project's one finder (debugfind.h: build-id directory,
+ * .gnu_debuglink, the fetch hook); a callback may replace that (tests).
+ * Not thread safe: the trace pipeline's thread only.
  */
 #ifndef EP_INLCACHE_H
 #define EP_INLCACHE_H
@@ -44,7 +45,7 @@ struct inl_opts {
 	uint32_t max_files;	/* 0: INL_MAX_FILES */
 	size_t file_max_bytes;	/* one table, 0: DWI_DEFAULT_MAX_BYTES */
 	uint64_t max_build_ns;	/* one table, 0: INL_MAX_BUILD_NS */
-	inl_debug_fd_fn debug_fd; /* NULL: the file itself */
+	inl_debug_fd_fn debug_fd; /* NULL: the file, else debugfind */
 	void *arg;
 };
 

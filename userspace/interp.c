@@ -208,10 +208,21 @@ int interp_record_check(const struct interp_module *m, const void *data,
 }
 
 /* A file's blob for one runtime, from the store or detected and stored.
- * An empty record means "not this runtime", UNSUPPORTED_MARK "this runtime
- * in a version or build not supported" (so the count of those survives a
- * restart).  *cached: answered by the store. */
+ * An empty record means "not this runtime", an unsupported mark "this
+ * runtime in a version or build not supported" (so the count of those
+ * survives a restart).  The mark carries the module's record format: a
+ * build that supports more versions (and so has a new format) detects
+ * again rather than believe an older build's verdict.  *cached: answered
+ * by the store. */
 static const uint32_t UNSUPPORTED_MARK = 0x4e535550; /* "PUSN" */
+
+static bool unsupported_mark(const struct interp_module *m, const void *data,
+			     size_t len)
+{
+	const uint32_t mark[2] = { UNSUPPORTED_MARK, m->record_format };
+
+	return len == sizeof(mark) && !memcmp(data, mark, sizeof(mark));
+}
 
 static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		      const char *path, int fd, void **data, size_t *len,
@@ -225,8 +236,7 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	*len = 0;
 	*cached = false;
 	if (im->store && store_get(im->store, id, sk, data, len) == 0) {
-		if (*len == sizeof(UNSUPPORTED_MARK) &&
-		    !memcmp(*data, &UNSUPPORTED_MARK, *len)) {
+		if (unsupported_mark(m, *data, *len)) {
 			free(*data);
 			*data = NULL;
 			*len = 0;
@@ -246,9 +256,11 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 	err = m->detect(im->state[k], path, fd, data, len);
 	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
-	if (im->store && err == -ENOTSUP)
-		store_put(im->store, id, sk, &UNSUPPORTED_MARK,
-			  sizeof(UNSUPPORTED_MARK));
+	if (im->store && err == -ENOTSUP) {
+		const uint32_t mark[2] = { UNSUPPORTED_MARK, m->record_format };
+
+		store_put(im->store, id, sk, mark, sizeof(mark));
+	}
 	else if (im->store && (err == 0 || err == -ENOENT))
 		store_put(im->store, id, sk, *data, err ? 0 : *len);
 	if (err) {

@@ -27,6 +27,7 @@
 #ifndef EP_INTERP_H
 #define EP_INTERP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,7 +98,8 @@ struct interp_module {
 	int (*detect)(void *state, const char *path, int fd, void **data,
 		      size_t *len);
 	/* What detect's blobs are: record_size bytes, a u32 record_format
-	 * first (bumped when the struct changes: older records are
+	 * first (bumped when the struct changes, and when versions are
+	 * added: older records, and older verdicts "not supported", are
 	 * detected again). */
 	size_t record_size;
 	uint32_t record_format;
@@ -148,6 +150,28 @@ typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
 /* The reader of live processes (process_vm_readv; arg unused). */
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 			size_t len);
+
+/* A reader bound to one process, for modules that follow pointers through
+ * its memory: interp_rd fails (-EFAULT) at address 0, interp_rd64 gives 0
+ * when the read fails. */
+struct interp_reader {
+	interp_read_fn read;
+	void *arg;
+	pid_t pid;
+};
+
+static inline int interp_rd(const struct interp_reader *r, uint64_t addr,
+			    void *buf, size_t len)
+{
+	return addr ? r->read(r->arg, r->pid, addr, buf, len) : -EFAULT;
+}
+
+static inline uint64_t interp_rd64(const struct interp_reader *r, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	return interp_rd(r, addr, &v, 8) ? 0 : v;
+}
 
 /* A module state that is one word per attached process (the version or
  * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable

@@ -3,17 +3,20 @@
 #ifndef EP_INTERP_PERL_H
 #define EP_INTERP_PERL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "interp.h"
 
-/* Offsets of one Perl version (threaded build), in bytes. */
+/* Offsets of one Perl version and build, in bytes. */
 struct perl_offsets {
 	uint16_t i_curcop, i_curstackinfo;		/* struct interpreter */
 	uint16_t si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
 	uint16_t cx_size, cx_oldcop, cx_cv;		/* PERL_CONTEXT */
 	uint16_t cop_line, cop_file;			/* COP */
+	uint16_t cop_file_gv; /* 1: cop_file is a GV named "_<file" (a
+			       * non-threaded build), 0: a char * */
 	uint16_t cv_stash, cv_gv, cv_flags;		/* XPVCV */
 	uint16_t gv_gp, gp_egv;				/* GV head, GP */
 	uint16_t gv_namehek, gv_stash;			/* XPVGV */
@@ -23,6 +26,19 @@ struct perl_offsets {
 	uint16_t aux_name, aux_name_count;		/* xpvhv_aux */
 };
 
+/* What the offsets rest on, the same in every version covered (checked
+ * against the headers by the unit tests, with bpf/perl.h's CXt_ ones). */
+#define PERL_SVF_OOK 0x02000000 /* SVf_OOK: a stash has its aux struct */
+#define PERL_CVF_NAMED 0x8000	/* CVf_NAMED: the CV has a HEK, no GV */
+#define PERL_SV_FLAGS 12	/* SV head: sv_any 0, sv_refcnt, sv_flags */
+#define PERL_HEK_LEN 4		/* HEK: hek_hash, hek_len, hek_key */
+#define PERL_HEK_KEY 8
+
+/* The offsets of Perl 5.<version>, threaded (ithreads, multiplicity) or
+ * not; NULL when not covered. */
+const struct perl_offsets *perl_offsets_of(unsigned revision,
+					   unsigned version, bool threaded);
+
 /* Name one Perl frame (bpf/perl.h: data = line, payload = CV and COP)
  * from memory read through read: "package::sub", "main" for the
  * program's own frame, "(eval)"; the file from the COP.  Returns 0, or a
@@ -30,5 +46,15 @@ struct perl_offsets {
 int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct perl_offsets *o, const struct interp_frame *f,
 		    struct interp_symbol *out);
+
+/* What detection kept for a file (its stored record), for tests. */
+struct perl_record {
+	unsigned revision, version, subversion;
+	bool threaded;
+	uint64_t interp, thr_key;	/* threaded: PL_curinterp, PL_thr_key */
+	uint64_t curcop, curstackinfo;	/* non-threaded: the globals */
+	uint64_t loop_lo, loop_hi;	/* Perl_runops_standard */
+};
+int perl_record_describe(const void *data, size_t len, struct perl_record *out);
 
 #endif

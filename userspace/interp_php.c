@@ -22,7 +22,7 @@
 #include "interp_php.h"
 #include "php.h"
 
-#define PHP_INFO_FORMAT 2
+#define PHP_INFO_FORMAT 3
 
 /* What detection keeps (store record); ELF addresses. */
 struct php_info {
@@ -41,10 +41,14 @@ _Static_assert(sizeof(struct php_info) == 48, "php_info layout");
  * zend_op_array.filename and .line_start per minor version.  The common
  * head is type, arg_flags, fn_flags, function_name (8), scope (16),
  * prototype, num_args, required_num_args, arg_info; 8.0 adds attributes;
- * 8.2 moves T and run_time_cache into it.  zend_execute_data (opline 0,
- * func 24, This.u1.type_info 40, prev_execute_data 48), zend_op.lineno
- * (24), zend_class_entry.name (8) and zend_string (len 16, val 24) are
- * the same from 7.4 to 8.3.
+ * 8.2 moves T and run_time_cache into it; 8.4 adds prop_info and more.
+ * What the rest of the walk reads (interp_php.h: zend_execute_data,
+ * zend_op.lineno, zend_class_entry.name, zend_string) is the same from
+ * 7.4 to 8.4.  7.4, 8.2 and 8.4 (with EG's current_execute_data and size
+ * in Debian's builds, a fallback when zend_is_executing's code is not
+ * recognised) are checked against each version's headers by the unit
+ * tests (tests/tools/php_offsets.txt: Debian's php7.4-dev, php8.2-dev,
+ * php8.4-dev); 8.0, 8.1 and 8.3 are read from PHP's sources.
  */
 static const struct php_layout {
 	uint8_t major, minor;
@@ -52,24 +56,13 @@ static const struct php_layout {
 	uint16_t current_off; /* 0: only from zend_is_executing's code */
 	uint16_t eg_size;     /* sizeof(zend_executor_globals) with it */
 } layouts[] = {
-	{ 7, 4, 136, 144, 0, 0 },
+	{ 7, 4, 136, 144, 488, 1664 }, /* Debian 11's php7.4 */
 	{ 8, 0, 144, 152, 0, 0 },
 	{ 8, 1, 144, 152, 0, 0 },
 	{ 8, 2, 152, 160, 488, 1800 }, /* Debian 12's php8.2 */
 	{ 8, 3, 144, 152, 0, 0 },
+	{ 8, 4, 168, 176, 488, 1984 }, /* Debian 13's php8.4 */
 };
-
-#define ED_OPLINE 0
-#define ED_FUNC 24
-#define ED_TYPE_INFO 40
-#define ED_PREV 48
-#define OP_LINENO 24
-#define FN_TYPE 0
-#define FN_NAME 8
-#define FN_SCOPE 16
-#define CE_NAME 8
-#define STR_LEN 16
-#define STR_VAL 24
 
 static const struct php_layout *layout_of(unsigned major, unsigned minor)
 {
@@ -102,6 +95,25 @@ static int php_version(const struct elfm *e, unsigned *major, unsigned *minor)
 	return 0;
 }
 
+/* The first instructions of the function at fn, after an endbr64 (builds
+ * with -fcf-protection, as Debian 13's): n bytes of them in *c, the
+ * address of the first in *at.  -ENOENT when not in the file. */
+static int code_at(const struct elfm *e, uint64_t fn, size_t n,
+		   const uint8_t **c, uint64_t *at)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t avail;
+
+	if (elfm_vaddr_bytes(e, fn, n + sizeof(endbr64), c, &avail))
+		return -ENOENT;
+	*at = fn;
+	if (!memcmp(*c, endbr64, sizeof(endbr64))) {
+		*c += sizeof(endbr64);
+		*at += sizeof(endbr64);
+	}
+	return 0;
+}
+
 /* The offset zend_is_executing() tests (EG(current_execute_data) != 0),
  * from its first instructions: lea eg(%rip),%rax; cmpq $0,off(%rax), or
  * cmpq $0,eg+off(%rip), or mov eg+off(%rip),%rax.  0 when not found. */
@@ -109,11 +121,10 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 				  uint64_t eg, uint64_t eg_size)
 {
 	const uint8_t *c;
-	size_t avail;
 	int32_t rel, disp;
 	uint64_t target;
 
-	if (elfm_vaddr_bytes(e, fn, 16, &c, &avail))
+	if (code_at(e, fn, 16, &c, &fn))
 		return 0;
 	if (c[0] == 0x48 && c[1] == 0x8d && c[2] == 0x05 && c[7] == 0x48 &&
 	    c[8] == 0x83 && c[9] == 0xb8 && c[14] == 0x00) {
@@ -135,24 +146,21 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
-/* zend_vm_kind(): mov $kind,%eax; ret.  ZEND_VM_KIND_HYBRID is 4. */
-#define PHP_VM_KIND_HYBRID 4
+/* zend_vm_kind(): mov $kind,%eax; ret. */
 static bool hybrid_vm(const struct elfm *e, uint64_t fn)
 {
 	const uint8_t *c;
-	size_t avail;
 	uint32_t kind;
 
-	if (elfm_vaddr_bytes(e, fn, 6, &c, &avail) || c[0] != 0xb8 ||
-	    c[5] != 0xc3)
+	if (code_at(e, fn, 6, &c, &fn) || c[0] != 0xb8 || c[5] != 0xc3)
 		return false;
 	memcpy(&kind, c + 1, 4);
 	return kind == PHP_VM_KIND_HYBRID;
 }
 
 /* An address of execute_ex's body, where JIT code's frames resume: the
- * CFA rule (sp + offset) that covers most of the loop, from the file's
- * own CFI.  0 when there is none. */
+ * CFA rule (sp or rbp + offset) that covers most of the loop, from the
+ * file's own CFI.  0 when there is none. */
 #define RESUME_SAMPLES 64
 static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
 			     uint64_t hi)
@@ -172,7 +180,11 @@ static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
 						      dt_file_rule(f, rules[i]) :
 						      NULL;
 
-		if (!r || r->cmd != RULE_CMD_NONE || r->cfa_reg != RULE_REG_SP)
+		/* sp-based (Debian 12's 8.2) or rbp-based (Debian 13's 8.4:
+		 * execute_ex keeps a frame pointer, which JIT code running on
+		 * its frame leaves alone) */
+		if (!r || r->cmd != RULE_CMD_NONE ||
+		    (r->cfa_reg != RULE_REG_SP && r->cfa_reg != RULE_REG_FP))
 			continue;
 		for (n = 0, j = 0; j < RESUME_SAMPLES; j++)
 			n += rules[j] == rules[i];
@@ -268,12 +280,12 @@ static int php_attach(void *state, struct interp_mgr *im,
 		.loop_lo = info->loop_lo + bias,
 		.loop_hi = info->loop_hi + bias,
 		.resume_pc = info->resume_pc ? info->resume_pc + bias : 0,
-		.ed_opline = ED_OPLINE,
-		.ed_func = ED_FUNC,
-		.ed_type_info = ED_TYPE_INFO,
-		.ed_prev = ED_PREV,
-		.op_lineno = OP_LINENO,
-		.fn_type = FN_TYPE,
+		.ed_opline = PHP_ED_OPLINE,
+		.ed_func = PHP_ED_FUNC,
+		.ed_type_info = PHP_ED_TYPE_INFO,
+		.ed_prev = PHP_ED_PREV,
+		.op_lineno = PHP_OP_LINENO,
+		.fn_type = PHP_FN_TYPE,
 	};
 	int err;
 
@@ -309,14 +321,14 @@ static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
 	out[0] = 0;
 	if (!addr)
 		return -ENOENT;
-	err = read_mem(r, addr + STR_LEN, &len, sizeof(len));
+	err = read_mem(r, addr + PHP_STR_LEN, &len, sizeof(len));
 	if (err)
 		return err;
 	if (len > (1u << 20))
 		return -EINVAL;
 	if (len >= n)
 		len = n - 1;
-	err = read_mem(r, addr + STR_VAL, out, len);
+	err = read_mem(r, addr + PHP_STR_VAL, out, len);
 	if (err)
 		return err;
 	out[len] = 0;
@@ -353,16 +365,16 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	out->name[0] = out->file[0] = 0;
 	if (!func)
 		return -EINVAL;
-	err = read_mem(&r, func + FN_NAME, &name, 8);
+	err = read_mem(&r, func + PHP_FN_NAME, &name, 8);
 	if (!err)
-		err = read_mem(&r, func + FN_SCOPE, &scope, 8);
+		err = read_mem(&r, func + PHP_FN_SCOPE, &scope, 8);
 	if (err)
 		return err;
 	if (read_zstr(&r, name, fn, sizeof(fn)))
 		snprintf(fn, sizeof(fn), "%s",
 			 type == PHP_EVAL_CODE ? "{eval}" : "{main}");
 	cls[0] = 0;
-	if (scope && read_mem(&r, scope + CE_NAME, &cname, 8) == 0)
+	if (scope && read_mem(&r, scope + PHP_CE_NAME, &cname, 8) == 0)
 		read_zstr(&r, cname, cls, sizeof(cls));
 	if (cls[0])
 		snprintf(out->name, sizeof(out->name), "%s::%s", cls, fn);
@@ -417,5 +429,19 @@ int php_record_describe(const void *data, size_t len, struct php_record *out)
 				    .eg = info.eg, .loop_lo = info.loop_lo,
 				    .loop_hi = info.loop_hi,
 				    .resume_pc = info.resume_pc };
+	return 0;
+}
+
+int php_layout_describe(unsigned major, unsigned minor,
+			struct php_layout_info *out)
+{
+	const struct php_layout *l = layout_of(major, minor);
+
+	if (!l)
+		return -ENOENT;
+	*out = (struct php_layout_info){ .op_filename = l->filename,
+					 .op_line_start = l->line_start,
+					 .eg_current = l->current_off,
+					 .eg_size = l->eg_size };
 	return 0;
 }

@@ -8,6 +8,32 @@
 
 #include "interp.h"
 
+/* Offsets the same in every version covered (7.4 to 8.4; the unit tests
+ * check them against the headers, with bpf/php.h's constants). */
+#define PHP_ED_OPLINE 0	   /* zend_execute_data.opline */
+#define PHP_ED_FUNC 24	   /* .func */
+#define PHP_ED_TYPE_INFO 40 /* .This.u1.type_info */
+#define PHP_ED_PREV 48	   /* .prev_execute_data */
+#define PHP_OP_LINENO 24   /* zend_op.lineno */
+#define PHP_FN_TYPE 0	   /* zend_function.type */
+#define PHP_FN_NAME 8	   /* .common.function_name */
+#define PHP_FN_SCOPE 16	   /* .common.scope */
+#define PHP_CE_NAME 8	   /* zend_class_entry.name */
+#define PHP_STR_LEN 16	   /* zend_string.len */
+#define PHP_STR_VAL 24	   /* .val */
+#define PHP_VM_KIND_HYBRID 4 /* zend_vm_kind() of the hybrid VM */
+
+/* What varies by minor version: zend_op_array's filename and line_start;
+ * EG's current_execute_data and size in the build it was checked on (0:
+ * known only from the code of zend_is_executing). */
+struct php_layout_info {
+	unsigned op_filename, op_line_start;
+	unsigned eg_current, eg_size;
+};
+/* -ENOENT when the version is not covered. */
+int php_layout_describe(unsigned major, unsigned minor,
+			struct php_layout_info *out);
+
 /* Name one PHP frame (bpf/php.h: data = line | type << 32, payload = the
  * zend_function) from memory read through read: "Class::method",
  * "function", "{main}"; the file of user code.  filename_off: the

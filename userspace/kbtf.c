@@ -17,8 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +50,7 @@ struct mini {
 /* ---- the object: its .BTF and the CO-RE records of .BTF.ext --------- */
 
 struct obj_btf {
-	Elf *elf;
+	struct elfm *elf; /* over the caller's bytes */
 	struct btf *local;
 	const uint8_t *ext;
 	size_t ext_len;
@@ -71,45 +69,25 @@ static uint32_t rd32(const uint8_t *p)
 static void obj_close(struct obj_btf *o)
 {
 	btf__free(o->local);
-	if (o->elf)
-		elf_end(o->elf);
+	elfm_free(o->elf);
 	memset(o, 0, sizeof(*o));
 }
 
 static int obj_open(const void *obj, size_t len, struct obj_btf *o)
 {
-	const void *btf_data = NULL;
-	size_t btf_len = 0, shstrndx, hdr_len, off, rlen;
-	Elf_Scn *scn = NULL;
+	const uint8_t *btf_data = NULL;
+	size_t btf_len = 0, hdr_len, off, rlen;
+	const Elf64_Shdr *sh;
 
 	memset(o, 0, sizeof(*o));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	o->elf = elf_memory((char *)obj, len);
-	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF ||
-	    elf_getshdrstrndx(o->elf, &shstrndx))
+	if (elfm_open_mem(obj, len, &o->elf))
 		goto bad;
-	while ((scn = elf_nextscn(o->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    !(name = elf_strptr(o->elf, shstrndx, sh.sh_name)))
-			continue;
-		if (strcmp(name, ".BTF") && strcmp(name, ".BTF.ext"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			goto bad;
-		if (!strcmp(name, ".BTF")) {
-			btf_data = d->d_buf;
-			btf_len = d->d_size;
-		} else {
-			o->ext = d->d_buf;
-			o->ext_len = d->d_size;
-		}
-	}
+	sh = elfm_section(o->elf, ".BTF");
+	if (sh && elfm_section_bytes(o->elf, sh, &btf_data, &btf_len))
+		goto bad;
+	sh = elfm_section(o->elf, ".BTF.ext");
+	if (sh && elfm_section_bytes(o->elf, sh, &o->ext, &o->ext_len))
+		goto bad;
 	if (!btf_data)
 		goto bad;
 	o->local = btf__new(btf_data, btf_len);

@@ -4,7 +4,6 @@
  * executable managers, the trace pipeline and the reporter sinks, and runs
  * the poll loop until -duration or a signal.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,24 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
-#include <mntent.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "cache_cmd.h"
+#include "cgroup.h"
+#include "cmd_deltas.h"
 #include "config.h"
-#include "deltas.h"
-#include "elfaddr.h"
 #include "elfmap.h"
 #include "exemgr.h"
 #include "hashmap.h"
 #include "interp.h"
-#include "kbtf.h"
+#include "kbtf_cache.h"
 #include "ksyms.h"
 #include "log.h"
 #include "metrics.h"
@@ -38,7 +32,6 @@
 #include "procmgr.h"
 #include "reporter.h"
 #include "store.h"
-#include "symbols.h"
 #include "tracer.h"
 
 #define MAX_SINKS 4
@@ -65,14 +58,8 @@ struct daemon {
 	uint64_t startup_ns;
 	uint64_t load_ns; /* of startup_ns: loading the processes (the part
 			   * the cache speeds up; it overlaps the BPF load) */
-	/* the kernel types CO-RE relocates against (kbtf.h) */
-	void *ktypes;
-	size_t ktypes_len;
-	struct file_id ktypes_key;
-	bool ktypes_keyed, ktypes_fresh;
-	const char *ktypes_from; /* "cache", "built", "kernel" (whole BTF) */
-	uint64_t events[8];
-	uint64_t samples_total;
+	struct kbtf_cache ktypes; /* the kernel types CO-RE relocates against */
+	uint64_t events[PEV_UNKNOWN_PC + 1];
 	bool sampling_on;
 	uint64_t sampling_toggles;
 	struct metrics_server *metrics;
@@ -89,6 +76,7 @@ static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
+	(void)sig;
 	stop = 1;
 }
 
@@ -106,7 +94,7 @@ static void on_event(void *arg, const struct pid_event *ev)
 {
 	struct daemon *d = arg;
 
-	if (ev->type < 8)
+	if (ev->type <= PEV_UNKNOWN_PC)
 		d->events[ev->type]++;
 	/* only asked here: the poll loop does it (serve_requests) */
 	switch (ev->type) {
@@ -152,78 +140,6 @@ static int check_pids(const struct config *c)
 				c->pids[i]);
 			return -ESRCH;
 		}
-	}
-	return 0;
-}
-
-/* Where cgroup v2 is mounted: /sys/fs/cgroup on a unified hierarchy,
- * /sys/fs/cgroup/unified on a hybrid one (systemd's legacy layout).
- * Returns false when there is no cgroup v2 mount. */
-static bool cgroup2_mount(char *out, size_t len)
-{
-	FILE *f = setmntent("/proc/self/mounts", "re");
-	struct mntent *m;
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && (m = getmntent(f)))
-		if (!strcmp(m->mnt_type, "cgroup2")) {
-			snprintf(out, len, "%s", m->mnt_dir);
-			found = true;
-		}
-	endmntent(f);
-	return found;
-}
-
-static bool is_cgroup2_dir(const char *path, struct stat *st)
-{
-	struct statfs fs;
-
-	return stat(path, st) == 0 && S_ISDIR(st->st_mode) &&
-	       statfs(path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
-/*
- * -cgroup PATH to a cgroup id: a cgroup v2 directory's inode number is
- * its id.  PATH is a directory of the cgroup v2 mount
- * (/sys/fs/cgroup/system.slice/x.service), or a path inside the hierarchy
- * as /proc/PID/cgroup shows it (/system.slice/x.service).  A cgroup v1
- * directory is refused: its inode is no cgroup id, so the filter would
- * silently drop every sample.
- */
-static int cgroup_ids(const struct config *c, uint64_t *ids)
-{
-	char mnt[512] = "";
-	bool have_mnt = cgroup2_mount(mnt, sizeof(mnt));
-	int i;
-
-	for (i = 0; i < c->n_cgroups; i++) {
-		const char *arg = c->cgroups[i];
-		char path[4096];
-		struct stat st;
-
-		path[0] = 0;
-		if (is_cgroup2_dir(arg, &st))
-			snprintf(path, sizeof(path), "%s", arg);
-		else if (have_mnt) {
-			snprintf(path, sizeof(path), "%s%s%s", mnt,
-				 arg[0] == '/' ? "" : "/", arg);
-			if (!is_cgroup2_dir(path, &st))
-				path[0] = 0;
-		}
-		if (!path[0]) {
-			if (have_mnt)
-				fprintf(stderr,
-					"ebpf-profiler: -cgroup %s: no such cgroup v2 directory (cgroup v2 is mounted at %s)\n",
-					arg, mnt);
-			else
-				fprintf(stderr,
-					"ebpf-profiler: -cgroup %s: cgroup v2 is not mounted\n",
-					arg);
-			return -ENOENT;
-		}
-		ids[i] = st.st_ino;
 	}
 	return 0;
 }
@@ -320,34 +236,26 @@ static void write_run(struct daemon *d)
 	rep_sink_write(d->run_sink, &b);
 }
 
-/* Folded stacks to stdout when no sink was asked for. */
+/* Folded stacks to stdout when no sink was asked for: the CPU samples
+ * (one stream has one weight; off-CPU time needs -output). */
 static void write_stdout(struct daemon *d)
 {
-	struct rep_batch b;
+	struct rep_sample *samples = NULL;
+	struct rep_batch b, v;
 	char *buf = NULL;
 	size_t len = 0;
 
 	tp_batch(d->tp, &b);
-	if (rep_encode_folded(&b, &buf, &len) == 0) {
+	if (rep_batch_has(&b, REP_SAMPLE_OFFCPU))
+		log_warn("off-CPU samples are written only with -output "
+			 "(NAME.offcpu.folded beside NAME.folded)");
+	if (rep_batch_view(&b, REP_SAMPLE_CPU, &v, &samples) == 0 &&
+	    rep_encode_folded(&v, &buf, &len) == 0) {
 		fwrite(buf, 1, len, stdout);
 		fflush(stdout);
 	}
+	free(samples);
 	free(buf);
-}
-
-/* The shared tables' fair shares (issue 16): files refused for taking
- * more than theirs, by table, and the rules taken back from unloaded
- * files.  Part of the summary line. */
-static void print_summary_shares(const struct exe_stats *es)
-{
-	unsigned t;
-
-	for (t = 0; t < EXE_TABLE_COUNT; t++)
-		fprintf(stderr, "over_share_%s=%" PRIu64 " ", exe_table_name(t),
-			exe_over_share(es, t));
-	fprintf(stderr, "rules_used=%" PRIu64 " rules_freed=%" PRIu64
-			" rules_full=%" PRIu64 " ",
-		es->rules_used, es->rules_freed, es->rules_full);
 }
 
 /* The counters of every sink, summed. */
@@ -370,396 +278,89 @@ static void sink_totals(struct daemon *d, struct rep_stats *t)
 	}
 }
 
-/* What other users could try (issue 16): files refused for not being
- * what the maps line names, the cache's state, the metrics clients cut
- * off. */
-static void print_summary_trust(struct daemon *d, const struct pm_stats *ps)
+/* Every figure the metrics are computed from (metrics_list.h), now. */
+static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 {
-	struct metrics_server_stats ms = { 0 };
-	uint64_t mism = 0;
-	unsigned i;
+	struct bpfmaps *bm = tracer_maps(d->tr);
+	unsigned k;
 
-	for (i = PM_MISMATCH_NONE + 1; i < PM_MISMATCH_COUNT; i++)
-		mism += ps->mismatch[i];
+	memset(s, 0, sizeof(*s));
+	tracer_read_metrics(d->tr, s->bpf);
+	tracer_drain_stats(d->tr, &s->ds);
+	s->n_progs = tracer_prog_stats(d->tr, s->progs, METRICS_MAX_PROGS);
+	s->cap_mappings = bm->max_entries[BM_MAPPINGS];
+	s->cap_rules = bm->max_entries[BM_RULES];
+	tp_get_stats(d->tp, &s->ts);
+	exe_get_stats(d->em, &s->es);
+	pm_get_stats(d->pm, &s->ps);
+	for (k = 1; k < INTERP_COUNT; k++)
+		interp_get_stats(d->im, k, &s->is[k]);
+	sink_totals(d, &s->rs);
 	if (d->metrics)
-		metrics_server_stats(d->metrics, &ms);
-	fprintf(stderr,
-		" mapping_mismatch=%" PRIu64 " cache=%s cache_off_reason=%s"
-		" cache_put_errors=%" PRIu64 " metrics_timeouts=%" PRIu64
-		" metrics_evicted=%" PRIu64,
-		mism, d->cache_off ? "off" : "on",
-		d->cache_off ? d->cache_off : "none",
-		store_put_errors(d->store), ms.timeouts, ms.evicted);
+		metrics_server_stats(d->metrics, &s->ms);
+	if (d->inl)
+		inl_get_stats(d->inl, &s->inl);
+	memcpy(s->events, d->events, sizeof(s->events));
+	s->pids_seen = d->pids_seen.count;
+	s->startup_ns = d->startup_ns;
+	s->load_ns = d->load_ns;
+	s->uptime_ns = exe_now_ns() - d->t_start;
+	s->service_ns_max = d->service_ns_max;
+	s->sampling_toggles = d->sampling_toggles;
+	s->sampling_on = d->sampling_on;
+	s->cache_off = d->cache_off;
+	s->cache_put_errors = store_put_errors(d->store);
+	s->read_faults = elfm_fault_count();
+	metrics_snap_self(s);
 }
 
+/* The exit summary: every metric, one line on stderr. */
 static void print_summary(struct daemon *d)
 {
-	uint64_t m[METRIC_COUNT] = { 0 };
-	struct tracer_drain_stats ds;
-	struct tp_stats ts;
-	struct exe_stats es;
-	struct pm_stats ps;
-	struct rep_stats rs;
-	double secs = (exe_now_ns() - d->t_start) / 1e9;
+	struct metrics_snap *s = malloc(sizeof(*s));
 	int i;
 
-	tracer_read_metrics(d->tr, m);
-	tracer_drain_stats(d->tr, &ds);
-	tp_get_stats(d->tp, &ts);
-	exe_get_stats(d->em, &es);
-	pm_get_stats(d->pm, &ps);
-	sink_totals(d, &rs);
-	fprintf(stderr,
-		"samples=%" PRIu64 " lost=%" PRIu64 " events_lost=%" PRIu64
-		" processes=%u unwind_errors=%" PRIu64
-		" complete=%" PRIu64 " truncated=%" PRIu64 " unsynced=%" PRIu64
-		" kernel_only=%" PRIu64 " extracted=%" PRIu64 " cache_hits=%" PRIu64
-		" startup_ms=%.0f load_ms=%.0f files=%" PRIu64 " rows=%" PRIu64
-		" rows_full=%" PRIu64 " syncs=%" PRIu64
-		" exports_ok=%" PRIu64 " exports_failed=%" PRIu64 " queue_drops=%" PRIu64
-		" ringbuf_full=%" PRIu64 " events_full=%" PRIu64
-		" record_queue_drops=%" PRIu64 " drain_stall_ms=%.1f"
-		" service_ms_max=%.1f requests_dropped=%" PRIu64
-		" waited=%" PRIu64 " wait_full=%" PRIu64 " wait_expired=%" PRIu64
-		" seconds=%.1f ",
-		ts.samples, m[METRIC_RINGBUF_FULL] + ts.dropped_full + ds.trace_drops,
-		m[METRIC_EVENTS_FULL], d->pids_seen.count, ts.unwind_errors, ts.complete, ts.truncated,
-		ts.unsynced, ts.kernel_only, es.extracted, es.cache_hits,
-		d->startup_ns / 1e6, d->load_ns / 1e6, es.files, es.rows_used,
-		es.rows_full, ps.syncs, rs.send_ok,
-		rs.send_fail, rs.queue_drops, m[METRIC_RINGBUF_FULL],
-		m[METRIC_EVENTS_FULL], ds.queue_drops, ds.stall_ns_max / 1e6,
-		d->service_ns_max / 1e6, ps.requests_dropped, ts.waited,
-		ts.wait_full, ts.wait_expired, secs);
-	print_summary_shares(&es);
-	/* every way unwinding failed, by name (recovered by a frame-pointer
-	 * step or not): the BPF side's per-CPU counters */
-	for (i = 0; i < METRIC_COUNT; i++) {
-		const char *n = metric_name(i);
-		char lower[64];
-		size_t k;
-
-		if (strncmp(n, "ERR_", 4))
-			continue;
-		for (k = 0; n[4 + k] && k < sizeof(lower) - 1; k++)
-			lower[k] = (char)tolower((unsigned char)n[4 + k]);
-		lower[k] = 0;
-		fprintf(stderr, "err_%s=%" PRIu64 " ", lower, m[i]);
-	}
-	{
-		/* the agent's own cost, and the BPF cost per sample when the
-		 * kernel keeps program statistics (kernel.bpf_stats_enabled) */
-		struct tracer_prog_stats pst[16];
-		uint64_t run_ns = 0, samples = 0;
-		struct rusage ru;
-		int np = tracer_prog_stats(d->tr, pst, 16);
-
-		for (i = 0; i < np; i++) {
-			run_ns += pst[i].run_time_ns;
-			if (d->cfg.verbose)
-				fprintf(stderr, "prog %s: runs=%" PRIu64 " ns=%" PRIu64 "\n",
-					pst[i].name, pst[i].run_cnt, pst[i].run_time_ns);
-			if (!strcmp(pst[i].name, "sample"))
-				samples = pst[i].run_cnt;
-		}
-		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "agent_cpu_ms=%.0f rss_max_kb=%ld",
-			(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
-			ru.ru_maxrss);
-		/* per run of the entry program, and per trace sent (the
-		 * unwinding cost; idle and filtered samples are cheap) */
-		if (samples)
-			fprintf(stderr, " bpf_samples=%" PRIu64 " bpf_ns_per_sample=%.0f",
-				samples, (double)run_ns / samples);
-		if (samples && m[METRIC_SAMPLES_SENT])
-			fprintf(stderr, " bpf_ns_per_trace=%.0f",
-				(double)run_ns / m[METRIC_SAMPLES_SENT]);
-		/* files given up on (budget.h), by reason when any */
-		fprintf(stderr, " files_over_budget=%" PRIu64, budget_total());
-		for (i = 0; i < BUDGET_COUNT; i++)
-			if (budget_count(i))
-				fprintf(stderr, " over_budget_%s=%" PRIu64,
-					budget_name(i), budget_count(i));
-		print_summary_trust(d, &ps);
-		fprintf(stderr, "\n");
-	}
+	if (!s)
+		return;
+	take_snapshot(d, s);
+	if (d->cfg.verbose)
+		for (i = 0; i < s->n_progs; i++)
+			fprintf(stderr, "prog %s: runs=%" PRIu64 " ns=%" PRIu64 "\n",
+				s->progs[i].name, s->progs[i].run_cnt,
+				s->progs[i].run_time_ns);
+	metrics_write_summary(stderr, s);
 	if (d->cfg.verbose) {
+		/* the counters that moved, by their BPF names */
 		fprintf(stderr, "bpf counters:");
 		for (i = 0; i < METRIC_COUNT; i++)
-			if (m[i])
-				fprintf(stderr, " %s=%" PRIu64, metric_name(i), m[i]);
+			if (s->bpf[i])
+				fprintf(stderr, " %s=%" PRIu64, metric_name(i),
+					s->bpf[i]);
 		fprintf(stderr, "\n");
 	}
+	free(s);
 }
 
-/* One series per interpreter runtime: a field of its stats. */
-static void interp_series(FILE *f, const char *name, const char *type,
-			  const char *help, const struct interp_stats *is,
-			  size_t field)
-{
-	unsigned k;
-
-	fprintf(f, "# HELP ebpf_profiler_%s %s\n# TYPE ebpf_profiler_%s %s\n",
-		name, help, name, type);
-	for (k = 1; k < INTERP_COUNT; k++)
-		fprintf(f, "ebpf_profiler_%s{runtime=\"%s\"} %" PRIu64 "\n", name,
-			interp_module(k)->name,
-			*(const uint64_t *)((const char *)&is[k] + field));
-}
-
-/* The Prometheus text of every counter the daemon keeps. */
+/* The Prometheus text of every metric, to the server. */
 static void publish_metrics(struct daemon *d)
 {
-	static const char *const ev_names[] = { "", "exec", "exit", "unknown_pid",
-						"unknown_pc" };
-	uint64_t m[METRIC_COUNT] = { 0 };
-	struct bpfmaps *bm = tracer_maps(d->tr);
-	struct tracer_drain_stats ds;
-	struct tp_stats ts;
-	struct exe_stats es;
-	struct interp_stats is[INTERP_COUNT];
-	struct pm_stats ps;
-	struct rep_stats rs;
+	struct metrics_snap *s;
 	char *buf = NULL;
-	unsigned k;
 	size_t len = 0;
 	FILE *f;
-	int i;
 
 	if (!d->metrics)
 		return;
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return;
-	tracer_read_metrics(d->tr, m);
-	tp_get_stats(d->tp, &ts);
-	exe_get_stats(d->em, &es);
-	pm_get_stats(d->pm, &ps);
-	for (k = 1; k < INTERP_COUNT; k++)
-		interp_get_stats(d->im, k, &is[k]);
-	tracer_drain_stats(d->tr, &ds);
-#define P(name, type, help, fmt, ...)                                          \
-	fprintf(f, "# HELP ebpf_profiler_" name " " help "\n"                   \
-		   "# TYPE ebpf_profiler_" name " " type "\n"                   \
-		   "ebpf_profiler_" name fmt "\n", __VA_ARGS__)
-	P("samples_total", "counter", "Samples aggregated.", " %" PRIu64, ts.samples);
-	P("samples_lost_total", "counter",
-	  "Samples lost: ring buffer full, record queue full or aggregation tables full.",
-	  " %" PRIu64, m[METRIC_RINGBUF_FULL] + ds.trace_drops + ts.dropped_full);
-	P("samples_complete_total", "counter",
-	  "Samples whose user stack reached the process or thread entry.",
-	  " %" PRIu64, ts.complete);
-	P("samples_unsynced_total", "counter",
-	  "Samples of processes not loaded yet (frame-pointer walk).", " %" PRIu64,
-	  ts.unsynced);
-	fprintf(f, "# HELP ebpf_profiler_bpf_events_total BPF per-CPU counters.\n"
-		   "# TYPE ebpf_profiler_bpf_events_total counter\n");
-	for (i = 0; i < METRIC_COUNT; i++)
-		if (metric_defined(i))
-			fprintf(f, "ebpf_profiler_bpf_events_total{event=\"%s\"} %" PRIu64 "\n",
-				metric_name(i), m[i]);
-	fprintf(f, "# HELP ebpf_profiler_unwind_errors_total Stacks that ended in an error, by reason.\n"
-		   "# TYPE ebpf_profiler_unwind_errors_total counter\n");
-	for (i = 0; i < METRIC_COUNT; i++)
-		if (!strncmp(metric_name(i), "ERR_", 4))
-			fprintf(f, "ebpf_profiler_unwind_errors_total{reason=\"%s\"} %" PRIu64 "\n",
-				metric_name(i) + 4, ts.errors_by_code[i]);
-	fprintf(f, "# HELP ebpf_profiler_map_entries Entries the daemon keeps in each BPF map.\n"
-		   "# TYPE ebpf_profiler_map_entries gauge\n"
-		   "ebpf_profiler_map_entries{map=\"mappings\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_entries{map=\"delta_rows\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_entries{map=\"rules\"} %" PRIu64 "\n",
-		ps.trie_entries, es.rows_used, es.rules_used);
-	fprintf(f, "# HELP ebpf_profiler_map_capacity Capacity of each BPF map.\n"
-		   "# TYPE ebpf_profiler_map_capacity gauge\n"
-		   "ebpf_profiler_map_capacity{map=\"mappings\"} %u\n"
-		   "ebpf_profiler_map_capacity{map=\"delta_rows\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_capacity{map=\"rules\"} %u\n",
-		bm->max_entries[BM_MAPPINGS], es.rows_cap, bm->max_entries[BM_RULES]);
-	fprintf(f, "# HELP ebpf_profiler_map_allocated Entries allocated in the kernel for a map that grows as needed, up to its capacity.\n"
-		   "# TYPE ebpf_profiler_map_allocated gauge\n"
-		   "ebpf_profiler_map_allocated{map=\"delta_rows\"} %" PRIu64 "\n",
-		es.rows_alloc);
-	fprintf(f, "# HELP ebpf_profiler_map_full_total Updates refused because a map was full.\n"
-		   "# TYPE ebpf_profiler_map_full_total counter\n"
-		   "ebpf_profiler_map_full_total{map=\"mappings\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"delta_rows\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"delta_pages\"} %" PRIu64 "\n"
-		   "ebpf_profiler_map_full_total{map=\"rules\"} %" PRIu64 "\n",
-		ps.trie_full, es.rows_full, es.pages_full, es.rules_full);
-	/* per interpreter runtime, labelled by its -tracers name */
-	for (k = 1; k < INTERP_COUNT; k++)
-		if (interp_module(k)->map_name)
-			fprintf(f, "ebpf_profiler_map_full_total{map=\"%s\"} %" PRIu64 "\n",
-				interp_module(k)->map_name, is[k].map_full);
-	fprintf(f, "# HELP ebpf_profiler_files_over_share_total Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).\n"
-		   "# TYPE ebpf_profiler_files_over_share_total counter\n");
-	for (k = 0; k < EXE_TABLE_COUNT; k++)
-		fprintf(f, "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"file\"} %" PRIu64 "\n"
-			   "ebpf_profiler_files_over_share_total{table=\"%s\",limit=\"owner\"} %" PRIu64 "\n",
-			exe_table_name(k), es.over_share[k][0],
-			exe_table_name(k), es.over_share[k][1]);
-	P("rules_freed_total", "counter",
-	  "Unwind rules taken back from unloaded files.", " %" PRIu64,
-	  es.rules_freed);
-	interp_series(f, "interp_processes", "gauge",
-		      "Processes whose frames of this runtime are unwound.", is,
-		      offsetof(struct interp_stats, procs));
-	interp_series(f, "interp_files_detected_total", "counter",
-		      "Files found to hold this runtime.", is,
-		      offsetof(struct interp_stats, files));
-	interp_series(f, "interp_files_unsupported_total", "counter",
-		      "Files holding a version or build of this runtime not supported (its module names which).",
-		      is, offsetof(struct interp_stats, files_unsupported));
-	interp_series(f, "interp_attach_errors_total", "counter",
-		      "Processes of this runtime not unwound: layout refused or table full.",
-		      is, offsetof(struct interp_stats, attach_errors));
-	fprintf(f, "# HELP ebpf_profiler_interp_frames_symbolized_total Interpreter frames named, or not (the process was gone or its memory unreadable).\n"
-		   "# TYPE ebpf_profiler_interp_frames_symbolized_total counter\n");
-	for (k = 1; k < INTERP_COUNT; k++)
-		fprintf(f, "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"ok\"} %" PRIu64 "\n"
-			   "ebpf_profiler_interp_frames_symbolized_total{runtime=\"%s\",result=\"failed\"} %" PRIu64 "\n",
-			interp_module(k)->name, is[k].symbolize_ok,
-			interp_module(k)->name, is[k].symbolize_fail);
-	P("processes", "gauge", "Processes tracked.", " %" PRIu64, ps.procs);
-	P("files", "gauge", "Executable files tracked.", " %" PRIu64, es.files);
-	P("files_loaded", "gauge", "Files with stack deltas in the BPF maps.",
-	  " %" PRIu64, es.loaded);
-	P("extracted_files_total", "counter", "Files whose stack deltas were computed.",
-	  " %" PRIu64, es.extracted);
-	P("extraction_seconds_total", "counter", "Time spent extracting stack deltas.",
-	  " %.6f", es.extract_ns / 1e9);
-	P("cache_hits_total", "counter", "Files whose stack deltas came from the cache.",
-	  " %" PRIu64, es.cache_hits);
-	P("cache_misses_total", "counter", "Files looked up in the cache and not found.",
-	  " %" PRIu64, d->store ? es.extracted : 0);
-	fprintf(f, "# HELP ebpf_profiler_process_events_total Process events from BPF.\n"
-		   "# TYPE ebpf_profiler_process_events_total counter\n");
-	for (i = 1; i <= PEV_UNKNOWN_PC; i++)
-		fprintf(f, "ebpf_profiler_process_events_total{type=\"%s\"} %" PRIu64 "\n",
-			ev_names[i], d->events[i]);
-	P("syncs_total", "counter", "Reads of /proc/PID/maps.", " %" PRIu64, ps.syncs);
-	fprintf(f, "# HELP ebpf_profiler_sync_requests_total Process sync requests the callbacks queued, by result.\n"
-		   "# TYPE ebpf_profiler_sync_requests_total counter\n"
-		   "ebpf_profiler_sync_requests_total{result=\"queued\"} %" PRIu64 "\n"
-		   "ebpf_profiler_sync_requests_total{result=\"merged\"} %" PRIu64 "\n"
-		   "ebpf_profiler_sync_requests_total{result=\"dropped\"} %" PRIu64 "\n"
-		   "ebpf_profiler_sync_requests_total{result=\"served\"} %" PRIu64 "\n",
-		ps.requests, ps.requests_merged, ps.requests_dropped,
-		ps.requests_served);
-	P("sync_requests_pending", "gauge", "Process sync requests waiting for the poll loop.",
-	  " %" PRIu64, ps.requests_pending);
-	P("sync_requests_capacity", "gauge", "Bound on the sync requests queued at once.",
-	  " %d", PM_REQ_MAX);
-	P("service_seconds_max", "gauge",
-	  "Longest step of the poll loop serving sync requests (reading /proc, extracting files).",
-	  " %.6f", d->service_ns_max / 1e9);
-	fprintf(f, "# HELP ebpf_profiler_waiting_records_total Records of processes not loaded yet, kept until their sync, by outcome.\n"
-		   "# TYPE ebpf_profiler_waiting_records_total counter\n"
-		   "ebpf_profiler_waiting_records_total{result=\"waited\"} %" PRIu64 "\n"
-		   "ebpf_profiler_waiting_records_total{result=\"full\"} %" PRIu64 "\n"
-		   "ebpf_profiler_waiting_records_total{result=\"expired\"} %" PRIu64 "\n",
-		ts.waited, ts.wait_full, ts.wait_expired);
-	P("drain_stall_seconds_max", "gauge",
-	  "Longest time the BPF ring buffers went undrained.", " %.6f",
-	  ds.stall_ns_max / 1e9);
-	P("record_queue_drops_total", "counter",
-	  "Ring records dropped: the queue from the drain thread was full.",
-	  " %" PRIu64, ds.queue_drops);
-	P("record_queue_bytes", "gauge", "Bytes in the queue from the drain thread.",
-	  " %" PRIu64, ds.queue_bytes);
-	P("record_queue_bytes_max", "gauge",
-	  "The most bytes ever in the queue from the drain thread.", " %" PRIu64,
-	  ds.queue_bytes_max);
-	P("record_queue_capacity_bytes", "gauge",
-	  "Bound on the queue from the drain thread.", " %" PRIu64, ds.queue_bound);
-	sink_totals(d, &rs);
-	fprintf(f, "# HELP ebpf_profiler_exports_total OTLP exports by result.\n"
-		   "# TYPE ebpf_profiler_exports_total counter\n"
-		   "ebpf_profiler_exports_total{result=\"ok\"} %" PRIu64 "\n"
-		   "ebpf_profiler_exports_total{result=\"failed\"} %" PRIu64 "\n",
-		rs.send_ok, rs.send_fail);
-	P("queue_drops_total", "counter",
-	  "Batches dropped because the export queue was full.", " %" PRIu64,
-	  rs.queue_drops);
-	P("file_write_errors_total", "counter", "Output file writes that failed.",
-	  " %" PRIu64, rs.write_errors);
-	P("sampling_enabled", "gauge", "1 when sampling is on (probabilistic mode).",
-	  " %d", d->sampling_on ? 1 : 0);
-	P("sampling_toggles_total", "counter", "Probabilistic on/off switches.",
-	  " %" PRIu64, d->sampling_toggles);
-	P("startup_seconds", "gauge", "Time from start until every process was loaded.",
-	  " %.3f", d->startup_ns / 1e9);
-	P("file_read_faults_total", "counter",
-	  "Pages of files truncated while mapped, read as zeros.", " %" PRIu64,
-	  elfm_fault_count());
-	{
-		/* the agent's own cost, the figures its budget is about */
-		struct tracer_prog_stats pst[16];
-		int np = tracer_prog_stats(d->tr, pst, 16);
-		struct rusage ru;
-		long pages = 0, resident = 0;
-		FILE *sm = fopen("/proc/self/statm", "re");
-
-		if (sm) {
-			if (fscanf(sm, "%ld %ld", &pages, &resident) != 2)
-				resident = 0;
-			fclose(sm);
-		}
-		getrusage(RUSAGE_SELF, &ru);
-		P("agent_cpu_seconds_total", "counter",
-		  "CPU time of the agent's process, user and system.", " %.3f",
-		  ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-		P("agent_resident_memory_bytes", "gauge",
-		  "Resident memory of the agent's process (with the mmap'ed BPF maps).",
-		  " %ld", resident * sysconf(_SC_PAGESIZE));
-		fprintf(f, "# HELP ebpf_profiler_bpf_runs_total Runs of each BPF program (needs kernel.bpf_stats_enabled=1).\n"
-			   "# TYPE ebpf_profiler_bpf_runs_total counter\n");
-		for (i = 0; i < np; i++)
-			fprintf(f, "ebpf_profiler_bpf_runs_total{program=\"%s\"} %" PRIu64 "\n",
-				pst[i].name, pst[i].run_cnt);
-		fprintf(f, "# HELP ebpf_profiler_bpf_run_seconds_total Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).\n"
-			   "# TYPE ebpf_profiler_bpf_run_seconds_total counter\n");
-		for (i = 0; i < np; i++)
-			fprintf(f, "ebpf_profiler_bpf_run_seconds_total{program=\"%s\"} %.9f\n",
-				pst[i].name, pst[i].run_time_ns / 1e9);
+	s = malloc(sizeof(*s));
+	f = s ? open_memstream(&buf, &len) : NULL;
+	if (f) {
+		take_snapshot(d, s);
+		metrics_write_prom(f, s);
+		fclose(f);
+		metrics_server_publish(d->metrics, buf, len);
 	}
-	P("build_info", "gauge", "Version of the agent.",
-	  "{version=\"%s\",revision=\"%s\"} 1", EP_VERSION, EP_GIT_REV);
-	fprintf(f, "# HELP ebpf_profiler_files_over_budget_total Files given up on (no names, no debug file, a section left out), by the budget they were over.\n"
-		   "# TYPE ebpf_profiler_files_over_budget_total counter\n");
-	for (i = 0; i < BUDGET_COUNT; i++)
-		fprintf(f, "ebpf_profiler_files_over_budget_total{reason=\"%s\"} %" PRIu64 "\n",
-			budget_name(i), budget_count(i));
-	{
-		struct metrics_server_stats ms;
-
-		metrics_server_stats(d->metrics, &ms);
-		fprintf(f, "# HELP ebpf_profiler_mapping_mismatch_total Files opened for a mapping and refused: not the file the maps line names.\n"
-			   "# TYPE ebpf_profiler_mapping_mismatch_total counter\n");
-		for (i = PM_MISMATCH_NONE + 1; i < PM_MISMATCH_COUNT; i++)
-			fprintf(f, "ebpf_profiler_mapping_mismatch_total{reason=\"%s\"} %" PRIu64 "\n",
-				pm_mismatch_name(i), ps.mismatch[i]);
-		P("cache_enabled", "gauge",
-		  "1 when the cache is in use; else why not (disabled, untrusted_dir, link, error).",
-		  "{reason=\"%s\"} %d", d->cache_off ? d->cache_off : "none",
-		  d->cache_off ? 0 : 1);
-		P("cache_put_errors_total", "counter", "Cache writes that failed.",
-		  " %" PRIu64, store_put_errors(d->store));
-		P("metrics_scrapes_total", "counter", "Answers the metrics endpoint sent whole.",
-		  " %" PRIu64, ms.served);
-		fprintf(f, "# HELP ebpf_profiler_metrics_clients_closed_total Metrics clients closed before an answer: out of time (2 s) or for a newer one (32 at once).\n"
-			   "# TYPE ebpf_profiler_metrics_clients_closed_total counter\n"
-			   "ebpf_profiler_metrics_clients_closed_total{reason=\"timeout\"} %" PRIu64 "\n"
-			   "ebpf_profiler_metrics_clients_closed_total{reason=\"evicted\"} %" PRIu64 "\n",
-			ms.timeouts, ms.evicted);
-	}
-#undef P
-	fclose(f);
-	metrics_server_publish(d->metrics, buf, len);
 	free(buf);
+	free(s);
 }
 
 /* Probabilistic profiling: every interval, sampling is on with
@@ -779,38 +380,6 @@ static void set_sampling(struct daemon *d, bool on)
 	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
-/* The kernel types for CO-RE: from the cache, else cut from the kernel's
- * BTF (stored once the programs load with them), else NULL: libbpf then
- * reads the whole BTF. */
-static void find_kernel_types(struct daemon *d)
-{
-	size_t olen;
-	const void *obj = tracer_object(&olen);
-	uint64_t t0 = exe_now_ns();
-	int err;
-
-	d->ktypes_from = "kernel";
-	d->ktypes_keyed = kbtf_key(obj, olen, &d->ktypes_key) == 0;
-	if (d->store && d->ktypes_keyed &&
-	    store_get(d->store, d->ktypes_key.b, STORE_KIND_KTYPES, &d->ktypes,
-		      &d->ktypes_len) == 0 && d->ktypes_len) {
-		d->ktypes_from = "cache";
-		return;
-	}
-	free(d->ktypes);
-	d->ktypes = NULL;
-	err = kbtf_build(obj, olen, &d->ktypes, &d->ktypes_len);
-	if (err) {
-		log_info("kernel types: cannot cut them down (%s): CO-RE reads "
-			 "the whole BTF", strerror(-err));
-		return;
-	}
-	d->ktypes_fresh = true;
-	d->ktypes_from = "built";
-	log_debug("kernel types: %zu bytes built in %.1f ms", d->ktypes_len,
-		  (exe_now_ns() - t0) / 1e6);
-}
-
 /* Open the cache and find the kernel types (a thread's start routine). */
 static void *prepare(void *arg)
 {
@@ -826,23 +395,13 @@ static void *prepare(void *arg)
 		       err == -ELOOP	 ? "link" :
 		       err		 ? "error" :
 					   NULL;
-	find_kernel_types(d);
-	return NULL;
-}
+	{
+		size_t olen;
+		const void *obj = tracer_object(&olen);
 
-/* After the load: keep types that worked, drop those that did not. */
-static void settle_kernel_types(struct daemon *d)
-{
-	if (tracer_types_rejected(d->tr)) {
-		d->ktypes_from = "kernel";
-		if (d->store && d->ktypes_keyed)
-			store_del(d->store, d->ktypes_key.b, STORE_KIND_KTYPES);
-	} else if (d->ktypes_fresh && d->store && d->ktypes_keyed) {
-		store_put(d->store, d->ktypes_key.b, STORE_KIND_KTYPES,
-			  d->ktypes, d->ktypes_len);
+		kbtf_cache_find(&d->ktypes, d->store, obj, olen);
 	}
-	free(d->ktypes);
-	d->ktypes = NULL;
+	return NULL;
 }
 
 /* Load the processes (a thread's start routine): -pid's few, or all that
@@ -879,7 +438,7 @@ static int run(struct daemon *d)
 	signal(SIGPIPE, SIG_IGN);
 	err = check_pids(&d->cfg);
 	if (!err)
-		err = cgroup_ids(&d->cfg, cg);
+		err = cgroup_ids(d->cfg.cgroups, d->cfg.n_cgroups, cg);
 	if (err)
 		return err;
 	raise_limits();
@@ -895,6 +454,8 @@ static int run(struct daemon *d)
 	to.map_scale_factor = d->cfg.map_scale_factor;
 	to.max_delta_rows = d->cfg.max_delta_rows;
 	to.max_frames = d->cfg.max_frames;
+	to.offcpu_threshold = d->cfg.off_cpu_threshold;
+	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
@@ -918,7 +479,7 @@ static int run(struct daemon *d)
 	if (err)
 		return err;
 	log_debug("start-up: maps created, cache open, kernel types (%s) at %.0f ms",
-		  d->ktypes_from, (exe_now_ns() - d->t_start) / 1e6);
+		  d->ktypes.from, (exe_now_ns() - d->t_start) / 1e6);
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err && d->cfg.fp_only)
 		exe_mgr_set_fp_only(d->em, true);
@@ -963,14 +524,14 @@ static int run(struct daemon *d)
 	 * its old mappings until its first sample with an unknown pc makes
 	 * us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
-	err = tracer_load(d->tr, d->ktypes, d->ktypes_len);
+	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	if (load_started)
 		pthread_join(load_thread, NULL);
 	else if (!err)
 		load_processes(d);
 	if (err)
 		return err;
-	settle_kernel_types(d);
+	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
 	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
 	err = tracer_attach(d->tr);
@@ -982,7 +543,7 @@ static int run(struct daemon *d)
 	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
 		 "from %s",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
-		 d->ktypes_from);
+		 d->ktypes.from);
 
 	/* -duration counts from when sampling is live */
 	now = exe_now_ns();
@@ -1080,94 +641,9 @@ static void cleanup(struct daemon *d)
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);
-	free(d->ktypes);
+	kbtf_cache_release(&d->ktypes);
 	ksyms_async_free(d->ks);
 	hm_free(&d->pids_seen);
-}
-
-/* The rule of the table t at ELF address a, as text. */
-static const char *rule_at(const struct dt_file *t, uint64_t a, char *buf,
-			   size_t len)
-{
-	int r = dt_file_lookup(t, a);
-
-	return r < 0 ? "no row" : dt_rule_str(dt_file_rule(t, r), buf, len);
-}
-
-/* ebpf-profiler deltas -pid PID PC...: for pcs of a running process, the
- * file each is in, its ELF address there (the load bias the daemon would
- * write for the mapping, elfaddr.h), the symbol and the rule. */
-static int deltas_pid(pid_t pid, int n, char **pcs)
-{
-	int i, fd, err, bad = 0;
-
-	for (i = 0; i < n; i++) {
-		uint64_t pc = strtoull(pcs[i], NULL, 0), bias, addr, off = 0;
-		struct symb_table *syms = NULL;
-		struct dt_file *t = NULL;
-		const char *name = NULL;
-		char path[4096], buf[128];
-
-		err = pm_locate(pid, pc, &fd, path, sizeof(path), &bias);
-		if (err) {
-			printf("0x%" PRIx64 ": %s\n", pc,
-			       err == -ENOENT ? "in no file mapping" : strerror(-err));
-			bad++;
-			continue;
-		}
-		addr = ea_elf_addr(bias, pc);
-		if (symb_load_fd(fd, &syms) == 0)
-			name = symb_lookup(syms, addr, &off);
-		err = dt_extract_file(fd, path, &t);
-		printf("0x%" PRIx64 ": %s 0x%" PRIx64 " (bias 0x%" PRIx64 ") %s+0x%" PRIx64
-		       ": %s\n",
-		       pc, path, addr, bias, name ? name : "?", off,
-		       err ? strerror(-err) : rule_at(t, addr, buf, sizeof(buf)));
-		dt_file_free(t);
-		symb_free(syms);
-		close(fd);
-	}
-	return bad ? 1 : 0;
-}
-
-/* ebpf-profiler deltas FILE [ADDR...]: the stack-delta table of a file,
- * or the rule at each address (a debugging aid; no root needed); with
- * -pid PID, the rule at pcs of a process (deltas_pid). */
-static int deltas_cmd(int argc, char **argv)
-{
-	struct dt_file *t = NULL;
-	int fd, err, i;
-
-	if (argc >= 4 && (!strcmp(argv[1], "-pid") || !strcmp(argv[1], "--pid")))
-		return deltas_pid((pid_t)atoi(argv[2]), argc - 3, argv + 3);
-	if (argc < 2) {
-		fprintf(stderr, "usage: ebpf-profiler deltas FILE [ADDR...]\n"
-				"       ebpf-profiler deltas -pid PID PC...\n");
-		return 1;
-	}
-	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(errno));
-		return 1;
-	}
-	err = dt_extract_file(fd, argv[1], &t);
-	close(fd);
-	if (err) {
-		fprintf(stderr, "ebpf-profiler: %s: %s\n", argv[1], strerror(-err));
-		return 1;
-	}
-	if (argc == 2) {
-		dt_file_dump(stdout, t);
-	} else {
-		for (i = 2; i < argc; i++) {
-			uint64_t a = strtoull(argv[i], NULL, 0);
-			char buf[128];
-
-			printf("0x%" PRIx64 ": %s\n", a, rule_at(t, a, buf, sizeof(buf)));
-		}
-	}
-	dt_file_free(t);
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1178,7 +654,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "cache"))
 		return cache_cmd_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "deltas"))
-		return deltas_cmd(argc - 1, argv + 1);
+		return deltas_cmd_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "metrics-table"))
+		return metrics_table_main(argc - 1, argv + 1);
 	config_init(&d.cfg);
 	if (config_parse(&d.cfg, argc, argv))
 		return 1;

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "metrics.h"
 
-#include "interp.h"
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "metrics_list.h"
+
+/* ---- the BPF counters ------------------------------------------------------ */
 
 #define METRIC_NAME_(name, desc) [METRIC_##name] = #name,
 #define METRIC_HELP_(name, desc) [METRIC_##name] = desc,
@@ -30,336 +40,485 @@ const char *metric_help(unsigned id)
 	return n ? n : "?";
 }
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netdb.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+/* ---- the list ------------------------------------------------------------ */
 
-#include "log.h"
-
-/* Connections served at once.  One more evicts the oldest: a user who
- * holds connections open cannot keep a scraper out, only make each of
- * its own connections short-lived. */
-#define MAX_CLIENTS 32
-/* A client has this long in all, to send its request and to take the
- * answer; the server waits on every client at once (poll), so an idle or
- * slow one costs a slot, never another client's time. */
-#define CLIENT_MS 2000
-/* The request head we read: "GET /metrics HTTP/1.1" and a few headers. */
-#define REQ_MAX 2048
-
-struct client {
-	int fd;
-	uint64_t since_ms, deadline_ms;
-	size_t n;	 /* request bytes read */
-	char *out;	 /* the answer, once the request is read */
-	size_t out_len, out_off;
-	char req[REQ_MAX];
+struct agent_metric {
+	const char *name, *type, *labels, *help, *key;
 };
 
-struct metrics_server {
-	int fd;
-	int stop_pipe[2];
-	pthread_t thread;
-	bool running;
-	pthread_mutex_t lock;
-	char *text;
-	size_t len;
-	int port;
-	struct client clients[MAX_CLIENTS];
-	unsigned n_clients;
-	/* read by other threads: atomics */
-	uint64_t served, timeouts, evicted;
+#define AGENT_METRIC_(name, type, labels, help, key, source)                   \
+	{ #name, #type, labels, help, key },
+static const struct agent_metric agent_metrics[] = { AGENT_METRICS(AGENT_METRIC_) };
+#define N_AGENT_METRICS (sizeof(agent_metrics) / sizeof(agent_metrics[0]))
+
+/* Where one metric's series go: the Prometheus text or the summary. */
+struct mo {
+	FILE *f;
+	bool prom;
+	bool started; /* the summary has a key already */
+	const struct agent_metric *m;
 };
 
-static uint64_t now_ms(void)
+/* A summary key, lowercase (the BPF side's names are upper case). */
+static void put_key(struct mo *o, const char *key)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (o->started)
+		fputc(' ', o->f);
+	o->started = true;
+	for (; *key; key++)
+		fputc(tolower((unsigned char)*key), o->f);
+	fputc('=', o->f);
 }
 
-static void count(uint64_t *c)
+/* A number as both outputs write it: integers whole, the rest with the
+ * digits that matter (seconds to the ns; the summary to a tenth). */
+static void put_number(FILE *f, double v, bool prom)
 {
-	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
-}
-
-static void client_close(struct metrics_server *s, unsigned i)
-{
-	close(s->clients[i].fd);
-	free(s->clients[i].out);
-	s->clients[i] = s->clients[--s->n_clients];
-}
-
-/* The answer to the request in c->req: the last published text for
- * GET /metrics, 404 for anything else.  Returns false without memory. */
-static bool client_answer(struct metrics_server *s, struct client *c)
-{
-	char hdr[256];
-	bool ok = !strncmp(c->req, "GET /metrics ", 13) ||
-		  !strncmp(c->req, "GET /metrics?", 13);
-	size_t hl, len;
-
-	pthread_mutex_lock(&s->lock);
-	len = ok && s->text ? s->len : 0;
-	if (ok)
-		hl = (size_t)snprintf(hdr, sizeof(hdr),
-				      "HTTP/1.0 200 OK\r\nContent-Type: text/plain; "
-				      "version=0.0.4\r\nContent-Length: %zu\r\n"
-				      "Connection: close\r\n\r\n",
-				      len);
+	if (v == floor(v) && fabs(v) < 1e15)
+		fprintf(f, "%.0f", v);
 	else
-		hl = (size_t)snprintf(hdr, sizeof(hdr),
-				      "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n"
-				      "Connection: close\r\n\r\n");
-	c->out = malloc(hl + len);
-	if (c->out) {
-		memcpy(c->out, hdr, hl);
-		if (len)
-			memcpy(c->out + hl, s->text, len);
-		c->out_len = hl + len;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return c->out != NULL;
+		fprintf(f, prom ? "%.9g" : "%.1f", v);
 }
 
-/* Read or write what the socket takes now.  Returns false when the
- * client is done (answered, gone or in error). */
-static bool client_step(struct metrics_server *s, struct client *c)
+/* A summary key alone (no Prometheus series): a total of a family's
+ * series, or a figure under the name the summary had before the list. */
+static void put_summary(struct mo *o, const char *key, double kv)
 {
-	ssize_t r;
-
-	if (!c->out) {
-		r = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
-		if (r < 0 && (errno == EAGAIN || errno == EINTR))
-			return true;
-		if (r <= 0)
-			return false;
-		c->n += (size_t)r;
-		c->req[c->n] = 0;
-		/* the head ends, or is as long as we read */
-		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n") &&
-		    c->n < sizeof(c->req) - 1)
-			return true;
-		if (!client_answer(s, c))
-			return false;
+	if (!o->prom) {
+		put_key(o, key);
+		put_number(o->f, kv, false);
 	}
-	while (c->out_off < c->out_len) {
-		r = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-			 MSG_NOSIGNAL);
-		if (r < 0 && errno == EINTR)
+}
+
+/*
+ * One series: labels are its Prometheus labels without the braces (NULL
+ * for none), v its value; key its summary key (NULL or "": none), kv the
+ * value the summary shows.
+ */
+static void put(struct mo *o, const char *labels, double v, const char *key,
+		double kv)
+{
+	if (o->prom) {
+		fprintf(o->f, "ebpf_profiler_%s", o->m->name);
+		if (labels)
+			fprintf(o->f, "{%s}", labels);
+		fputc(' ', o->f);
+		put_number(o->f, v, true);
+		fputc('\n', o->f);
+	} else if (key && *key) {
+		put_summary(o, key, kv);
+	}
+}
+
+/* A summary key and a text value (no Prometheus series). */
+static void put_text(struct mo *o, const char *key, const char *text)
+{
+	if (!o->prom) {
+		put_key(o, key);
+		fputs(text, o->f);
+	}
+}
+
+/* A series of a family with one label: label="value", summary key
+ * <key>_<value> unless key is given ("": none). */
+static void put_label(struct mo *o, const char *value, double v,
+		      const char *key)
+{
+	char labels[160], k[96];
+
+	snprintf(labels, sizeof(labels), "%s=\"%s\"", o->m->labels, value);
+	if (!key) {
+		snprintf(k, sizeof(k), "%s_%s", o->m->key, value);
+		key = k;
+	}
+	put(o, labels, v, key, v);
+}
+
+/* ---- the families with labels (SERIES in the list) ------------------------- */
+
+/* Every counter with its help in a comment; the summary names the errors
+ * err_<reason> (as it did before the list), the rest bpf_<event>, and
+ * keeps the names ring losses had. */
+static void series_bpf_events(const struct metrics_snap *s, struct mo *o)
+{
+	unsigned i;
+
+	for (i = 0; i < METRIC_COUNT; i++) {
+		const char *n = metric_name(i);
+		char k[96];
+
+		if (!metric_defined(i))
 			continue;
-		if (r < 0 && errno == EAGAIN)
-			return true;
-		if (r <= 0)
-			return false;
-		c->out_off += (size_t)r;
+		if (o->prom)
+			fprintf(o->f, "# event %s: %s\n", n, metric_help(i));
+		if (!strncmp(n, "ERR_", 4))
+			snprintf(k, sizeof(k), "err_%s", n + 4);
+		else
+			snprintf(k, sizeof(k), "bpf_%s", n);
+		put_label(o, n, (double)s->bpf[i], k);
 	}
-	count(&s->served);
-	return false;
+	put_summary(o, "ringbuf_full", (double)s->bpf[METRIC_RINGBUF_FULL]);
+	put_summary(o, "events_full", (double)s->bpf[METRIC_EVENTS_FULL]);
+	put_summary(o, "events_lost", (double)s->bpf[METRIC_EVENTS_FULL]);
 }
 
-static void client_accept(struct metrics_server *s)
+static void series_unwind_errors(const struct metrics_snap *s, struct mo *o)
 {
-	struct client *c;
-	unsigned i, oldest = 0;
-	int fd;
+	unsigned i;
 
-	fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
-	if (s->n_clients == MAX_CLIENTS) {
-		for (i = 1; i < s->n_clients; i++)
-			if (s->clients[i].since_ms < s->clients[oldest].since_ms)
-				oldest = i;
-		client_close(s, oldest);
-		count(&s->evicted);
-	}
-	c = &s->clients[s->n_clients++];
-	memset(c, 0, offsetof(struct client, req));
-	c->req[0] = 0;
-	c->fd = fd;
-	c->since_ms = now_ms();
-	c->deadline_ms = c->since_ms + CLIENT_MS;
+	for (i = 0; i < METRIC_COUNT; i++)
+		if (!strncmp(metric_name(i), "ERR_", 4))
+			put_label(o, metric_name(i) + 4, (double)s->ts.errors_by_code[i],
+				  "");
+	put_summary(o, o->m->key, (double)s->ts.unwind_errors);
 }
 
-static void *server_main(void *arg)
+static void series_map_entries(const struct metrics_snap *s, struct mo *o)
 {
-	struct metrics_server *s = arg;
-	struct pollfd p[2 + MAX_CLIENTS];
+	put_label(o, "mappings", (double)s->ps.trie_entries, "mappings");
+	put_label(o, "delta_rows", (double)s->es.rows_used, "rows");
+	put_label(o, "rules", (double)s->es.rules_used, "rules_used");
+}
 
-	p[0] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
-	for (;;) {
-		uint64_t now = now_ms(), next = UINT64_MAX;
-		unsigned i, n = s->n_clients;
-		int timeout;
+static void series_map_capacity(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "mappings", (double)s->cap_mappings, NULL);
+	put_label(o, "delta_rows", (double)s->es.rows_cap, NULL);
+	put_label(o, "rules", (double)s->cap_rules, NULL);
+}
 
-		/* the clients out of time go first */
-		for (i = 0; i < s->n_clients;) {
-			if (s->clients[i].deadline_ms <= now) {
-				client_close(s, i);
-				count(&s->timeouts);
-				continue;
-			}
-			if (s->clients[i].deadline_ms < next)
-				next = s->clients[i].deadline_ms;
-			i++;
+static void series_map_allocated(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "delta_rows", (double)s->es.rows_alloc, NULL);
+}
+
+static void series_map_full(const struct metrics_snap *s, struct mo *o)
+{
+	unsigned k;
+
+	put_label(o, "mappings", (double)s->ps.trie_full, "mappings_full");
+	put_label(o, "delta_rows", (double)s->es.rows_full, "rows_full");
+	put_label(o, "delta_pages", (double)s->es.pages_full, "pages_full");
+	put_label(o, "rules", (double)s->es.rules_full, "rules_full");
+	/* per interpreter runtime, labelled by its table's name */
+	for (k = 1; k < INTERP_COUNT; k++) {
+		const char *map = interp_module(k)->map_name;
+		char key[64];
+
+		if (!map)
+			continue;
+		snprintf(key, sizeof(key), "%s_full", map);
+		put_label(o, map, (double)s->is[k].map_full, key);
+	}
+}
+
+static void series_over_share(const struct metrics_snap *s, struct mo *o)
+{
+	static const char *const limit[2] = { "file", "owner" };
+	unsigned t, l;
+
+	for (t = 0; t < EXE_TABLE_COUNT; t++) {
+		char labels[96], key[64];
+
+		for (l = 0; l < 2; l++) {
+			snprintf(labels, sizeof(labels), "table=\"%s\",limit=\"%s\"",
+				 exe_table_name(t), limit[l]);
+			put(o, labels, (double)s->es.over_share[t][l], NULL, 0);
 		}
-		n = s->n_clients;
-		for (i = 0; i < n; i++)
-			p[2 + i] = (struct pollfd){
-				.fd = s->clients[i].fd,
-				.events = s->clients[i].out ? POLLOUT : POLLIN,
-			};
-		timeout = next == UINT64_MAX ? -1 : (int)(next - now);
-		if (poll(p, 2 + n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+		snprintf(key, sizeof(key), "over_share_%s", exe_table_name(t));
+		put_summary(o, key, (double)exe_over_share(&s->es, t));
+	}
+}
+
+/* One series per interpreter runtime: a field of its stats. */
+static void per_runtime(const struct metrics_snap *s, struct mo *o, size_t field)
+{
+	unsigned k;
+
+	for (k = 1; k < INTERP_COUNT; k++)
+		put_label(o, interp_module(k)->name,
+			  (double)*(const uint64_t *)((const char *)&s->is[k] + field),
+			  NULL);
+}
+
+static void series_interp_processes(const struct metrics_snap *s, struct mo *o)
+{
+	per_runtime(s, o, offsetof(struct interp_stats, procs));
+}
+
+static void series_interp_files(const struct metrics_snap *s, struct mo *o)
+{
+	per_runtime(s, o, offsetof(struct interp_stats, files));
+}
+
+static void series_interp_unsupported(const struct metrics_snap *s, struct mo *o)
+{
+	per_runtime(s, o, offsetof(struct interp_stats, files_unsupported));
+}
+
+static void series_interp_attach_errors(const struct metrics_snap *s,
+					struct mo *o)
+{
+	per_runtime(s, o, offsetof(struct interp_stats, attach_errors));
+}
+
+static void series_interp_symbolized(const struct metrics_snap *s, struct mo *o)
+{
+	unsigned k, r;
+
+	for (k = 1; k < INTERP_COUNT; k++)
+		for (r = 0; r < 2; r++) {
+			const char *rt = interp_module(k)->name;
+			const char *res = r ? "failed" : "ok";
+			uint64_t v = r ? s->is[k].symbolize_fail : s->is[k].symbolize_ok;
+			char labels[96], key[96];
+
+			snprintf(labels, sizeof(labels),
+				 "runtime=\"%s\",result=\"%s\"", rt, res);
+			snprintf(key, sizeof(key), "%s_%s_%s", o->m->key, rt, res);
+			put(o, labels, (double)v, key, (double)v);
 		}
-		if (p[1].revents)
-			break;
-		/* from the last, so that closing (which moves the last
-		 * client into the hole) leaves the rest to visit in place */
-		for (i = n; i-- > 0;)
-			if (p[2 + i].revents && !client_step(s, &s->clients[i]))
-				client_close(s, i);
-		if (p[0].revents & POLLIN)
-			client_accept(s);
+}
+
+static void series_process_events(const struct metrics_snap *s, struct mo *o)
+{
+	static const char *const type[] = { [PEV_EXEC] = "exec",
+					    [PEV_EXIT] = "exit",
+					    [PEV_UNKNOWN_PID] = "unknown_pid",
+					    [PEV_UNKNOWN_PC] = "unknown_pc" };
+	unsigned i;
+
+	for (i = PEV_EXEC; i <= PEV_UNKNOWN_PC; i++)
+		put_label(o, type[i], (double)s->events[i], NULL);
+}
+
+static void series_sync_requests(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "queued", (double)s->ps.requests, NULL);
+	put_label(o, "merged", (double)s->ps.requests_merged, NULL);
+	put_label(o, "dropped", (double)s->ps.requests_dropped, NULL);
+	put_label(o, "served", (double)s->ps.requests_served, NULL);
+}
+
+static void series_waiting_records(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "waited", (double)s->ts.waited, "waited");
+	put_label(o, "full", (double)s->ts.wait_full, NULL);
+	put_label(o, "expired", (double)s->ts.wait_expired, NULL);
+}
+
+static void series_exports(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "ok", (double)s->rs.send_ok, NULL);
+	put_label(o, "failed", (double)s->rs.send_fail, NULL);
+}
+
+static void series_bpf_runs(const struct metrics_snap *s, struct mo *o)
+{
+	uint64_t runs = 0;
+	int i;
+
+	for (i = 0; i < s->n_progs; i++) {
+		put_label(o, s->progs[i].name, (double)s->progs[i].run_cnt, "");
+		runs += s->progs[i].run_cnt;
 	}
-	while (s->n_clients)
-		client_close(s, 0);
-	return NULL;
+	put_summary(o, o->m->key, (double)runs);
 }
 
-void metrics_server_stats(struct metrics_server *s, struct metrics_server_stats *out)
+/* Besides the time, the cost per run of the entry program and per trace
+ * sent (the unwinding's; idle and filtered samples are cheap), when the
+ * kernel keeps program statistics.  The off-CPU program runs per context
+ * switch: its cost is its own figure, not the samples'. */
+static void series_bpf_run_seconds(const struct metrics_snap *s, struct mo *o)
 {
-	out->served = __atomic_load_n(&s->served, __ATOMIC_RELAXED);
-	out->timeouts = __atomic_load_n(&s->timeouts, __ATOMIC_RELAXED);
-	out->evicted = __atomic_load_n(&s->evicted, __ATOMIC_RELAXED);
-}
+	uint64_t run_ns = 0, samples = 0, sw_runs = 0, sw_ns = 0;
+	int i;
 
-int metrics_server_start(const char *addr, struct metrics_server **out)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
-	struct addrinfo *res = NULL;
-	struct metrics_server *s;
-	char host[256] = "127.0.0.1", port[16];
-	const char *colon = strrchr(addr, ':');
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int one = 1, err;
-
-	*out = NULL;
-	if (colon) {
-		size_t hl = colon - addr;
-		if (hl >= sizeof(host))
-			return -EINVAL;
-		if (hl) {
-			/* [::1]:9090 */
-			if (addr[0] == '[' && colon[-1] == ']') {
-				memcpy(host, addr + 1, hl - 2);
-				host[hl - 2] = 0;
-			} else {
-				memcpy(host, addr, hl);
-				host[hl] = 0;
-			}
+	for (i = 0; i < s->n_progs; i++) {
+		put_label(o, s->progs[i].name, s->progs[i].run_time_ns / 1e9, "");
+		if (!strcmp(s->progs[i].name, "offcpu_switch")) {
+			sw_runs = s->progs[i].run_cnt;
+			sw_ns = s->progs[i].run_time_ns;
+			continue;
 		}
-		snprintf(port, sizeof(port), "%s", colon + 1);
-	} else {
-		snprintf(port, sizeof(port), "%s", addr);
+		run_ns += s->progs[i].run_time_ns;
+		if (!strcmp(s->progs[i].name, "sample"))
+			samples = s->progs[i].run_cnt;
 	}
-	err = getaddrinfo(host, port, &hints, &res);
-	if (err) {
-		fprintf(stderr, "ebpf-profiler: -metrics-address %s: %s\n", addr,
-			gai_strerror(err));
-		return -EINVAL;
+	put_summary(o, o->m->key, run_ns / 1e6);
+	if (samples)
+		put_summary(o, "bpf_ns_per_sample", (double)run_ns / samples);
+	if (samples && s->bpf[METRIC_SAMPLES_SENT])
+		put_summary(o, "bpf_ns_per_trace",
+		    (double)run_ns / s->bpf[METRIC_SAMPLES_SENT]);
+	if (sw_runs) {
+		put_summary(o, "bpf_switches", (double)sw_runs);
+		put_summary(o, "bpf_ns_per_switch", (double)sw_ns / sw_runs);
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		freeaddrinfo(res);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	s->stop_pipe[0] = s->stop_pipe[1] = -1;
-	s->fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		       0);
-	if (s->fd < 0 ||
-	    setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, res->ai_addr, res->ai_addrlen) || listen(s->fd, 64) ||
-	    pipe2(s->stop_pipe, O_CLOEXEC)) {
-		err = -errno;
-		fprintf(stderr, "ebpf-profiler: -metrics-address %s: %s\n", addr,
-			strerror(-err));
-		freeaddrinfo(res);
-		metrics_server_stop(s);
-		return err;
-	}
-	freeaddrinfo(res);
-	if (getsockname(s->fd, (struct sockaddr *)&ss, &sl) == 0)
-		s->port = ntohs(ss.ss_family == AF_INET6 ?
-					((struct sockaddr_in6 *)&ss)->sin6_port :
-					((struct sockaddr_in *)&ss)->sin_port);
-	err = -pthread_create(&s->thread, NULL, server_main, s);
-	s->running = !err;
-	if (err) {
-		metrics_server_stop(s);
-		return err;
-	}
-	*out = s;
-	return 0;
 }
 
-void metrics_server_publish(struct metrics_server *s, const char *text,
-			    size_t len)
-{
-	char *copy = malloc(len ? len : 1);
+/* set by the Makefile; other builds of this file (the fuzz targets) have
+ * no version of their own */
+#ifndef EP_VERSION
+#define EP_VERSION "unknown"
+#endif
+#ifndef EP_GIT_REV
+#define EP_GIT_REV "unknown"
+#endif
 
-	if (!copy)
-		return;
-	memcpy(copy, text, len);
-	pthread_mutex_lock(&s->lock);
-	free(s->text);
-	s->text = copy;
-	s->len = len;
-	pthread_mutex_unlock(&s->lock);
+static void series_build_info(const struct metrics_snap *s, struct mo *o)
+{
+	(void)s;
+	put(o, "version=\"" EP_VERSION "\",revision=\"" EP_GIT_REV "\"", 1, NULL, 0);
+	put_text(o, o->m->key, EP_VERSION);
 }
 
-int metrics_server_port(struct metrics_server *s)
+/* The summary: the total, and the reasons that counted any. */
+static void series_over_budget(const struct metrics_snap *s, struct mo *o)
 {
-	return s->port;
-}
+	unsigned i;
 
-void metrics_server_stop(struct metrics_server *s)
-{
-	if (!s)
-		return;
-	if (s->running) {
-		(void)!write(s->stop_pipe[1], "x", 1);
-		pthread_join(s->thread, NULL);
+	(void)s;
+	put_summary(o, o->m->key, (double)budget_total());
+	for (i = 0; i < BUDGET_COUNT; i++) {
+		char key[64];
+
+		snprintf(key, sizeof(key), "over_budget_%s", budget_name(i));
+		put_label(o, budget_name(i), (double)budget_count(i),
+			  budget_count(i) ? key : "");
 	}
-	if (s->fd >= 0)
-		close(s->fd);
-	if (s->stop_pipe[0] >= 0)
-		close(s->stop_pipe[0]);
-	if (s->stop_pipe[1] >= 0)
-		close(s->stop_pipe[1]);
-	pthread_mutex_destroy(&s->lock);
-	free(s->text);
-	free(s);
+}
+
+static void series_mapping_mismatch(const struct metrics_snap *s, struct mo *o)
+{
+	uint64_t all = 0;
+	unsigned i;
+
+	for (i = PM_MISMATCH_NONE + 1; i < PM_MISMATCH_COUNT; i++) {
+		put_label(o, pm_mismatch_name(i), (double)s->ps.mismatch[i], "");
+		all += s->ps.mismatch[i];
+	}
+	put_summary(o, o->m->key, (double)all);
+}
+
+static void series_inline_without(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "no_dwarf", (double)s->inl.no_dwarf, NULL);
+	put_label(o, "error", (double)s->inl.errors, NULL);
+	put_label(o, "timeout", (double)s->inl.timeouts, NULL);
+	put_label(o, "full", (double)s->inl.full, NULL);
+}
+
+static void series_cache_enabled(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, s->cache_off ? s->cache_off : "none", s->cache_off ? 0 : 1, "");
+	put_text(o, o->m->key, s->cache_off ? "off" : "on");
+	put_text(o, "cache_off_reason", s->cache_off ? s->cache_off : "none");
+}
+
+static void series_metrics_closed(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "timeout", (double)s->ms.timeouts, "metrics_timeouts");
+	put_label(o, "evicted", (double)s->ms.evicted, "metrics_evicted");
+}
+
+/* ---- the writers ----------------------------------------------------------- */
+
+#define VALUE(e) put(o, NULL, (double)(e), o->m->key, (double)(e))
+#define SCALED(e, k) put(o, NULL, (double)(e), o->m->key, (double)(e) * (k))
+#define SERIES(fn) series_##fn(s, o)
+#define AGENT_METRIC_WRITE_(n_, t_, l_, h_, k_, source)                        \
+	o->m = &agent_metrics[i++];                                            \
+	if (o->prom)                                                           \
+		fprintf(o->f, "# HELP ebpf_profiler_%s %s\n"                   \
+			      "# TYPE ebpf_profiler_%s %s\n",                  \
+			o->m->name, o->m->help, o->m->name, o->m->type);       \
+	source;
+
+static void write_all(const struct metrics_snap *s, struct mo *o)
+{
+	size_t i = 0;
+
+	AGENT_METRICS(AGENT_METRIC_WRITE_)
+}
+
+#undef VALUE
+#undef SCALED
+#undef SERIES
+
+void metrics_write_prom(FILE *f, const struct metrics_snap *s)
+{
+	struct mo o = { .f = f, .prom = true };
+
+	write_all(s, &o);
+}
+
+void metrics_write_summary(FILE *f, const struct metrics_snap *s)
+{
+	struct mo o = { .f = f };
+
+	write_all(s, &o);
+	fputc('\n', f);
+}
+
+void metrics_snap_self(struct metrics_snap *s)
+{
+	struct rusage ru;
+	long pages = 0, resident = 0;
+	FILE *sm = fopen("/proc/self/statm", "re");
+
+	if (sm) {
+		if (fscanf(sm, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		fclose(sm);
+	}
+	s->rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+	getrusage(RUSAGE_SELF, &ru);
+	s->cpu_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+		    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+	s->rss_max_bytes = (uint64_t)ru.ru_maxrss * 1024;
+}
+
+/* A table cell: | stays a cell's end, so it is escaped. */
+static void md_cell(FILE *f, const char *text)
+{
+	for (; *text; text++) {
+		if (*text == '|')
+			fputc('\\', f);
+		fputc(*text, f);
+	}
+}
+
+void metrics_write_markdown(FILE *f)
+{
+	size_t i;
+	unsigned k;
+
+	fprintf(f, "| metric | type | summary | |\n|---|---|---|---|\n");
+	for (i = 0; i < N_AGENT_METRICS; i++) {
+		const struct agent_metric *m = &agent_metrics[i];
+
+		fprintf(f, "| `%s%s%s%s` | %s | `%s` | ", m->name,
+			*m->labels ? "{" : "", m->labels, *m->labels ? "}" : "",
+			m->type, m->key);
+		md_cell(f, m->help);
+		fprintf(f, " |\n");
+	}
+	fprintf(f, "\nThe BPF counters, `bpf_events_total{event}` (the interpreters' "
+		   "counters after the core ones):\n\n| event | |\n|---|---|\n");
+	for (k = 0; k < METRIC_COUNT; k++) {
+		if (!metric_defined(k))
+			continue;
+		fprintf(f, "| `%s` | ", metric_name(k));
+		md_cell(f, metric_help(k));
+		fprintf(f, " |\n");
+	}
+}
+
+int metrics_table_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	metrics_write_markdown(stdout);
+	return fflush(stdout) ? 1 : 0;
 }

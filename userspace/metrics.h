@@ -1,14 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Names and help of the BPF per-CPU counters (enum metric_id). */
+/*
+ * The agent's metrics: the BPF per-CPU counters' names and help (enum
+ * metric_id), and the writers of every metric in metrics_list.h: the
+ * Prometheus text of /metrics, the exit summary and the README's table.
+ * The HTTP server is metrics_http.h.
+ */
 #ifndef EP_METRICS_H
 #define EP_METRICS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #include "profiler.h"
+#include "exemgr.h"
+#include "inlcache.h"
+#include "interp.h"
+#include "metrics_http.h"
+#include "pipeline.h"
+#include "procmgr.h"
+#include "reporter.h"
+#include "tracer.h"
 
 /* "ERR_NO_PAGE" style name, or "?" */
 const char *metric_name(unsigned id);
@@ -16,32 +30,49 @@ const char *metric_help(unsigned id);
 /* Whether id names a counter (an interpreter's range has free slots). */
 bool metric_defined(unsigned id);
 
-#endif
+#define METRICS_MAX_PROGS 16
 
 /*
- * A minimal HTTP server for Prometheus: GET /metrics returns the last text
- * published.  Runs on its own thread; the daemon publishes a snapshot once
- * a second, so a scrape never touches the daemon's structures.  Clients
- * are served at once by one poll() loop, at most 32 of them, each with
- * 2 s in all to send its request and take the answer.
+ * The figures every metric is computed from, taken at one moment by the
+ * daemon (main.c) from its modules.  The writers read nothing else, so a
+ * test can write a snapshot of its own.
  */
-struct metrics_server;
-
-/* addr: "HOST:PORT", ":PORT" or "PORT" (the last two bind to 127.0.0.1).
- * Returns 0 or a negative errno (after one clear message). */
-int metrics_server_start(const char *addr, struct metrics_server **out);
-/* Replace the served text (copied). */
-void metrics_server_publish(struct metrics_server *s, const char *text,
-			    size_t len);
-/* The bound port (useful with port 0). */
-int metrics_server_port(struct metrics_server *s);
-void metrics_server_stop(struct metrics_server *s);
-
-struct metrics_server_stats {
-	uint64_t served;   /* answers sent whole */
-	uint64_t timeouts; /* clients closed at their 2 s deadline */
-	uint64_t evicted;  /* clients closed for a newer one (32 at once) */
+struct metrics_snap {
+	uint64_t bpf[METRIC_COUNT]; /* the per-CPU counters, summed */
+	struct tp_stats ts;
+	struct exe_stats es;
+	struct pm_stats ps;
+	struct interp_stats is[INTERP_COUNT];
+	struct tracer_drain_stats ds;
+	struct rep_stats rs; /* every sink's, summed */
+	struct metrics_server_stats ms;
+	struct inl_stats inl; /* zeros without -inline-frames */
+	struct tracer_prog_stats progs[METRICS_MAX_PROGS];
+	int n_progs;
+	uint64_t cap_mappings, cap_rules; /* BPF map capacities */
+	/* the daemon's own */
+	uint64_t events[PEV_UNKNOWN_PC + 1]; /* process events, by type */
+	uint64_t pids_seen;
+	uint64_t startup_ns, load_ns, uptime_ns, service_ns_max;
+	uint64_t sampling_toggles;
+	bool sampling_on;
+	const char *cache_off; /* why the cache is off, NULL when on */
+	uint64_t cache_put_errors;
+	uint64_t read_faults;
+	/* the process' own cost */
+	uint64_t cpu_ns, rss_bytes, rss_max_bytes;
 };
-/* Safe from any thread. */
-void metrics_server_stats(struct metrics_server *s,
-			  struct metrics_server_stats *out);
+
+/* The process' CPU time and memory into s (getrusage, /proc/self/statm). */
+void metrics_snap_self(struct metrics_snap *s);
+
+/* Every metric as Prometheus text (HELP, TYPE, samples). */
+void metrics_write_prom(FILE *f, const struct metrics_snap *s);
+/* Every metric as one line of key=value, ending in a newline. */
+void metrics_write_summary(FILE *f, const struct metrics_snap *s);
+/* The README's table of every metric and of the BPF counters. */
+void metrics_write_markdown(FILE *f);
+/* The `metrics-table` subcommand: metrics_write_markdown to stdout. */
+int metrics_table_main(int argc, char **argv);
+
+#endif

@@ -161,6 +161,7 @@ struct map_key {
 /* A sample: one per (process, thread, stack, CPU, comm). */
 struct sample_key {
 	uint32_t pid, tid, stack, cpu;
+	uint32_t kind; /* enum rep_sample_kind: CPU and off-CPU apart */
 	char comm[16];
 };
 
@@ -419,6 +420,7 @@ static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
 		l.filename = fr[j].file;
 		l.line = fr[j].line;
 		kk.b[1] = j;
+		l.inl_more = j + 1 < n;
 		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l);
 		if (i == REP_NONE)
 			return REP_NONE;
@@ -568,9 +570,10 @@ static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
  * agent keeps them: every sample has its cpu.logical_number, and a thread
  * that ran one stack on two CPUs has two samples whose counts add up (the
  * folded and SVG encoders, which show no CPU, merge them again). */
-static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
+static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack,
+		       unsigned kind, uint64_t value)
 {
-	struct sample_key key = { h->pid, h->tid, stack, h->cpu };
+	struct sample_key key = { h->pid, h->tid, stack, h->cpu, kind };
 	uint64_t kh, ts;
 	struct rep_sample *s;
 	struct sample_ext *x;
@@ -586,6 +589,7 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 			s = &tp->samples[i];
 			x = &tp->sx[i];
 			s->count++;
+			s->value += value;
 			goto stamp;
 		}
 	proc = intern_proc(tp, h);
@@ -606,6 +610,8 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack)
 	s->thread_name = arena_str(tp, key.comm);
 	s->cpu = (int32_t)h->cpu;
 	s->count = 1;
+	s->kind = kind;
+	s->value = value;
 	x->key = key;
 	if (itab_add(&tp->sample_by_key, kh, tp->n_samples))
 		goto full;
@@ -640,7 +646,9 @@ static void add_record(struct tp *tp, const struct trace_hdr *h,
 	int ret;
 
 	/* leaf first: the kernel frames, then the user frames */
-	for (i = 0; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
+	i = (h->flags & TRACE_F_OFFCPU) ?
+		    sy_offcpu_kernel_start(tp->sy, words, h->n_kernel) : 0;
+	for (; i < h->n_kernel && i < MAX_KERNEL_FRAMES; i++) {
 		sy_kernel_frame(words[i], &f);
 		locs[n++] = intern_loc(tp, &f, &nl);
 	}
@@ -667,7 +675,12 @@ static void add_record(struct tp *tp, const struct trace_hdr *h,
 		tp->st.dropped_full++;
 		return;
 	}
-	add_sample(tp, h, i);
+	/* an off-CPU record's last word: the nanoseconds it was away */
+	if (h->flags & TRACE_F_OFFCPU)
+		add_sample(tp, h, i, REP_SAMPLE_OFFCPU,
+			   words[h->n_kernel + h->n_user]);
+	else
+		add_sample(tp, h, i, REP_SAMPLE_CPU, 0);
 }
 
 /* A record of a process whose sync was asked for: kept until the poll
@@ -689,7 +702,7 @@ static bool proc_synced(struct tp *tp, uint32_t pid)
 /* Keep a copy of the record; false when the waiting list is full. */
 static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
-	size_t nw = (size_t)h->n_kernel + h->n_user;
+	size_t nw = tp_record_words(h);
 	size_t bytes = sizeof(struct tp_wait) + nw * sizeof(__u64);
 	struct tp_wait *w, **arr;
 
@@ -720,6 +733,10 @@ static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
 	tp->st.traces++;
+	if (h->flags & TRACE_F_OFFCPU) {
+		tp->st.offcpu++;
+		tp->st.offcpu_ns += words[h->n_kernel + h->n_user];
+	}
 	if (h->flags & TRACE_F_UNSYNCED)
 		tp->st.unsynced++;
 	if (h->flags & TRACE_F_TRUNCATED)

@@ -43,6 +43,8 @@ struct tp_opts {
 
 struct tp_stats {
 	uint64_t traces;	 /* records received */
+	uint64_t offcpu;	 /* of them, off-CPU records */
+	uint64_t offcpu_ns;	 /* the time off the CPU they carry */
 	uint64_t samples;	 /* records aggregated */
 	uint64_t dropped_full;	 /* records dropped: aggregation tables full */
 	uint64_t truncated;	 /* stacks cut by the frame limit */
@@ -58,11 +60,19 @@ struct tp_stats {
 	uint64_t errors_by_code[METRIC_COUNT];
 };
 
+/* The words a record holds after its header: the frames, and an
+ * off-CPU record's duration. */
+static inline size_t tp_record_words(const struct trace_hdr *h)
+{
+	return (size_t)h->n_kernel + h->n_user +
+	       ((h->flags & TRACE_F_OFFCPU) ? 1 : 0);
+}
+
 /* ka: the kernel symbols, loading in the background (may be NULL). */
 int tp_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   const struct tp_opts *opts, struct tp **out);
 void tp_free(struct tp *tp);
-/* Add one record (the tracer's callback).  A record of a process not
+/* Add one record (the tracer's callback; words: tp_record_words(h)).  A record of a process not
  * loaded yet asks the process manager for a sync (pm_request) and waits,
  * copied, in a bounded list until tp_retry finds the request served. */
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words);

@@ -123,6 +123,7 @@ struct recq_rec *recq_pop(struct recq *q, int timeout_ms)
 
 void recq_release(struct recq *q, struct recq_rec *r)
 {
+	(void)q;
 	free(r);
 }
 

@@ -154,6 +154,22 @@ static const char *const unknown_labels[] = {
 	[SY_UNKNOWN_ANON] = "[anon]",
 };
 
+uint32_t sy_offcpu_kernel_start(struct symbolizer *sy, const __u64 *words,
+				uint32_t n)
+{
+	const struct ksyms *k = ksyms_async_get(sy->ka);
+	uint64_t off;
+	uint32_t i;
+
+	for (i = 0; k && i < n && i < SY_OFFCPU_SCAN; i++) {
+		const char *s = ksyms_lookup(k, words[i], &off, NULL);
+
+		if (s && !strcmp(s, "__schedule"))
+			return i;
+	}
+	return 0;
+}
+
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 	     struct rep_location *out, struct interp_symbol *buf)
 {

@@ -81,6 +81,17 @@ int sy_new(struct pm *pm, struct exe_mgr *em, struct ksyms_async *ka,
 	   sy_interp_fn interp, void *interp_arg, struct symbolizer **out);
 void sy_free(struct symbolizer *sy);
 void sy_kernel_frame(uint64_t addr, struct sy_frame *f);
+
+/* Leaf frames an off-CPU record's kernel stack scans for __schedule. */
+#define SY_OFFCPU_SCAN 8
+/* Where an off-CPU record's kernel stack starts: at __schedule, leaving
+ * out the frames of the tracepoint's machinery above it (the program,
+ * its trampoline, __traceiter_sched_switch: how many depends on the
+ * kernel and on what else is attached there); 0 when __schedule is not
+ * among the first SY_OFFCPU_SCAN frames or the kernel's symbols are not
+ * loaded yet. */
+uint32_t sy_offcpu_kernel_start(struct symbolizer *sy, const __u64 *words,
+				uint32_t n);
 void sy_record_init(struct sy_record *r, uint32_t pid, const __u64 *uw,
 		    uint32_t n);
 /* The next user frame of r into f.  Returns 1 with f filled, 0 at the

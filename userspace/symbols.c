@@ -3,18 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "budget.h"
+#include "debugfind.h"
 #include "elfmap.h"
-#include "fsutil.h"
 #include "gopclntab.h"
 #include "hashmap.h"
 #include "log.h"
@@ -140,122 +136,75 @@ static int add_sym(struct symb_table *t, uint64_t addr, uint64_t size,
 	return 0;
 }
 
-static int read_symtab(struct symb_table *t, Elf *elf, Elf_Scn *scn,
-		       GElf_Shdr *sh)
+/* A function symbol of a table read by read_symtabs(). */
+static int sym_found(const struct elfm_sym *s, void *arg)
 {
-	Elf_Data *data;
-	size_t i, n;
+	int type = ELF64_ST_TYPE(s->info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return 0;
+	if (s->shndx == SHN_UNDEF || s->value == 0 || !s->name[0])
+		return 0;
+	return add_sym(arg, s->value, s->size, s->name);
+}
+
+/* The function symbols of every .symtab and .dynsym of e. */
+static int read_symtabs(struct symb_table *t, const struct elfm *e)
+{
+	const Elf64_Shdr *sh;
+	unsigned n, i;
 	int err;
 
-	if (!sh->sh_entsize)
-		return 0;
-	if (sh->sh_size > SYMB_MAX_TABLE_BYTES) {
-		budget_over(BUDGET_SYMBOLS);
-		return -EFBIG;
-	}
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return 0;
-	n = sh->sh_size / sh->sh_entsize;
-	for (i = 0; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-		int type;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+	sh = elfm_shdrs(e, &n);
+	for (i = 1; i < n; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM)
 			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		err = add_sym(t, sym.st_value, sym.st_size, name);
-		if (err)
+		if (sh[i].sh_size > SYMB_MAX_TABLE_BYTES) {
+			budget_over(BUDGET_SYMBOLS);
+			return -EFBIG;
+		}
+		err = elfm_for_each_sym(e, &sh[i], sym_found, t);
+		if (err > 0)
+			err = 0;
+		if (err < 0 && err != -ENOENT)
 			return err;
 	}
 	return 0;
 }
 
-static void read_build_id(struct symb_table *t, Elf *elf)
+static void read_build_id(struct symb_table *t, const struct elfm *e)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	const uint8_t *id;
+	size_t n, i;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off,
-					   &desc_off)) > 0) {
-			const uint8_t *d = (const uint8_t *)data->d_buf + desc_off;
-			size_t i;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
-			    nh.n_descsz == 0 || nh.n_descsz > 40)
-				continue;
-			for (i = 0; i < nh.n_descsz; i++)
-				snprintf(t->build_id + 2 * i, 3, "%02x", d[i]);
-			return;
-		}
-	}
+	if (elfm_build_id(e, &id, &n) || n > 40)
+		return;
+	for (i = 0; i < n; i++)
+		snprintf(t->build_id + 2 * i, 3, "%02x", id[i]);
 }
 
-static int read_elf(struct symb_table *t, Elf *elf)
+/* Symbols from the separate debug file, by build id, when installed. */
+static int read_debug_file(struct symb_table *t, const struct elfm *e)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int err = 0;
+	struct elfm *d = NULL;
+	int err;
 
-	while (!err && (scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			err = read_symtab(t, elf, scn, &sh);
-	}
-	return err;
-}
-
-/* Symbols from /usr/lib/debug/.build-id/xx/yyyy.debug when installed. */
-static int read_debug_file(struct symb_table *t)
-{
-	char path[256];
-	Elf *elf;
-	int fd, err;
-
-	if (strlen(t->build_id) < 4)
+	if (dbgf_open(e, NULL, NULL, &d, NULL, 0))
 		return 0;
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 t->build_id, t->build_id + 2);
-	fd = fs_open_regular(path);
-	if (fd < 0)
-		return 0;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	err = elf && elf_kind(elf) == ELF_K_ELF ? read_elf(t, elf) : 0;
-	elf_end(elf);
-	close(fd);
+	err = read_symtabs(t, d);
+	if (!err && elfm_damaged(d))
+		err = -EIO; /* names read from zeros */
+	elfm_free(d);
 	return err;
 }
 
 /* A stripped Go binary keeps its function names in .gopclntab. */
-static int read_gopclntab(struct symb_table *t, int fd)
+static int read_gopclntab(struct symb_table *t, const struct elfm *e)
 {
 	struct gopc_table *g = NULL;
-	struct elfm *e = NULL;
 	size_t i, n;
 	int err = 0;
 
-	if (elfm_open_fd(fd, &e))
-		return 0;
 	if (gopc_open(e, &g) == 0) {
 		n = gopc_nfunc(g);
 		for (i = 0; i < n && !err; i++) {
@@ -267,9 +216,6 @@ static int read_gopclntab(struct symb_table *t, int fd)
 		}
 		gopc_free(g);
 	}
-	if (!err && elfm_damaged(e))
-		err = -EIO; /* names read from zeros */
-	elfm_free(e);
 	return err;
 }
 
@@ -289,33 +235,29 @@ static int cmp_sym(const void *a, const void *b)
 int symb_load_fd(int fd, struct symb_table **out)
 {
 	struct symb_table *t;
+	struct elfm *e = NULL;
 	uint32_t i, j;
-	Elf *elf;
 	int err;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
-	/* read, not mapped: a file truncated under us is an error, not
-	 * SIGBUS (see elfmap.h) */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -ENOEXEC;
-	if (elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		return -ENOEXEC;
-	}
+	err = elfm_open_fd(fd, &e);
+	if (err)
+		return err;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		elf_end(elf);
+		elfm_free(e);
 		return -ENOMEM;
 	}
-	read_build_id(t, elf);
-	err = read_elf(t, elf);
-	elf_end(elf);
+	read_build_id(t, e);
+	err = read_symtabs(t, e);
 	if (!err)
-		err = read_debug_file(t);
+		err = read_debug_file(t, e);
 	if (!err && t->n == 0)
-		err = read_gopclntab(t, fd);
+		err = read_gopclntab(t, e);
+	/* a file cut short under the mapping: names read from zeros */
+	if (!err && elfm_damaged(e))
+		err = -EIO;
+	elfm_free(e);
 	if (err) {
 		symb_free(t);
 		return err;

@@ -2,7 +2,9 @@
 /*
  * On-host symbols of an ELF file: the function symbols of .symtab and
  * .dynsym (and of the separate debug file found by build id under
- * /usr/lib/debug), with C++ and Rust names demangled on first use.
+ * /usr/lib/debug, debugfind.h), or of .gopclntab for a stripped Go
+ * binary, with C++ and Rust names demangled on first use.  The file is
+ * read through elfmap.h.
  */
 #ifndef EP_SYMBOLS_H
 #define EP_SYMBOLS_H
@@ -24,15 +26,16 @@ struct symb_table;
  */
 #define SYMB_MAX_SYMS (1U << 20)
 #define SYMB_MAX_NAME_BYTES (64U << 20)
-/* A symbol table larger than this is not read at all (libelf copies it
- * into memory). */
+/* A symbol table larger than this is not read at all: no real one
+ * comes near (a million symbols take 24 MiB). */
 #define SYMB_MAX_TABLE_BYTES (256ULL << 20)
 
 /*
  * Read the symbols of the ELF file open at fd (not closed, not moved).
  * A file with no symbols gives an empty table.  Returns 0, -ENOEXEC for
- * a file that is not ELF, -EFBIG for one over the bounds above, or
- * another negative errno.
+ * a file that is not a 64-bit little-endian ELF, -EFBIG for one over the
+ * bounds above, -EIO for one truncated while it was read, or another
+ * negative errno.
  */
 int symb_load_fd(int fd, struct symb_table **out);
 void symb_free(struct symb_table *t);

@@ -369,7 +369,8 @@ static int dispatch_trace(struct tracer *t, const void *data, size_t size)
 	const struct trace_hdr *h = data;
 
 	if (size < sizeof(*h) ||
-	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user) * 8 > size)
+	    sizeof(*h) + ((size_t)h->n_kernel + h->n_user +
+			  ((h->flags & TRACE_F_OFFCPU) ? 1 : 0)) * 8 > size)
 		return 0; /* cannot happen: the BPF side writes both */
 	t->on_trace(t->arg, h, (const __u64 *)(h + 1));
 	return 0;
@@ -495,6 +496,17 @@ static void configure(struct tracer *t, struct profiler *skel)
 	skel->rodata->enabled_interps = o->interps;
 	if (o->max_frames > 0 && o->max_frames <= MAX_USER_FRAMES)
 		skel->rodata->max_frames = o->max_frames;
+	/* off-CPU: P of 2^32 random values; off, the program is not loaded
+	 * (a BTF tracepoint: libbpf then reads the kernel's BTF) */
+	skel->rodata->offcpu_threshold =
+		(__u64)(o->offcpu_threshold * 4294967296.0);
+	bpf_program__set_autoload(skel->progs.offcpu_switch,
+				  o->offcpu_threshold > 0);
+	bpf_map__set_max_entries(skel->maps.offcpu_stacks,
+				 o->offcpu_threshold > 0 &&
+						 o->offcpu_max_threads ?
+					 o->offcpu_max_threads :
+					 1);
 
 	/* sizes: the ring holds about a second of typical traces (1 KiB)
 	 * from every CPU, at least 256 KiB */
@@ -888,7 +900,7 @@ int tracer_attach(struct tracer *t)
 	if (err) {
 		dump_libbpf_log();
 		fprintf(stderr,
-			"ebpf-profiler: attaching the exec/exit tracepoints failed: %s\n",
+			"ebpf-profiler: attaching the exec/exit/sched_switch tracepoints failed: %s\n",
 			strerror(-err));
 		return err;
 	}

@@ -2,7 +2,8 @@
 /*
  * The tracer owns the BPF skeleton: it checks what the kernel and the
  * caller's privileges allow, loads and attaches the programs (a perf
- * CPU-clock event on every online CPU, the exec and exit tracepoints),
+ * CPU-clock event on every online CPU, the exec and exit tracepoints, and
+ * with off-CPU profiling the sched_switch BTF tracepoint),
  * polls the ring buffers, and reads the per-CPU counters.  Nothing it
  * attached survives tracer_free().
  */
@@ -31,6 +32,11 @@ struct tracer_opts {
 	 * DELTA_ROWS_DEFAULT doubled map_scale_factor times */
 	uint64_t max_delta_rows;
 	int max_frames;
+	/* off-CPU: probability per context switch (0: the program is not
+	 * even loaded), and the bound on threads waiting for their
+	 * switch-in */
+	double offcpu_threshold;
+	uint32_t offcpu_max_threads;
 	/* entries per CPU of the rule cache (rounded up to a power of two);
 	 * 0: no cache */
 	uint32_t rule_cache_entries;
@@ -39,7 +45,8 @@ struct tracer_opts {
 };
 
 /* Called for each trace record; words holds hdr->n_kernel kernel
- * addresses, then hdr->n_user user frame words. */
+ * addresses, then hdr->n_user user frame words, then, in an off-CPU
+ * record (TRACE_F_OFFCPU), the nanoseconds off the CPU. */
 typedef void (*tracer_trace_fn)(void *arg, const struct trace_hdr *hdr,
 				const __u64 *words);
 typedef void (*tracer_event_fn)(void *arg, const struct pid_event *ev);

@@ -31,6 +31,7 @@ static int visit(const char *path, const struct stat *st, int type,
 	char magic[4];
 	int fd;
 
+	(void)ftw;
 	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size <= biggest_size)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -96,6 +96,7 @@ static int visit(const char *path, const struct stat *st, int type,
 {
 	uint64_t n;
 
+	(void)ftw;
 	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size < (1 << 20) ||
 	    (uint64_t)st->st_size <= biggest_info)
 		return 0;

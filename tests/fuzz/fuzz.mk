@@ -35,7 +35,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 FUZZ_CFLAGS := -g -O1 $(SAN) -fsanitize=fuzzer-no-link \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=gnu11 -D_GNU_SOURCE \
-	-pthread -MMD -MP -Wall -Wno-unused-parameter \
+	-pthread -MMD -MP -Wall -Wunused-parameter \
 	-I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -Itests/fuzz $(PKG_CFLAGS)
 LIBS := $(PKG_LIBS) -lstdc++ -lm -pthread
 

@@ -20,6 +20,8 @@ static FILE *devnull;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	(void)argc;
+	(void)argv;
 	devnull = fopen("/dev/null", "we");
 	return 0;
 }

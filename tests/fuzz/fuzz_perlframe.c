@@ -5,7 +5,8 @@
  * read in place of the process, whose start holds the frame's CV and COP
  * addresses; every pointer after them (the CV's body, its glob or name
  * HEK, the stash and its aux struct, the COP's file) is followed as in a
- * live process, which may hold anything.  Perl 5.36's offsets.
+ * live process, which may hold anything.  The offsets of each version
+ * and build covered, chosen by the data word's high half.
  */
 #include <stdint.h>
 #include <string.h>
@@ -13,14 +14,17 @@
 #include "fuzz.h"
 #include "interp_perl.h"
 
-static const struct perl_offsets o536 = {
-	.i_curcop = 0xd0, .i_curstackinfo = 0xe0, .si_cxstack = 0x08,
-	.si_prev = 0x10, .si_cxix = 0x20, .si_type = 0x2c, .cx_size = 0x68,
-	.cx_oldcop = 0x10, .cx_cv = 0x48, .cop_line = 0x24, .cop_file = 0x30,
-	.cv_stash = 0x20, .cv_gv = 0x38, .cv_flags = 0x5c, .gv_gp = 0x10,
-	.gp_egv = 0x38, .gv_namehek = 0x20, .gv_stash = 0x28, .hv_max = 0x18,
-	.hv_array = 0x10, .hv_aux = 0x20, .aux_name = 0, .aux_name_count = 0x1c,
-};
+/* The layout: the data word's high half, 0 for 5.36 threaded (the seeds'),
+ * then each version covered, threaded and not. */
+static const struct perl_offsets *layout(uint64_t word)
+{
+	uint32_t sel = (uint32_t)(word >> 32);
+
+	if (!sel)
+		return perl_offsets_of(5, 36, true);
+	sel--;
+	return perl_offsets_of(5, 30 + 2 * ((sel >> 1) % 6), sel & 1);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -35,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&f.payload[1], data + 16, 8);
 	im.p = data + 24;
 	im.len = size - 24;
-	if (perl_frame_name(fz_image_read, &im, 1, &o536, &f, &out) == 0 &&
+	if (perl_frame_name(fz_image_read, &im, 1, layout(f.data), &f, &out) == 0 &&
 	    (strlen(out.name) >= sizeof(out.name) ||
 	     strlen(out.file) >= sizeof(out.file)))
 		__builtin_trap();

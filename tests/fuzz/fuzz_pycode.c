@@ -49,6 +49,8 @@ static int img_read(void *arg, pid_t pid, uint64_t addr, void *buf,
 {
 	uint64_t off = addr - BASE, n;
 
+	(void)arg;
+	(void)pid;
 	if (addr < BASE || off >= IMG_SIZE)
 		return -EFAULT;
 	n = IMG_SIZE - off < len ? IMG_SIZE - off : len;
@@ -202,6 +204,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	const char *env = getenv("EP_FUZZ_PYTHONS");
 	char *list, *path, *save = NULL;
 
+	(void)argc;
+	(void)argv;
 	builtin_layout(&layouts[n_layouts++]);
 	if (!env)
 		return 0;

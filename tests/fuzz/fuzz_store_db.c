@@ -51,6 +51,8 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	(void)argc;
+	(void)argv;
 	if (!mkdtemp(dir))
 		abort();
 	snprintf(data_path, sizeof(data_path), "%s/data.mdb", dir);

@@ -43,6 +43,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct store_opts o = { .max_bytes = 64 << 20, .no_sync = true };
 
+	(void)argc;
+	(void)argv;
 	unsigned k;
 
 	if (!mkdtemp(dir) || store_open(dir, &o, &st) != 0 ||

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * ELF symbols (symbols.c, through libelf), C++ and Rust demangling of
+ * ELF symbols (symbols.c, through elfmap.c), C++ and Rust demangling of
  * the names found, and CPython detection (py_detect_fd: symbols, the
  * version, 3.13's _Py_DebugOffsets read from the file) over one image.
  * A detected layout must then be accepted or refused cleanly by

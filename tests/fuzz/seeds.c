@@ -384,6 +384,89 @@ static void v8frame_seeds(void)
 	write_seed("v8frame", "cons-name", m, sizeof(m), NULL, 0);
 }
 
+/* Ruby 3.1 frames (addresses from 0x10000, as fuzz_rubyframe maps its
+ * image): a method's iseq (label "heavy" embedded, path on the heap,
+ * three line entries and the succinct index of positions 0, 2 and 5, the
+ * pc at position 3: line 27) and its method entry, owned by a class
+ * named "Burner" (its __classpath__, ID 0x120, in its instance variable
+ * table); and a C function's method entry whose ID (serial 600) is named
+ * "sort_by" through the ID table's Arrays. */
+static void put64(uint8_t *m, unsigned at, uint64_t v)
+{
+	memcpy(m + at, &v, 8);
+}
+
+static void rubyframe_seeds(void)
+{
+	static uint8_t img[40 + 2100];
+	uint8_t *m = img + 40;
+	const uint64_t A = 0x10000;
+	uint32_t v32;
+	unsigned i;
+
+	memset(img, 0, sizeof(img));
+	/* RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, the method entry at 1200) */
+	put64(img, 0, ((A + 1200) >> 3) << 2 | 1);
+	put64(img, 8, A);
+	put64(img, 16, A + 1024 + 8 * 4);
+	put64(img, 32, 0x120);		 /* classpath ID; attached: 0 */
+	put64(m, 16, A + 64);		 /* iseq->body */
+	put64(m, 64 + 8, A + 1024);	 /* iseq_encoded */
+	put64(m, 64 + 64, A + 400);	 /* location.pathobj */
+	put64(m, 64 + 80, A + 304);	 /* location.label */
+	put64(m, 64 + 88, 2 * 26 + 1);	 /* first_lineno, a Fixnum */
+	put64(m, 64 + 120, A + 500);	 /* insns_info.body */
+	v32 = 3;
+	memcpy(m + 64 + 136, &v32, 4);	 /* insns_info.size */
+	put64(m, 64 + 144, A + 600);	 /* succ_index_table */
+	put64(m, 304, 0x05 | (5ull << 14)); /* String, embedded, 5 bytes */
+	memcpy(m + 320, "heavy", 5);
+	put64(m, 400, 0x05 | (1ull << 13)); /* String on the heap */
+	put64(m, 416, 12);
+	put64(m, 424, A + 440);
+	memcpy(m + 440, "/srv/spin.rb", 12);
+	for (i = 0; i < 3; i++) {
+		v32 = 26 + i;
+		memcpy(m + 500 + 12 * i, &v32, 4);
+	}
+	/* ranks of positions 0..8: 1 1 2 2 2 3 3 3 3 */
+	put64(m, 600, 1 | 1 << 7 | 2 << 14 | 2 << 21 | 2ull << 28 | 3ull << 35 |
+			      3ull << 42 | 3ull << 49 | 3ull << 56);
+	put64(m, 1200, 0x1a | 6ull << 12); /* an imemo ment */
+	put64(m, 1200 + 32, A + 1304);	   /* its owner, a class */
+	put64(m, 1304, 0x02);
+	put64(m, 1304 + 24, A + 1400);	   /* RClass.ptr: the classext */
+	put64(m, 1400 + 8, A + 1504);	   /* its iv_tbl, an st_table */
+	put64(m, 1504 + 32, 0);		   /* entries_start */
+	put64(m, 1504 + 40, 1);		   /* entries_bound */
+	put64(m, 1504 + 48, A + 1600);	   /* entries: hash, key, record */
+	put64(m, 1600 + 8, 0x120);
+	put64(m, 1600 + 16, A + 1704);
+	put64(m, 1704, 0x05 | (6ull << 14));
+	memcpy(m + 1720, "Burner", 6);
+	write_seed("rubyframe", "iseq", img, 40 + 1800, NULL, 0);
+
+	memset(img, 0, sizeof(img));
+	put64(img, 0, 2); /* RUBY_FRAME_CFUNC */
+	put64(img, 8, A);
+	put64(img, 24, A + 200);	 /* ruby_global_symbols */
+	put64(m, 16, A + 64);		 /* me->def */
+	put64(m, 64 + 8, 0x401000);	 /* def->body.cfunc.func */
+	put64(m, 64 + 32, 600 << 4 | 1); /* def->original_id */
+	v32 = 1000;
+	memcpy(m + 200, &v32, 4);	 /* last_id */
+	put64(m, 216, A + 240);		 /* ids */
+	put64(m, 240, 0x07 | (1ull << 13) | (2ull << 15)); /* embedded, 2 */
+	put64(m, 264, A + 304);
+	put64(m, 304, 0x07);		 /* an Array on the heap */
+	put64(m, 320, 1024);
+	put64(m, 336, A + 400);
+	put64(m, 400 + 8 * 176, A + 2000);
+	put64(m, 2000, 0x05 | (7ull << 14));
+	memcpy(m + 2016, "sort_by", 7);
+	write_seed("rubyframe", "cfunc", img, sizeof(img), NULL, 0);
+}
+
 /* A named sub (CVf_NAMED: its name a HEK in the CV) of package main
  * and its COP, laid out as Perl 5.36 has them (addresses from 0x10000,
  * as fuzz_perlframe maps its image). */
@@ -420,6 +503,22 @@ static void perlframe_seeds(void)
 	memcpy(m + 400 + 0x30, &v, 8); /* the COP's file */
 	memcpy(m + 460, "/srv/callbacks.pl", 17);
 	write_seed("perlframe", "named_sub", img, sizeof(img), NULL, 0);
+	/* the same in a non-threaded 5.36 (fuzz_perlframe's layout 7): the
+	 * COP's file is a GV (at 160, its body at 320) named by a HEK (at
+	 * 480) "_<file" */
+	v = line | (uint64_t)7 << 32;
+	memcpy(img, &v, 8);
+	v = 0x10000 + 160;
+	memcpy(m + 400 + 0x30, &v, 8);
+	v = 0x10000 + 320;
+	memcpy(m + 160, &v, 8);
+	v = 0x10000 + 480;
+	memcpy(m + 320 + 0x20, &v, 8);
+	len = 11;
+	memcpy(m + 480 + 4, &len, 4);
+	memcpy(m + 480 + 8, "_</srv/a.pl", 11);
+	write_seed("perlframe", "named_sub_nonthreaded", img, sizeof(img),
+		   NULL, 0);
 }
 
 static void pycode_seeds(int layouts)
@@ -480,6 +579,7 @@ int main(int argc, char **argv)
 	phpframe_seeds();
 	v8frame_seeds();
 	perlframe_seeds();
+	rubyframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);
 	return 0;
 }

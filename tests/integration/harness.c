@@ -364,6 +364,18 @@ static bool has_frames(const char *stack, const char *needle)
 	return false;
 }
 
+bool h_comm_is(const char *stack, const char *comm)
+{
+	return comm_is(stack, comm);
+}
+
+void h_comm_of(const char *path, char *comm, size_t n)
+{
+	const char *base = strrchr(path, '/');
+
+	snprintf(comm, n, "%.15s", base ? base + 1 : path);
+}
+
 uint64_t h_count_comm(const struct folded *f, const char *comm)
 {
 	uint64_t c = 0;

@@ -59,6 +59,11 @@ void h_free_folded(struct folded *f);
  * ("dir/p.folded" gives "dir/p-<time>.folded"; path itself too when it
  * exists) into one f.  Returns how many files, or a negative errno. */
 int h_read_folded_rotated(const char *path, struct folded *f);
+/* Whether a folded stack's comm (first element) is comm. */
+bool h_comm_is(const char *stack, const char *comm);
+/* The comm of a process running the program at path: its base name, cut
+ * as the kernel cuts it (15 bytes). */
+void h_comm_of(const char *path, char *comm, size_t n);
 /* Sum of counts of lines whose comm (first element) is comm. */
 uint64_t h_count_comm(const struct folded *f, const char *comm);
 /* Sum of counts of lines with comm that contain every needle (as whole

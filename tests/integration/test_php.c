@@ -18,25 +18,43 @@
 #define PHP "/usr/bin/php8.2"
 #define HZ "499"
 
+/* The PHP run: Debian's, or another build (EP_PHP_BIN), and its comm. */
+static const char *php = PHP;
+static char comm[32] = "php8.2", comm_start[48] = "php8.2;_start;";
+
+static void use_php(const char *path)
+{
+	php = path;
+	h_comm_of(path, comm, sizeof(comm));
+	snprintf(comm_start, sizeof(comm_start), "%s;_start;", comm);
+}
+
 static bool have_php(void)
 {
-	if (access(PHP, X_OK) == 0)
+	if (access(php, X_OK) == 0)
 		return true;
-	test_skip("%s is not installed (make deps installs php8.2-cli)", PHP);
+	test_skip("%s is not installed (make deps installs php8.2-cli)", php);
 	return false;
 }
 
 static int profile_php(const char *script, bool jit, struct folded *f,
 		       char **err)
 {
-	char path[512];
-	char *plain[] = { PHP, path, "30", NULL };
-	char *with_jit[] = { PHP, "-d", "opcache.enable_cli=1", "-d",
+	char path[512], ext[512];
+	char *plain[] = { (char *)php, path, "30", NULL };
+	char *with_jit[] = { (char *)php, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
 			     "opcache.jit=tracing", "-d",
 			     "opcache.jit_buffer_size=64M", path, "30", NULL };
 
 	snprintf(path, sizeof(path), "%s/tests/workloads/php/%s",
 		 test_srcdir(), script);
+	/* opcache: Debian's php8.2 loads it from its ini files, another
+	 * build by path (EP_PHP_OPCACHE) */
+	if (php != (const char *)PHP && getenv("EP_PHP_OPCACHE"))
+		snprintf(ext, sizeof(ext), "zend_extension=%s",
+			 getenv("EP_PHP_OPCACHE"));
+	else
+		snprintf(ext, sizeof(ext), "opcache.enable=1");
 	return h_profile_workload(jit ? with_jit : plain, "6s", HZ, NULL, f,
 				  err);
 }
@@ -62,18 +80,18 @@ static void split_test(bool jit)
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
 
-		if (strncmp(s, "php8.2;", 7))
+		if (!h_comm_is(s, comm))
 			continue;
 		total += c;
-		if (strstr(s, "php8.2;_start;") && strstr(s, ";{main} (split.php:") &&
+		if (strstr(s, comm_start) && strstr(s, ";{main} (split.php:") &&
 		    strstr(s, ";run (split.php:"))
 			complete += c;
 		for (k = 0; k < 3; k++)
 			if (strstr(s, chain[k]))
 				n[k] += c;
 	}
-	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
-		  "light %.1f%%; err_php_read=%lld",
+	test_note("%s, %s: %llu samples, %.1f%% complete; heavy %.1f%% medium "
+		  "%.1f%% light %.1f%%; err_php_read=%lld", comm,
 		  jit ? "tracing JIT" : "no JIT", (unsigned long long)total,
 		  100.0 * complete / (total ? total : 1),
 		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
@@ -82,7 +100,7 @@ static void split_test(bool jit)
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(100.0 * complete / (total ? total : 1), 95.0,
 		       ">= 95% complete (PHP to {main}, native to _start)"))
-		h_dump_top(&f, "php8.2", 8);
+		h_dump_top(&f, comm, 8);
 	for (k = 0; k < 3; k++)
 		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
 			      (int)(10 * want[k])),
@@ -105,7 +123,7 @@ TEST_ROOT(php_split_60_30_10_tracing_jit)
 /* A PHP comparator called back from the internal usort, in a class:
  * usort sits between Sorter::sortAll and the native frames under which
  * Sorter::compare runs. */
-TEST_ROOT(php_usort_method_between_frames)
+static void usort_test(void)
 {
 	struct folded f = { 0 };
 	char *err = NULL;
@@ -122,11 +140,11 @@ TEST_ROOT(php_usort_method_between_frames)
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack, *a, *b;
 
-		if (strncmp(s, "php8.2;", 7) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
+		if (!h_comm_is(s, comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
 			continue;
 		compare += f.lines[i].count;
 		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
-		if (a && a < b && strstr(s, "php8.2;_start;"))
+		if (a && a < b && strstr(s, comm_start))
 			ordered += f.lines[i].count;
 	}
 	test_note("%llu samples in Sorter::compare, %.1f%% under "
@@ -136,8 +154,41 @@ TEST_ROOT(php_usort_method_between_frames)
 	ASSERT_GE(compare, 200, "samples in the comparator");
 	if (!ASSERT_GE(100.0 * ordered / (compare ? compare : 1), 95.0,
 		       "usort between the right PHP frames"))
-		h_dump_top(&f, "php8.2", 8);
+		h_dump_top(&f, comm, 8);
 out:
 	free(err);
 	h_free_folded(&f);
+}
+
+TEST_ROOT(php_usort_method_between_frames)
+{
+	usort_test();
+}
+
+/*
+ * Another PHP build, named by EP_PHP_BIN (with LD_LIBRARY_PATH for its
+ * libraries if need be): the split and usort, and the split under the
+ * tracing JIT when EP_PHP_OPCACHE names its opcache.so.  How 7.4 and 8.4
+ * were checked live: Debian 11's php7.4-cli and 13's php8.4-cli unpacked
+ * (README, PHP).
+ */
+TEST_ROOT(php_other_build)
+{
+	const char *bin = getenv("EP_PHP_BIN");
+
+	if (!bin || !*bin) {
+		test_skip("EP_PHP_BIN unset: no PHP build other than Debian's "
+			  "php8.2 to run");
+		return;
+	}
+	use_php(bin);
+	if (!have_php())
+		return;
+	if (test_start_subtest("split"))
+		split_test(false);
+	if (test_start_subtest("usort"))
+		usort_test();
+	if (getenv("EP_PHP_OPCACHE") && test_start_subtest("split_tracing_jit"))
+		split_test(true);
+	use_php(PHP);
 }

@@ -6,10 +6,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <gelf.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "debugfind.h"
+#include "elfmap.h"
 
 char *pyi_run(const char *fmt, ...)
 {
@@ -52,58 +55,24 @@ char *pyi_run(const char *fmt, ...)
 static void find_dwarf(const char *path, char *out, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	Elf *elf;
+	struct elfm *e = NULL;
+	const uint8_t *id;
+	char dbg[PATH_MAX];
+	size_t n;
 
 	out[0] = 0;
 	if (fd < 0)
 		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (elfm_open_fd(fd, &e))
 		goto cleanup;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && strcmp(name, ".debug_info") == 0) {
-			snprintf(out, cap, "%s", path);
-			goto cleanup;
-		}
-		if (sh.sh_type == SHT_NOTE) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-			GElf_Nhdr nh;
-			size_t off = 0, noff, doff;
-
-			while (d && (off = gelf_getnote(d, off, &nh, &noff,
-							&doff)) > 0) {
-				const unsigned char *id =
-					(const unsigned char *)d->d_buf + doff;
-				char dbg[PATH_MAX];
-				size_t i, n;
-
-				if (nh.n_type != NT_GNU_BUILD_ID ||
-				    nh.n_descsz < 2)
-					continue;
-				n = snprintf(dbg, sizeof(dbg),
-					     "/usr/lib/debug/.build-id/%02x/",
-					     id[0]);
-				for (i = 1; i < nh.n_descsz; i++)
-					n += snprintf(dbg + n, sizeof(dbg) - n,
-						      "%02x", id[i]);
-				snprintf(dbg + n, sizeof(dbg) - n, ".debug");
-				if (access(dbg, R_OK) == 0)
-					snprintf(out, cap, "%s", dbg);
-			}
-		}
-	}
+	if (elfm_section(e, ".debug_info"))
+		snprintf(out, cap, "%s", path);
+	else if (elfm_build_id(e, &id, &n) == 0 &&
+		 dbgf_build_id_path(id, n, NULL, dbg, sizeof(dbg)) == 0 &&
+		 access(dbg, R_OK) == 0)
+		snprintf(out, cap, "%s", dbg);
 cleanup:
-	if (elf)
-		elf_end(elf);
+	elfm_free(e);
 	close(fd);
 }
 

@@ -155,6 +155,9 @@ const char *test_tmppath(const char *name)
 static int rm_entry(const char *path, const struct stat *st, int flag,
 		    struct FTW *ftw)
 {
+	(void)st;
+	(void)flag;
+	(void)ftw;
 	remove(path);
 	return 0;
 }

@@ -16,6 +16,11 @@ and, for pprof, how many locations a frame in no known file ("[anon]",
 
   frame=<name> address=0x<hex> locations=<n>
 
+and, for both, each location with more than one line (a machine frame with
+inlined functions, innermost first):
+
+  inline=<f1;f2;...>
+
 Usage: strict_decode.py pprof|otlp FILE PROTO_DIR  (gzip'd input unpacked).
 Exit 0 when protoc decoded the file with nothing on stderr and every check
 passed; problems are printed as "ERROR: ..." lines.
@@ -132,6 +137,9 @@ def pprof_samples(p):
                 unknown[k] = unknown.get(k, 0) + 1
     for (name, addr), n in sorted(unknown.items()):
         print("frame=%s address=0x%x locations=%d" % (name, addr, n))
+    print_inline([[names.get(one(ln, "function_id"))
+                   for ln in loc.get("line", [])]
+                  for loc in p.get("location", [])])
     out = []
     for n, s in enumerate(p.get("sample", [])):
         labels = {}
@@ -146,9 +154,21 @@ def pprof_samples(p):
     return out
 
 
+def print_inline(chains):
+    for c in sorted({";".join(str(n) for n in c) for c in chains if len(c) > 1}):
+        print("inline=%s" % c)
+
+
 def otlp_samples(req):
     d = one(req, "dictionary", {})
     strs = [text(s) for s in d.get("string_table", [])]
+    funcs = [strs[one(f, "name_strindex")]
+             if 0 <= one(f, "name_strindex") < len(strs) else None
+             for f in d.get("function_table", [])]
+    print_inline([[funcs[one(ln, "function_index")]
+                   if one(ln, "function_index") < len(funcs) else None
+                   for ln in loc.get("lines", [])]
+                  for loc in d.get("location_table", [])])
     attrs = []
     for a in d.get("attribute_table", []):
         v = one(a, "value", {})

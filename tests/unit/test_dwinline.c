@@ -580,6 +580,7 @@ static int open_path(void *arg, const struct exe_file *f)
 {
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
 
+	(void)arg;
 	return fd < 0 ? -errno : fd;
 }
 

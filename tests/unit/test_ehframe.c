@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "debugfind.h"
 #include "deltas.h"
 #include "ehframe.h"
 #include "elfmap.h"
@@ -810,6 +811,21 @@ static bool same_table(const struct dt_file *a, const struct dt_file *b)
 	       !memcmp(a->rows, b->rows, a->n_rows * sizeof(*a->rows));
 }
 
+/* A fetch hook over one local file, counting its calls. */
+static char fetch_file[1024];
+static int fetch_calls;
+static size_t fetch_id_len;
+
+static int fetch_test_file(const uint8_t *id, size_t id_len, void *arg)
+{
+	int fd = open(fetch_file, O_RDONLY | O_CLOEXEC);
+
+	(void)id;
+	(*(int *)arg)++;
+	fetch_id_len = id_len;
+	return fd < 0 ? -errno : fd;
+}
+
 TEST(ehframe_debuglink)
 {
 	struct dt_extract_stats st;
@@ -879,6 +895,7 @@ TEST(ehframe_debuglink)
 	}
 	if (test_start_subtest("build_id")) {
 		int n = snprintf(bid, sizeof(bid), "dbg/.build-id/%02x/", id[0]);
+		char want[1024], dbg_bid[1024];
 
 		for (i = 1; i < id_len; i++)
 			n += snprintf(bid + n, sizeof(bid) - n, "%02x", id[i]);
@@ -891,6 +908,14 @@ TEST(ehframe_debuglink)
 		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "by build id");
 		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
 		dt_file_free(f);
+		ASSERT_OK(dbgf_build_id_path(id, id_len, dbg, want, sizeof(want)),
+			  "build id path");
+		snprintf(dbg_bid, sizeof(dbg_bid), "%s.debug", tmp_path(bid));
+		ASSERT_STREQ(want, dbg_bid, "build id path");
+		ASSERT_EQ(dbgf_build_id_path(id, 1, dbg, want, sizeof(want)),
+			  -EINVAL, "one byte is no build id");
+		ASSERT_EQ(dbgf_build_id_path(id, id_len, dbg, want, 8),
+			  -ENAMETOOLONG, "short buffer");
 	}
 	if (test_start_subtest("crc_mismatch")) {
 		/* A debug file that is not the one the link names. */
@@ -904,6 +929,42 @@ TEST(ehframe_debuglink)
 		ASSERT_TRUE(f && !(f->source & DT_SRC_DEBUGLINK), "CRC checked");
 		ASSERT_STREQ(st.debug_file, "", "none used");
 		dt_file_free(f);
+	}
+	if (test_start_subtest("fetch_hook")) {
+		/* nothing local: the hook (debuginfod, later) is asked last,
+		 * and what it gives is checked by build id */
+		sh("objcopy --only-keep-debug bin/prog bin/fetched.debug");
+		for (i = 0; i < 2; i++) {
+			snprintf(fetch_file, sizeof(fetch_file), "%s",
+				 tmp_path(i ? "bin/fetched.debug"
+					    : "bin/prog.stripped.copy"));
+			if (i == 0)
+				sh("cp bin/prog bin/prog.stripped.copy && "
+				   "objcopy --remove-section=.note.gnu.build-id "
+				   "bin/prog.stripped.copy");
+			fetch_calls = 0;
+			fetch_id_len = 0;
+			dbgf_set_fetch(fetch_test_file, &fetch_calls);
+			f = NULL;
+			fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+			dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o,
+					     &f);
+			close(fd);
+			dbgf_set_fetch(NULL, NULL);
+			ASSERT_EQ(fetch_calls, 1, "asked once");
+			ASSERT_EQ(fetch_id_len, id_len, "with the build id");
+			if (i == 0) {
+				ASSERT_TRUE(f && !(f->source & DT_SRC_DEBUGLINK),
+					    "another build id refused");
+			} else {
+				ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK),
+					    "fetched file used");
+				ASSERT_TRUE(f && same_table(f, ref),
+					    "same rows as unstripped");
+				ASSERT_STREQ(st.debug_file, "(fetched)", "found");
+			}
+			dt_file_free(f);
+		}
 	}
 out:
 	elfm_free(e);
@@ -1463,7 +1524,7 @@ TEST(ehframe_debuglink_hostile)
 		return;
 	o.debug_dir = tmp_path("dbg");
 	for (pass = 0; pass < 2; pass++) {
-		ehf_no_openat2 = pass == 1;
+		dbgf_no_openat2 = pass == 1;
 		if (test_start_subtest(pass ? "symlink_walk" : "symlink")) {
 			sh("cd bin && rm -rf prog.debug .debug && "
 			   "ln -s ../secret/prog.debug prog.debug");
@@ -1487,7 +1548,7 @@ TEST(ehframe_debuglink_hostile)
 				     "found");
 		}
 	}
-	ehf_no_openat2 = false;
+	dbgf_no_openat2 = false;
 	if (test_start_subtest("sparse")) {
 		/* the right bytes, then a 4 GiB hole: the CRC would read it */
 		sh("cd bin && truncate -s 4G prog.debug");

@@ -66,18 +66,41 @@ static const char *find_rustc(void)
 	return found;
 }
 
+struct v0_walk {
+	void (*fn)(const char *name, const struct elfm_sym *s, void *arg);
+	void *arg;
+	int n;
+};
+
+static int v0_sym(const struct elfm_sym *s, void *arg)
+{
+	struct v0_walk *w = arg;
+	const char *c;
+
+	if (strncmp(s->name, "_R", 2))
+		return 0;
+	for (c = s->name; *c > ' ' && *c < 0x7f; c++)
+		;
+	if (*c)
+		return 0;
+	w->fn(s->name, s, w->arg);
+	w->n++;
+	return 0;
+}
+
 /* Calls fn for every symbol of an ELF file (.symtab and .dynsym) whose
  * name starts with "_R" and is printable ASCII.  Returns how many, or a
  * negative errno. */
 static int for_each_v0(const char *path,
-		       void (*fn)(const char *name, const Elf64_Sym *s,
+		       void (*fn)(const char *name, const struct elfm_sym *s,
 				  void *arg),
 		       void *arg)
 {
+	struct v0_walk w = { fn, arg, 0 };
 	const Elf64_Shdr *sh;
 	struct elfm *e = NULL;
 	unsigned nsh, i;
-	int fd, n = 0;
+	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -88,42 +111,16 @@ static int for_each_v0(const char *path,
 	}
 	close(fd);
 	sh = elfm_shdrs(e, &nsh);
-	for (i = 0; i < nsh; i++) {
-		const uint8_t *syms, *strs;
-		size_t nsyms, nstrs, k;
-
-		if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM)
-			continue;
-		if (sh[i].sh_link >= nsh ||
-		    elfm_section_bytes(e, &sh[i], &syms, &nsyms) ||
-		    elfm_section_bytes(e, &sh[sh[i].sh_link], &strs, &nstrs))
-			continue;
-		for (k = 0; k + sizeof(Elf64_Sym) <= nsyms;
-		     k += sizeof(Elf64_Sym)) {
-			Elf64_Sym s;
-			const char *name, *c;
-
-			memcpy(&s, syms + k, sizeof(s));
-			if (s.st_name >= nstrs)
-				continue;
-			name = (const char *)strs + s.st_name;
-			if (!memchr(name, 0, nstrs - s.st_name) ||
-			    strncmp(name, "_R", 2))
-				continue;
-			for (c = name; *c > ' ' && *c < 0x7f; c++)
-				;
-			if (*c)
-				continue;
-			fn(name, &s, arg);
-			n++;
-		}
-	}
+	for (i = 0; i < nsh; i++)
+		elfm_for_each_sym(e, &sh[i], v0_sym, &w);
 	elfm_free(e);
-	return n;
+	return w.n;
 }
 
-static void write_name(const char *name, const Elf64_Sym *s, void *arg)
+static void write_name(const char *name, const struct elfm_sym *s,
+		       void *arg)
 {
+	(void)s;
 	fprintf(arg, "%s\n", name);
 }
 
@@ -488,15 +485,15 @@ struct lookup {
 
 /* symb_lookup at a v0 function's address gives a demangled name (of that
  * function or of an alias at the same address). */
-static void lookup_fn(const char *name, const Elf64_Sym *s, void *arg)
+static void lookup_fn(const char *name, const struct elfm_sym *s,
+		      void *arg)
 {
 	struct lookup *l = arg;
 	const char *got;
 
-	if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value ||
-	    !s->st_size)
+	if (ELF64_ST_TYPE(s->info) != STT_FUNC || !s->value || !s->size)
 		return;
-	got = symb_lookup(l->t, s->st_value, NULL);
+	got = symb_lookup(l->t, s->value, NULL);
 	l->checked++;
 	if (!got || !strncmp(got, "_R", 2)) {
 		if (l->raw++ < 5)
@@ -577,6 +574,7 @@ static int scan_one(const char *path, const struct stat *st, int type,
 	int fd, n;
 	ssize_t r;
 
+	(void)ftw;
 	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_size < 64)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

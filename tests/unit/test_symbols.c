@@ -194,6 +194,59 @@ TEST(symbols_not_elf)
 	close(fd);
 }
 
+/* Names and tables a hostile file may hold (elfm_for_each_sym): a name
+ * that runs off the end of its string table, an offset past it, a table
+ * of entries that are not Elf64_Sym, one linked to no section.  The good
+ * symbol is found, the others are not, and nothing is read out of
+ * bounds (the fuzz targets check that under ASan). */
+TEST(symbols_hostile_tables)
+{
+	static const char strs[] = { 0, 'o', 'k', 0, 'c', 'u', 't' };
+	Elf64_Sym syms[4] = {
+		{ 0 },
+		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x1000, .st_size = 16 },
+		{ .st_name = 4, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x1100, .st_size = 16 },
+		{ .st_name = 4000, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 1, .st_value = 0x1200, .st_size = 16 },
+	};
+	struct synth_sec secs[5] = {
+		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
+		  0x2000 },
+		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
+		  sizeof(Elf64_Sym) },
+		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+		/* the same entries read 16 bytes apart: refused */
+		{ ".dynsym", SHT_DYNSYM, 0, 0, syms, sizeof(syms), 3, 16 },
+		/* linked to a section that does not exist: refused */
+		{ ".symtab.2", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 99,
+		  sizeof(Elf64_Sym) },
+	};
+	struct symb_table *t = NULL;
+	uint8_t *img;
+	size_t len;
+	uint64_t off;
+	int fd;
+
+	img = synth_elf(secs, 5, &len);
+	if (!ASSERT_NOT_NULL(img, "image"))
+		return;
+	fd = memfd_create("syms", MFD_CLOEXEC);
+	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
+	free(img);
+	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
+		ASSERT_EQ(symb_count(t), 1, "only the whole name");
+		ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
+		ASSERT_TRUE(symb_lookup(t, 0x1104, &off) == NULL,
+			    "a name without its NUL is no name");
+		ASSERT_TRUE(symb_lookup(t, 0x1204, &off) == NULL,
+			    "a name past the table is no name");
+	}
+	symb_free(t);
+	close(fd);
+}
+
 /* Two symbols at one address with sizes past INT_MAX apart: the sort
  * compared them by an int subtraction that overflowed (found by
  * fuzz_symbols under UBSan), an inconsistent order for qsort. */

@@ -12,7 +12,8 @@ BASE := -g -O2 -fno-optimize-sibling-calls -fno-inline-small-functions
 FP := $(BASE) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 NOFP := $(BASE) -fomit-frame-pointer
 
-C_NOFP := qsort signal recurse threads dlopen short hopnames anonexec fakert
+C_NOFP := qsort signal recurse threads dlopen short hopnames anonexec fakert \
+	offcpu pingpong
 TARGETS := $(W)/split-fp $(W)/split-nofp-pie $(W)/split-nofp-nopie \
 	$(W)/split-nofp-static $(W)/syscalls-fp \
 	$(addprefix $(W)/,$(C_NOFP)) $(W)/libplugin.so $(W)/cxx \

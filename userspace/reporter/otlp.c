@@ -18,6 +18,10 @@
  * Shapes: a process's samples are timestamps-only (value 1 per event, what
  * the reference agent sends) when each has a timestamp per event, and
  * values-only otherwise, never mixed within one Profile.
+ *
+ * Off-CPU samples are a second Profile in the process's scope, as the
+ * reference agent sends them: sample type off_cpu/nanoseconds, no period,
+ * each sample's value the nanoseconds its stack spent off the CPU.
  */
 #include "rep_internal.h"
 
@@ -75,12 +79,16 @@ struct location_key {
 	int64_t line;
 	int32_t mapping, function; /* function 0: no Line */
 	int32_t frame_type;	   /* attribute index */
-	int32_t pad;
+	/* an inline chain's first location: its batch index + 1, so the
+	 * Location carries the chain's Lines (rep_location.inl_more); 0
+	 * otherwise */
+	int32_t chain;
 };
 
-/* A sample identity in the request: process, stack, attribute set. */
+/* A sample identity in the request: process, kind, stack, attribute set. */
 struct sample_key {
 	uint32_t process;
+	uint32_t kind; /* enum rep_sample_kind */
 	int32_t stack;
 	int32_t attrs[3]; /* thread.name, thread.id, cpu.logical_number or 0 */
 };
@@ -193,6 +201,22 @@ static int32_t location_index(struct ot *o, uint32_t l)
 
 		k.function = intern(o, &o->funcs, &f, sizeof(f));
 	}
+	if (rl->inl_more && k.function) {
+		uint32_t m;
+
+		k.chain = (int32_t)l + 1;
+		/* the chain's functions in the table now, found again when
+		 * the Location is written */
+		for (m = l + 1; m < o->b->n_locations; m++) {
+			const struct rep_location *ml = &o->b->locations[m];
+			struct function_key f = { str(o, ml->function),
+						  str(o, ml->filename) };
+
+			intern(o, &o->funcs, &f, sizeof(f));
+			if (!ml->inl_more)
+				break;
+		}
+	}
 	return o->loc_index[l] = intern(o, &o->locs, &k, sizeof(k));
 }
 
@@ -202,7 +226,8 @@ static int32_t stack_index(struct ot *o, uint32_t s)
 	uint32_t i, n = 0;
 
 	for (i = 0; i < st->n; i++)
-		if (st->locations[i] < o->b->n_locations)
+		if (st->locations[i] < o->b->n_locations &&
+		    !rep_inl_member(o->b->locations, st->locations[i]))
 			o->stack_buf[n++] = location_index(o, st->locations[i]);
 	return intern(o, &o->stacks, o->stack_buf, n * sizeof(*o->stack_buf));
 }
@@ -279,13 +304,13 @@ static int collect(struct ot *o)
 		o->ts_shape[i] = true;
 	for (i = 0; i < b->n_samples; i++) {
 		const struct rep_sample *s = &b->samples[i];
-		struct sample_key k = { .process = s->process };
+		struct sample_key k = { .process = s->process, .kind = s->kind };
 		int64_t id;
 
 		if (s->process >= b->n_processes || s->stack >= b->n_stacks ||
 		    !s->count)
 			continue;
-		if (s->n_timestamps != s->count)
+		if (s->kind == REP_SAMPLE_CPU && s->n_timestamps != s->count)
 			o->ts_shape[s->process] = false;
 		k.stack = stack_index(o, s->stack);
 		k.attrs[0] = attr_str(o, "thread.name", rep_thread_label(b, s));
@@ -415,11 +440,41 @@ static int build_functions(struct ot *o, ODict *d)
 	return 0;
 }
 
+/* The Lines of an inline chain's Location: first (the innermost
+ * function, already filled), then the functions it was inlined into, in
+ * the batch's locations after first (rep_location.inl_more). */
+static int chain_lines(struct ot *o, uint32_t first, OLine *head, OLocation *l)
+{
+	uint32_t n = 1, m;
+
+	while (first + n < o->b->n_locations &&
+	       o->b->locations[first + n - 1].inl_more)
+		n++;
+	if (!ARENA_ARRAY(o, l->lines, n))
+		return -ENOMEM;
+	l->lines[l->n_lines++] = head;
+	for (m = first + 1; m < first + n; m++) {
+		const struct rep_location *ml = &o->b->locations[m];
+		struct function_key f = { str(o, ml->function),
+					  str(o, ml->filename) };
+		OLine *ln = rep_arena_calloc(&o->arena, 1, sizeof(*ln));
+
+		if (!ln)
+			return -ENOMEM;
+		opentelemetry__proto__profiles__v1development__line__init(ln);
+		ln->function_index = intern(o, &o->funcs, &f, sizeof(f));
+		ln->line = ml->line;
+		l->lines[l->n_lines++] = ln;
+	}
+	return 0;
+}
+
 static int build_locations(struct ot *o, ODict *d)
 {
 	OLocation *l;
 	OLine *ln;
 	size_t i;
+	int err = 0;
 
 	if (!ARENA_ARRAY(o, d->location_table, o->locs.n) ||
 	    !ARENA_ARRAY(o, l, o->locs.n) || !ARENA_ARRAY(o, ln, o->locs.n))
@@ -443,10 +498,14 @@ static int build_locations(struct ot *o, ODict *d)
 		opentelemetry__proto__profiles__v1development__line__init(&ln[i]);
 		ln[i].function_index = k->function;
 		ln[i].line = k->line;
-		if (!ARENA_ARRAY(o, l[i].lines, 1))
-			return -ENOMEM;
-		l[i].lines[0] = &ln[i];
-		l[i].n_lines = 1;
+		if (k->chain)
+			err = chain_lines(o, (uint32_t)k->chain - 1, &ln[i], &l[i]);
+		else if (ARENA_ARRAY(o, l[i].lines, 1))
+			l[i].lines[l[i].n_lines++] = &ln[i];
+		else
+			err = -ENOMEM;
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -573,7 +632,7 @@ static int fill_sample(struct ot *o, uint32_t id, bool ts_shape, OSample *s,
 {
 	const struct rep_batch *b = o->b;
 	const struct sample_key *k = rep_map_key(&o->samples, id, NULL);
-	uint64_t count = 0, nts = 0;
+	uint64_t count = 0, nts = 0, value = 0;
 	uint32_t i, j;
 
 	opentelemetry__proto__profiles__v1development__sample__init(s);
@@ -583,7 +642,15 @@ static int fill_sample(struct ot *o, uint32_t id, bool ts_shape, OSample *s,
 		return -ENOMEM;
 	for (i = o->first[id]; i != UINT32_MAX; i = o->next[i]) {
 		count += b->samples[i].count;
+		value += b->samples[i].value;
 		nts += b->samples[i].n_timestamps;
+	}
+	if (k->kind == REP_SAMPLE_OFFCPU) {
+		if (!ARENA_ARRAY(o, s->values, 1))
+			return -ENOMEM;
+		s->values[0] = (int64_t)value;
+		s->n_values = 1;
+		return 0;
 	}
 	if (!ts_shape) {
 		if (!ARENA_ARRAY(o, s->values, 1))
@@ -608,45 +675,81 @@ static int fill_sample(struct ot *o, uint32_t id, bool ts_shape, OSample *s,
 	return 0;
 }
 
-static OResProfiles *resource_profiles(struct ot *o, uint32_t proc, OScope *scope,
-				       OValueType *stype, OValueType *ptype)
+/* The value types of a Profile of each sample kind. */
+struct otlp_types {
+	OValueType *stype[2], *ptype[2];
+};
+
+/* The process's samples of one kind as a Profile in sp; none (and no
+ * Profile) when it has no such samples. */
+static int add_profile(struct ot *o, uint32_t proc, unsigned kind,
+		       OScopeProfiles *sp, const struct otlp_types *ty)
 {
 	const struct rep_batch *b = o->b;
-	OResProfiles *rp = rep_arena_calloc(&o->arena, 1, sizeof(*rp));
-	OScopeProfiles *sp = rep_arena_calloc(&o->arena, 1, sizeof(*sp));
-	OProfile *p = rep_arena_calloc(&o->arena, 1, sizeof(*p));
-	uint32_t n = o->proc_start[proc + 1] - o->proc_start[proc], i;
+	uint32_t n = o->proc_start[proc + 1] - o->proc_start[proc], i, m = 0;
 	uint64_t tmin = b->start_ns, tmax = 0, end;
+	OProfile *p;
 	OSample *ss;
 
-	if (!rp || !sp || !p)
-		return NULL;
-	if (!n)
-		return rp; /* no Profile: the caller skips it */
-	opentelemetry__proto__profiles__v1development__resource_profiles__init(rp);
-	opentelemetry__proto__profiles__v1development__scope_profiles__init(sp);
+	for (i = 0; i < n; i++) {
+		const struct sample_key *k = rep_map_key(
+			&o->samples, o->by_proc[o->proc_start[proc] + i], NULL);
+
+		m += k->kind == kind;
+	}
+	if (!m)
+		return 0;
+	p = rep_arena_calloc(&o->arena, 1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__profile__init(p);
-	if (!(rp->resource = resource(o, &b->processes[proc])) ||
-	    !ARENA_ARRAY(o, rp->scope_profiles, 1) || !ARENA_ARRAY(o, sp->profiles, 1) ||
-	    !ARENA_ARRAY(o, p->samples, n) || !ARENA_ARRAY(o, ss, n))
-		return NULL;
-	rp->scope_profiles[rp->n_scope_profiles++] = sp;
-	sp->scope = scope;
+	if (!ARENA_ARRAY(o, p->samples, m) || !ARENA_ARRAY(o, ss, m))
+		return -ENOMEM;
 	sp->profiles[sp->n_profiles++] = p;
-	p->sample_type = stype;
-	p->period_type = ptype;
-	p->period = (int64_t)b->period_ns;
+	p->sample_type = ty->stype[kind];
+	p->period_type = ty->ptype[kind];
+	if (kind == REP_SAMPLE_CPU)
+		p->period = (int64_t)b->period_ns;
+	m = 0;
 	for (i = 0; i < n; i++) {
 		uint32_t id = o->by_proc[o->proc_start[proc] + i];
+		const struct sample_key *k = rep_map_key(&o->samples, id, NULL);
 
-		if (fill_sample(o, id, o->ts_shape[proc], &ss[i], &tmin, &tmax))
-			return NULL;
-		p->samples[p->n_samples++] = &ss[i];
+		if (k->kind != kind)
+			continue;
+		if (fill_sample(o, id, o->ts_shape[proc], &ss[m], &tmin, &tmax))
+			return -ENOMEM;
+		p->samples[p->n_samples++] = &ss[m++];
 	}
 	/* Timestamps SHOULD lie in [time, time + duration). */
 	end = b->end_ns > tmax ? b->end_ns : tmax + 1;
 	p->time_unix_nano = tmin;
 	p->duration_nano = end > tmin ? end - tmin : 0;
+	return 0;
+}
+
+static OResProfiles *resource_profiles(struct ot *o, uint32_t proc, OScope *scope,
+				       const struct otlp_types *ty)
+{
+	const struct rep_batch *b = o->b;
+	OResProfiles *rp = rep_arena_calloc(&o->arena, 1, sizeof(*rp));
+	OScopeProfiles *sp = rep_arena_calloc(&o->arena, 1, sizeof(*sp));
+	uint32_t n = o->proc_start[proc + 1] - o->proc_start[proc];
+
+	if (!rp || !sp)
+		return NULL;
+	if (!n)
+		return rp; /* no Profile: the caller skips it */
+	opentelemetry__proto__profiles__v1development__resource_profiles__init(rp);
+	opentelemetry__proto__profiles__v1development__scope_profiles__init(sp);
+	if (!(rp->resource = resource(o, &b->processes[proc])) ||
+	    !ARENA_ARRAY(o, rp->scope_profiles, 1) || !ARENA_ARRAY(o, sp->profiles, 2))
+		return NULL;
+	rp->scope_profiles[rp->n_scope_profiles++] = sp;
+	sp->scope = scope;
+	if (add_profile(o, proc, REP_SAMPLE_CPU, sp, ty) ||
+	    add_profile(o, proc, REP_SAMPLE_OFFCPU, sp, ty))
+		return NULL;
 	return rp;
 }
 
@@ -656,7 +759,7 @@ int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len)
 	ODict dict = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT;
 	OScope scope = OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT;
 	struct ot o = { .b = b };
-	OValueType *stype, *ptype;
+	struct otlp_types ty = { 0 };
 	uint8_t *out = NULL;
 	uint32_t i;
 	size_t n;
@@ -678,10 +781,14 @@ int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len)
 		intern(&o, &o.locs, &l, sizeof(l));
 		intern(&o, &o.stacks, "", 0);
 	}
-	stype = value_type(&o, "samples", "count");
-	ptype = value_type(&o, "cpu", "nanoseconds");
+	ty.stype[REP_SAMPLE_CPU] = value_type(&o, "samples", "count");
+	ty.ptype[REP_SAMPLE_CPU] = value_type(&o, "cpu", "nanoseconds");
+	/* off-CPU: no period (the reference agent sends none) */
+	if (rep_batch_has(b, REP_SAMPLE_OFFCPU))
+		ty.stype[REP_SAMPLE_OFFCPU] =
+			value_type(&o, "off_cpu", "nanoseconds");
 	err = o.err;
-	if (!err && (!stype || !ptype))
+	if (!err && (!ty.stype[0] || !ty.ptype[0]))
 		err = -ENOMEM;
 	if (!err)
 		err = collect(&o);
@@ -692,7 +799,7 @@ int rep_encode_otlp(const struct rep_batch *b, void **buf, size_t *len)
 	if (!ARENA_ARRAY(&o, req.resource_profiles, b->n_processes))
 		goto nomem;
 	for (i = 0; i < b->n_processes; i++) {
-		OResProfiles *rp = resource_profiles(&o, i, &scope, stype, ptype);
+		OResProfiles *rp = resource_profiles(&o, i, &scope, &ty);
 
 		if (!rp)
 			goto nomem;

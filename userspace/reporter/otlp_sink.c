@@ -431,6 +431,10 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
 	struct otlp_sink *o = (struct otlp_sink *)((struct response *)arg)->sink;
 	int abort_now;
 
+	(void)a;
+	(void)b;
+	(void)c;
+	(void)d;
 	pthread_mutex_lock(&o->base.lock);
 	abort_now = o->stop && now_ms() >= o->deadline_ms;
 	pthread_mutex_unlock(&o->base.lock);

@@ -3,7 +3,10 @@
  * pprof (perftools.profiles.Profile), gzip'd, in the Go runtime's CPU
  * profile convention so `go tool pprof` shows time: sample types
  * samples/count and cpu/nanoseconds (value = count, count * period),
- * period type cpu/nanoseconds.  Mappings and locations carry runtime
+ * period type cpu/nanoseconds.  A batch with off-CPU samples adds a third
+ * type, off_cpu/nanoseconds: those samples have their time off the CPU
+ * there and 0 in the other two (and the CPU ones 0 in it), and cpu stays
+ * the default type.  Mappings and locations carry runtime
  * addresses (ELF address + load bias), which is what pprof's own
  * symbolizer expects; functions carry the names we have.  Labels:
  * thread.name, process.pid, thread.id, cpu.logical_number, all strings:
@@ -40,6 +43,7 @@ struct pp {
 	uint64_t *loc_id;	 /* batch location -> pprof id, 0 = unused */
 	uint64_t *map_id;	 /* batch mapping -> pprof id, 0 = unused */
 	uint32_t n_locs, n_maps;
+	bool offcpu; /* the off_cpu/nanoseconds sample type */
 };
 
 static int32_t str(struct pp *pp, const char *s)
@@ -78,7 +82,8 @@ static int mark_used(struct pp *pp)
 		for (j = 0; j < b->stacks[s->stack].n; j++) {
 			uint32_t l = b->stacks[s->stack].locations[j], m;
 
-			if (l >= b->n_locations || pp->loc_id[l])
+			if (l >= b->n_locations || pp->loc_id[l] ||
+			    rep_inl_member(b->locations, l))
 				continue;
 			pp->loc_id[l] = ++pp->n_locs;
 			m = b->locations[l].mapping;
@@ -161,8 +166,11 @@ static int build_locations(struct pp *pp, PProfile *p)
 	p->location = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->location));
 	ls = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*ls));
 	lines = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
-	p->function = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->function));
-	fs = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*fs));
+	/* a location of an inline chain names several functions: at most
+	 * one per location of the batch */
+	p->function = rep_arena_calloc(&pp->arena, b->n_locations + 1,
+				       sizeof(*p->function));
+	fs = rep_arena_calloc(&pp->arena, b->n_locations + 1, sizeof(*fs));
 	if (!p->location || !ls || !lines || !p->function || !fs)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++) {
@@ -183,18 +191,31 @@ static int build_locations(struct pp *pp, PProfile *p)
 					b->mappings[rl->mapping].bias, rl->address);
 		}
 		if (rl->function) {
-			PLine *ln = &lines[id - 1];
+			/* an inline chain: one Line per function, innermost
+			 * first (pprof: the last is the caller the others
+			 * were inlined into) */
+			uint32_t n = 1, k;
 
-			perftools__profiles__line__init(ln);
-			ln->function_id = function_id(pp, rl, p, fs);
-			if (!ln->function_id)
-				return -ENOMEM;
-			ln->line = rl->line;
-			l->n_line = 1;
-			l->line = rep_arena_calloc(&pp->arena, 1, sizeof(*l->line));
+			while (i + n < b->n_locations && b->locations[i + n - 1].inl_more)
+				n++;
+			l->line = rep_arena_calloc(&pp->arena, n, sizeof(*l->line));
 			if (!l->line)
 				return -ENOMEM;
-			l->line[0] = ln;
+			for (k = 0; k < n; k++) {
+				const struct rep_location *kl = &b->locations[i + k];
+				PLine *ln = k ? rep_arena_calloc(&pp->arena, 1,
+								 sizeof(*ln)) :
+						&lines[id - 1];
+
+				if (!ln)
+					return -ENOMEM;
+				perftools__profiles__line__init(ln);
+				ln->function_id = function_id(pp, kl, p, fs);
+				if (!ln->function_id)
+					return -ENOMEM;
+				ln->line = kl->line;
+				l->line[l->n_line++] = ln;
+			}
 		}
 		p->location[id - 1] = l;
 	}
@@ -242,17 +263,24 @@ static int build_samples(struct pp *pp, PProfile *p)
 		perftools__profiles__sample__init(s);
 		s->location_id = rep_arena_calloc(&pp->arena, st->n + 1,
 						  sizeof(*s->location_id));
-		s->value = rep_arena_calloc(&pp->arena, 2, sizeof(*s->value));
+		s->value = rep_arena_calloc(&pp->arena, 3, sizeof(*s->value));
 		s->label = rep_arena_calloc(&pp->arena, 4, sizeof(*s->label));
 		if (!s->location_id || !s->value || !s->label)
 			return -ENOMEM;
 		for (j = 0; j < st->n; j++)
-			if (st->locations[j] < b->n_locations)
+			if (st->locations[j] < b->n_locations &&
+			    !rep_inl_member(b->locations, st->locations[j]))
 				s->location_id[s->n_location_id++] =
 					pp->loc_id[st->locations[j]];
-		s->n_value = 2;
-		s->value[0] = (int64_t)rs->count;
-		s->value[1] = (int64_t)(rs->count * b->period_ns);
+		s->n_value = pp->offcpu ? 3 : 2;
+		if (rs->kind == REP_SAMPLE_OFFCPU) {
+			if (!pp->offcpu)
+				continue;
+			s->value[2] = (int64_t)rs->value;
+		} else {
+			s->value[0] = (int64_t)rs->count;
+			s->value[1] = (int64_t)(rs->count * b->period_ns);
+		}
 		s->label[s->n_label++] = label(pp, &lb[0], "thread.name",
 					       rep_thread_label(b, rs), 0);
 		s->label[s->n_label++] = label(pp, &lb[1], "process.pid", NULL, pid);
@@ -269,7 +297,7 @@ int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len)
 {
 	struct pp pp = { .b = b };
 	PProfile p = PERFTOOLS__PROFILES__PROFILE__INIT;
-	PValueType *types[2];
+	PValueType *types[3];
 	uint8_t *raw = NULL;
 	size_t n;
 	int err;
@@ -288,6 +316,17 @@ int rep_encode_pprof(const struct rep_batch *b, void **buf, size_t *len)
 		goto cleanup;
 	}
 	p.n_sample_type = 2;
+	pp.offcpu = rep_batch_has(b, REP_SAMPLE_OFFCPU);
+	if (pp.offcpu) {
+		types[2] = value_type(&pp, "off_cpu", "nanoseconds");
+		if (!types[2]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		p.n_sample_type = 3;
+		/* pprof shows the last type unless told */
+		p.default_sample_type = str(&pp, "cpu");
+	}
 	p.sample_type = types;
 	p.period = (int64_t)b->period_ns;
 	p.time_nanos = (int64_t)b->start_ns;

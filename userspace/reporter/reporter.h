@@ -62,7 +62,20 @@ struct rep_location {
 	const char *function; /* symbol or qualified name, or NULL */
 	const char *filename; /* source file, or NULL */
 	uint32_t line;	      /* 0 when unknown */
+	/* native frames with inline frames (-inline-frames): the location
+	 * after this one (index + 1) is the function this one's code was
+	 * inlined into, at the same address: one machine frame, which pprof
+	 * and OTLP send as one Location with several Lines, innermost first.
+	 * Stacks hold every location of such a chain, in order. */
+	bool inl_more;
 };
+
+/* Whether location l is a chain's second or later function (see
+ * rep_location.inl_more): pprof and OTLP send it inside the first. */
+static inline bool rep_inl_member(const struct rep_location *locs, uint32_t l)
+{
+	return l > 0 && locs[l - 1].inl_more;
+}
 
 /* Leaf first, as the stack really is: kernel frames (if any) first, then
  * user frames.  pprof and OTLP keep this order; folded and SVG always draw
@@ -79,7 +92,19 @@ struct rep_process {
 	const char *container_id; /* NULL when not in a container */
 };
 
+/* What a sample counts.  A batch may hold both kinds; they share its
+ * mappings, locations and stacks.  OTLP sends each kind as its own
+ * Profile, pprof as its own sample type, folded and SVG as their own
+ * file (name.offcpu.folded, weighted in microseconds). */
+enum rep_sample_kind {
+	REP_SAMPLE_CPU = 0,    /* count CPU samples at period_ns each */
+	REP_SAMPLE_OFFCPU = 1, /* count switches off the CPU, value the ns
+				  they lasted together */
+};
+
 struct rep_sample {
+	unsigned kind;	  /* enum rep_sample_kind */
+	uint64_t value;	  /* REP_SAMPLE_OFFCPU: nanoseconds off the CPU */
 	uint32_t process; /* index into batch->processes */
 	uint32_t stack;	  /* index into batch->stacks */
 	uint32_t tid;
@@ -196,6 +221,18 @@ void rep_sink_finish(struct rep_sink *s, unsigned timeout_ms);
 /* rep_sink_finish() (a no-op the second time), then free.  NULL is
  * fine. */
 void rep_sink_close(struct rep_sink *s, unsigned timeout_ms);
+
+/* Does the batch hold samples of this kind (enum rep_sample_kind)? */
+bool rep_batch_has(const struct rep_batch *b, unsigned kind);
+/*
+ * The batch with only the samples of one kind, for the formats that
+ * weigh stacks by one number (folded, SVG, which count every sample they
+ * are given): *view shares b's tables and its samples are *samples
+ * (malloc'd, the caller frees).  Off-CPU samples count their microseconds
+ * (rounded; under half a microsecond drops).  Returns 0 or -ENOMEM.
+ */
+int rep_batch_view(const struct rep_batch *b, unsigned kind,
+		   struct rep_batch *view, struct rep_sample **samples);
 
 /* Format-level encoders, for tests and for the file sink.  Each returns a
  * malloc'd buffer in *buf (caller frees; text formats are NUL-terminated,

@@ -38,6 +38,47 @@ uint64_t rep_batch_events(const struct rep_batch *b)
 	return n;
 }
 
+bool rep_batch_has(const struct rep_batch *b, unsigned kind)
+{
+	uint32_t i;
+
+	for (i = 0; i < b->n_samples; i++)
+		if (b->samples[i].kind == kind && b->samples[i].count)
+			return true;
+	return false;
+}
+
+int rep_batch_view(const struct rep_batch *b, unsigned kind,
+		   struct rep_batch *view, struct rep_sample **samples)
+{
+	struct rep_sample *v = calloc(b->n_samples + 1, sizeof(*v));
+	uint32_t i, n = 0;
+
+	*samples = v;
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < b->n_samples; i++) {
+		const struct rep_sample *s = &b->samples[i];
+
+		if (s->kind != kind)
+			continue;
+		v[n] = *s;
+		if (kind == REP_SAMPLE_OFFCPU) {
+			v[n].count = (s->value + 500) / 1000;
+			v[n].n_timestamps = 0;
+			v[n].timestamps = NULL;
+		}
+		if (v[n].count)
+			n++;
+	}
+	*view = *b;
+	view->samples = v;
+	view->n_samples = n;
+	if (kind == REP_SAMPLE_OFFCPU)
+		view->period_ns = 0; /* microseconds, not samples at a rate */
+	return 0;
+}
+
 int rep_sink_write(struct rep_sink *s, const struct rep_batch *b)
 {
 	return s->ops->write(s, b);
@@ -82,40 +123,55 @@ struct file_sink {
 	bool rotate;
 };
 
-static int encode(const struct file_sink *f, const struct rep_batch *b, void **buf,
-		  size_t *len)
+/* kind: for folded and SVG, the one kind of samples the file shows. */
+static int encode(const struct file_sink *f, const struct rep_batch *b,
+		  unsigned kind, void **buf, size_t *len)
 {
+	struct rep_sample *samples = NULL;
+	struct rep_batch v;
 	char title[256];
+	int err;
 
 	switch (f->fmt) {
-	case FMT_FOLDED:
-		return rep_encode_folded(b, (char **)buf, len);
 	case FMT_PPROF:
 		return rep_encode_pprof(b, buf, len);
 	case FMT_OTLP:
 		return rep_encode_otlp(b, buf, len);
+	case FMT_FOLDED:
 	case FMT_SVG:
-		snprintf(title, sizeof(title), "CPU flame graph%s%s",
-			 b->host_name ? ": " : "", b->host_name ? b->host_name : "");
-		return rep_encode_svg(b, title, (char **)buf, len);
+		break;
 	}
-	return -EINVAL;
+	err = rep_batch_view(b, kind, &v, &samples);
+	if (!err && f->fmt == FMT_FOLDED) {
+		err = rep_encode_folded(&v, (char **)buf, len);
+	} else if (!err) {
+		snprintf(title, sizeof(title), "%s flame graph%s%s",
+			 kind == REP_SAMPLE_OFFCPU ? "Off-CPU (microseconds)" :
+						     "CPU",
+			 b->host_name ? ": " : "", b->host_name ? b->host_name : "");
+		err = rep_encode_svg(&v, title, (char **)buf, len);
+	}
+	free(samples);
+	return err;
 }
 
-/* PATH, or PATH with "-YYYYmmddTHHMMSSZ" before the extension. */
-static char *target_path(const struct file_sink *f, const struct rep_batch *b)
+/* PATH, or PATH with "-YYYYmmddTHHMMSSZ" before the extension; infix
+ * (".offcpu", or "") goes last before it. */
+static char *target_path(const struct file_sink *f, const struct rep_batch *b,
+			 const char *infix)
 {
 	size_t stem = strlen(f->path) - f->ext_len;
 	time_t t = (time_t)(b->start_ns / 1000000000ULL);
-	char stamp[32];
+	char stamp[32] = "";
 	struct tm tm;
 	char *p;
 
-	if (!f->rotate)
-		return strdup(f->path);
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "-%Y%m%dT%H%M%SZ", &tm);
-	if (asprintf(&p, "%.*s%s%s", (int)stem, f->path, stamp, f->path + stem) < 0)
+	if (f->rotate) {
+		gmtime_r(&t, &tm);
+		strftime(stamp, sizeof(stamp), "-%Y%m%dT%H%M%SZ", &tm);
+	}
+	if (asprintf(&p, "%.*s%s%s%s", (int)stem, f->path, stamp, infix,
+		     f->path + stem) < 0)
 		return NULL;
 	return p;
 }
@@ -159,10 +215,25 @@ static int file_write(struct rep_sink *s, const struct rep_batch *b)
 	size_t len = 0;
 	int err;
 
-	err = encode(f, b, &buf, &len);
+	err = encode(f, b, REP_SAMPLE_CPU, &buf, &len);
 	if (!err) {
-		path = target_path(f, b);
+		path = target_path(f, b, "");
 		err = path ? replace_file(path, buf, len) : -ENOMEM;
+	}
+	/* folded and SVG weigh a stack by one number: off-CPU time goes to
+	 * its own file beside the CPU one */
+	if (!err && (f->fmt == FMT_FOLDED || f->fmt == FMT_SVG) &&
+	    rep_batch_has(b, REP_SAMPLE_OFFCPU)) {
+		size_t olen = 0;
+
+		free(buf);
+		free(path);
+		buf = NULL;
+		err = encode(f, b, REP_SAMPLE_OFFCPU, &buf, &olen);
+		path = err ? NULL : target_path(f, b, ".offcpu");
+		if (!err)
+			err = path ? replace_file(path, buf, olen) : -ENOMEM;
+		len += olen;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (err) {
@@ -185,6 +256,7 @@ static void file_close(struct rep_sink *s, unsigned timeout_ms)
 {
 	struct file_sink *f = (struct file_sink *)s;
 
+	(void)timeout_ms;
 	pthread_mutex_destroy(&s->lock);
 	free(f->path);
 	free(f);

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Ruby in the host kernel: Debian's ruby (3.1, libruby-3.1 stripped, the
+ * VM's thread-local execution context through the DTV), with and without
+ * YJIT, on scripts with known stacks (tests/workloads/ruby).  A stack is
+ * complete when its Ruby frames reach the script's own frame ("<main>
+ * (file.rb:line)") and its native frames reach _start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define RUBY "/usr/bin/ruby"
+#define HZ "499"
+
+/* Profile a script for 6 s; false (after a skip or a failure) when
+ * there is no profile to look at. */
+static bool profile_ruby(const char *script, bool yjit, struct folded *f,
+			 char **err)
+{
+	char path[512];
+	char *argv[5] = { RUBY };
+	int n = 1;
+
+	if (yjit)
+		argv[n++] = "--yjit";
+	argv[n++] = path;
+	argv[n++] = "30";
+	argv[n] = NULL;
+
+	if (access(RUBY, X_OK)) {
+		test_skip("%s is not installed (make deps installs ruby)", RUBY);
+		return false;
+	}
+	snprintf(path, sizeof(path), "%s/tests/workloads/ruby/%s", test_srcdir(),
+		 script);
+	if (ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, f, err), 0,
+		      "profiler exit code"))
+		return true;
+	printf("%s\n", *err ? *err : "");
+	return false;
+}
+
+static uint64_t share_of(uint64_t n, uint64_t total)
+{
+	return total ? 10000 * n / total : 0;
+}
+
+static void split_60_30_10(bool yjit)
+{
+	static const char *const chain[3] = {
+		";Object#chain_60 (split.rb:31);Burner#heavy (split.rb:26);"
+		"Burner#spin (split.rb:",
+		";Object#chain_30 (split.rb:32);Burner#medium (split.rb:27);"
+		"Burner#spin (split.rb:",
+		";Object#chain_10 (split.rb:34);Object#rec (split.rb:33);"
+		"Object#rec (split.rb:33);Object#rec (split.rb:33);"
+		"Burner#light (split.rb:28);Burner#spin (split.rb:",
+	};
+	static const int want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!profile_ruby("split.rb", yjit, &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		uint64_t c = f.lines[i].count;
+
+		/* the script's loop (YJIT's start-up compiles before it) */
+		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#run (split.rb:"))
+			continue;
+		total += c;
+		if (!strncmp(s, "ruby;_start;", 12) &&
+		    strstr(s, ";ruby_run_node;") &&
+		    strstr(s, ";<main> (split.rb:46);Object#run (split.rb:"))
+			complete += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, chain[k]))
+				n[k] += c;
+	}
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium "
+		  "%.1f%% light %.1f%%; err_ruby_read=%lld err_ruby_no_ec=%lld",
+		  yjit ? "yjit" : "interpreter", (unsigned long long)total,
+		  share_of(complete, total) / 100.0, share_of(n[0], total) / 100.0,
+		  share_of(n[1], total) / 100.0, share_of(n[2], total) / 100.0,
+		  h_summary_value(err, "err_ruby_read"),
+		  h_summary_value(err, "err_ruby_no_ec"));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(share_of(complete, total), 9500,
+		       ">= 95% complete (Ruby to <main>, native to _start)"))
+		h_dump_top(&f, "ruby", 8);
+	for (k = 0; k < 3; k++)
+		if (!ASSERT_LE(llabs((long long)share_of(n[k], total) -
+				     100 * want[k]),
+			       300, "the split within 3 points"))
+			h_dump_top(&f, "ruby", 8);
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(ruby_split_60_30_10)
+{
+	split_60_30_10(false);
+}
+
+/* YJIT keeps the control frames; its code runs in anonymous memory. */
+TEST_ROOT(ruby_split_60_30_10_yjit)
+{
+	split_60_30_10(true);
+}
+
+/* Blocks yielded from C: Integer#times and Array#each (the C functions'
+ * frames, named by class and method, between the caller and its block),
+ * and sort_by's block. */
+static const struct {
+	const char *what, *needle;
+} block_cases[] = {
+	{ "Integer#times block",
+	  ";Object#times_caller (blocks.rb:19);Integer#times;" },
+	{ "Array#each block",
+	  ";Object#each_caller (blocks.rb:25);Array#each [rb_ary_each];" },
+	{ "sort_by block",
+	  ";Object#sorter (blocks.rb:31);Enumerable#sort_by;"
+	  "Array#each [rb_ary_each];" },
+};
+static const char *const block_frames[] = {
+	";block in Object#times_caller (blocks.rb:19);Object#weigh (blocks.rb:",
+	";block (2 levels) in Object#each_caller (blocks.rb:25);"
+	"Object#weigh (blocks.rb:",
+	";block in Object#sorter (blocks.rb:31);Object#weigh (blocks.rb:",
+};
+
+TEST_ROOT(ruby_block_between_frames)
+{
+	uint64_t weigh = 0, n[3] = { 0 }, placed[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!profile_ruby("blocks.rb", false, &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *a, *b;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#weigh (blocks.rb:"))
+			continue;
+		weigh += c;
+		for (k = 0; k < 3; k++) {
+			a = strstr(s, block_cases[k].needle);
+			b = strstr(s, block_frames[k]);
+			if (b)
+				n[k] += c;
+			/* the caller and the C function above the block */
+			if (a && b && a < b)
+				placed[k] += c;
+		}
+	}
+	test_note("%llu samples in weigh: times block %.1f%% (placed %.1f%%), "
+		  "each block %.1f%% (placed %.1f%%), sort_by block %.1f%% "
+		  "(placed %.1f%%)",
+		  (unsigned long long)weigh, share_of(n[0], weigh) / 100.0,
+		  share_of(placed[0], n[0]) / 100.0, share_of(n[1], weigh) / 100.0,
+		  share_of(placed[1], n[1]) / 100.0, share_of(n[2], weigh) / 100.0,
+		  share_of(placed[2], n[2]) / 100.0);
+	ASSERT_GE(weigh, 300, "samples in weigh");
+	for (k = 0; k < 2; k++) {
+		if (!ASSERT_GE(n[k], 20, block_cases[k].what))
+			h_dump_top(&f, "ruby", 8);
+		ASSERT_GE(share_of(placed[k], n[k]), 9500,
+			  "the C function between its caller and the block");
+	}
+	ASSERT_GE(share_of(n[0] + n[1] + n[2], weigh), 9500,
+		  "every sample of weigh under one of the three blocks");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+/* sort_by with a Ruby block: the C functions (Enumerable#sort_by by its
+ * method's name, Array#each also by its exported C function's,
+ * rb_ary_each) between the Ruby frames, and the native frames of
+ * rb_yield between them and the block. */
+TEST_ROOT(ruby_sort_by_cfunc_named)
+{
+	uint64_t block = 0, placed = 0, yield = 0;
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i;
+
+	if (!profile_ruby("blocks.rb", false, &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *a, *b, *y;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, "ruby;", 5) || !(b = strstr(s, block_frames[2])))
+			continue;
+		block += c;
+		a = strstr(s, block_cases[2].needle);
+		if (a && a < b)
+			placed += c;
+		y = a ? strstr(a, ";rb_yield;") : NULL;
+		if (y && y < b)
+			yield += c;
+	}
+	test_note("%llu samples in sort_by's block: under Object#sorter;"
+		  "Enumerable#sort_by;Array#each [rb_ary_each] %.1f%%, rb_yield between %.1f%%",
+		  (unsigned long long)block, share_of(placed, block) / 100.0,
+		  share_of(yield, block) / 100.0);
+	ASSERT_GE(block, 100, "samples in sort_by's block");
+	if (!ASSERT_GE(share_of(placed, block), 9500,
+		       "sort_by and each named between sorter and the block"))
+		h_dump_top(&f, "ruby", 8);
+	ASSERT_GE(share_of(yield, block), 9500,
+		  "the native rb_yield between the C function and the block");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+/* Ruby threads: each has its own execution context (the thread-local
+ * ruby_current_ec, through each thread's DTV), so each thread's samples
+ * show its own frames, and a thread's stack reaches its native start. */
+TEST_ROOT(ruby_threads_each_its_own_ec)
+{
+	static const char *const mine[3] = {
+		";Object#worker_a (threads.rb:23);Object#burn_a (threads.rb:20);",
+		";Object#worker_b (threads.rb:24);Object#burn_b (threads.rb:21);",
+		";<main> (threads.rb:29);Object#main_loop (threads.rb:25);"
+		"Object#burn_main (threads.rb:22);",
+	};
+	uint64_t total = 0, n[3] = { 0 }, mixed = 0;
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!profile_ruby("threads.rb", false, &f, &err))
+		goto out;
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		int hits = 0;
+
+		if (!strstr(s, ";Object#spin (threads.rb:"))
+			continue;
+		total += f.lines[i].count;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, mine[k])) {
+				n[k] += f.lines[i].count;
+				hits++;
+			}
+		/* a worker's frames start at its thread's entry */
+		if (hits != 1 ||
+		    (!strstr(s, mine[2]) &&
+		     (!strstr(s, ";start_thread;") ||
+		      !strstr(s, ";block in <main> (threads.rb:28);"))))
+			mixed += f.lines[i].count;
+	}
+	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "
+		  "%.1f%%, in none, several or misplaced %.1f%%",
+		  (unsigned long long)total, share_of(n[0], total) / 100.0,
+		  share_of(n[1], total) / 100.0, share_of(n[2], total) / 100.0,
+		  share_of(mixed, total) / 100.0);
+	ASSERT_GE(total, 300, "samples in spin");
+	for (k = 0; k < 3; k++)
+		ASSERT_GE(share_of(n[k], total), 1500, "each thread's own frames");
+	if (!ASSERT_LE(share_of(mixed, total), 200,
+		       "no thread shows another's frames"))
+		h_dump_top(&f, "ruby", 8);
+out:
+	free(err);
+	h_free_folded(&f);
+}

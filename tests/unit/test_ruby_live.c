@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Ruby's module against independent sources on this machine's Debian
+ * ruby (3.1): what detection reads from libruby (the version, the TLS
+ * relocation of ruby_current_ec, rb_vm_exec, the ID table found in
+ * rb_id2str's code) against RbConfig, readelf and objdump; and the
+ * offsets against a live process: tests/workloads/ruby/sleeper.rb asleep
+ * in a known stack, stopped with ptrace (its fs base from the registers,
+ * as BPF reads task->thread.fsbase), where the execution context found
+ * through the thread's DTV (the unwinder's way) must be the one the VM
+ * names as its main thread's, and the control frames walked from it must
+ * name Kernel#sleep, Sleeper#nap, the singleton method Sleeper.start,
+ * Object#outer and <main> at their lines in the script (nap's past the
+ * immediate part of its line table's succinct index).
+ * Root is not needed: the test is the script's parent.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "interp.h"
+#include "interp_ruby.h"
+#include "rep_fixture.h"
+#include "ruby.h"
+#include "symbols.h"
+
+#define RUBY "/usr/bin/ruby"
+#define LIBRUBY "/usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1"
+
+/* objdump of 64 bytes at the dynamic symbol's address (or at $a) */
+#define DUMP_AT(file, addr)                                                    \
+	"objdump -d --no-show-raw-insn --start-address=$((" addr "))"          \
+	" --stop-address=$((" addr " + 64)) " file
+#define SYM_ADDR(file, sym)                                                    \
+	"a=0x$(readelf -Ws --dyn-syms " file " | awk '$8 == \"" sym "\" || "   \
+	"$8 ~ /^" sym "@@/ {print $2; exit}'); "
+
+static int detect_libruby(struct ruby_record *r)
+{
+	const struct interp_module *m = interp_module(INTERP_RUBY);
+	void *data = NULL;
+	size_t len = 0;
+	int fd = open(LIBRUBY, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
+			  strerror(errno));
+		return -ENOENT;
+	}
+	err = m->detect(NULL, LIBRUBY, fd, &data, &len);
+	close(fd);
+	if (!err)
+		err = ruby_record_describe(data, len, r);
+	free(data);
+	return err;
+}
+
+TEST(ruby_detect_vs_rbconfig_readelf_objdump)
+{
+	unsigned long long slot = 0, val = 0, lo = 0, size = 0, gs = 0;
+	unsigned major = 0, minor = 0, teeny = 0, shift = 0, last = 0;
+	struct ruby_record r;
+	char out[512];
+
+	if (detect_libruby(&r)) {
+		if (!test_skipped())
+			ASSERT_TRUE(false, "libruby detected");
+		return;
+	}
+	ASSERT_OK(fix_run(RUBY " -e 'c = RbConfig::CONFIG; print c[\"MAJOR\"], "
+			  "\" \", c[\"MINOR\"], \" \", c[\"TEENY\"]'",
+			  out, sizeof(out)), "RbConfig");
+	ASSERT_EQ(sscanf(out, "%u %u %u", &major, &minor, &teeny), 3, out);
+	ASSERT_OK(fix_run("readelf -rW " LIBRUBY " | awk '$3 == "
+			  "\"R_X86_64_DTPMOD64\" && $5 == \"ruby_current_ec\" "
+			  "{print $1, $4; exit}' | (read a v; echo $((0x$a)) "
+			  "$((0x$v)))", out, sizeof(out)), "readelf -r");
+	ASSERT_EQ(sscanf(out, "%llu %llu", &slot, &val), 2, out);
+	ASSERT_OK(fix_run("readelf -Ws --dyn-syms " LIBRUBY " | awk '$8 == "
+			  "\"rb_vm_exec\" {print $2, $3; exit}' | "
+			  "(read a s; echo $((0x$a)) $s)", out, sizeof(out)),
+		  "readelf -s");
+	ASSERT_EQ(sscanf(out, "%llu %llu", &lo, &size), 2, out);
+	/* rb_id2str: shr $S,%rax; cmp $L,%rdi; ...; jmp T; at T: cmp
+	 * %eN,GS(%rip) (last_id) */
+	ASSERT_OK(fix_run(SYM_ADDR(LIBRUBY, "rb_id2str") DUMP_AT(LIBRUBY, "$a")
+			  " > /tmp/ep_rb_id2str.$$; t=$(python3 -c 'import re,sys;"
+			  " t=open(sys.argv[1]).read(); print(\"0x\" + re.search("
+			  "r\"jmp +([0-9a-f]+)\", t)[1])' /tmp/ep_rb_id2str.$$); "
+			  "(cat /tmp/ep_rb_id2str.$$; " DUMP_AT(LIBRUBY, "$t")
+			  ") | python3 -c 'import re,sys; t=sys.stdin.read(); "
+			  "s=re.search(r\"shr +\\$0x([0-9a-f]+),%rax\", t); "
+			  "l=re.search(r\"cmp +\\$0x([0-9a-f]+),%rdi\", t); "
+			  "g=re.search(r\"cmp +%e\\w+,0x[0-9a-f]+\\(%rip\\) +# "
+			  "([0-9a-f]+)\", t); "
+			  "print(int(s[1],16), int(l[1],16), int(g[1],16))'; "
+			  "rm -f /tmp/ep_rb_id2str.$$", out, sizeof(out)),
+		  "objdump");
+	ASSERT_EQ(sscanf(out, "%u %u %llu", &shift, &last, &gs), 3, out);
+	test_note("ruby %u.%u.%u (RbConfig %u.%u.%u); ruby_current_ec: module "
+		  "id at GOT %#llx (readelf %#llx), offset %lld (%llu); "
+		  "rb_vm_exec %#llx+%llu; ruby_global_symbols %#llx (objdump "
+		  "%#llx), IDs: >> %u above %#x",
+		  r.major, r.minor, r.patch, major, minor, teeny,
+		  (unsigned long long)r.ec_addr, slot, (long long)r.ec_off, val,
+		  (unsigned long long)r.loop_lo,
+		  (unsigned long long)(r.loop_hi - r.loop_lo),
+		  (unsigned long long)r.global_symbols, gs, r.id_shift,
+		  r.last_op_id);
+	ASSERT_EQ(r.major, major, "major version");
+	ASSERT_EQ(r.minor, minor, "minor version");
+	ASSERT_EQ(r.patch, teeny, "teeny version");
+	ASSERT_EQ(r.ec_mode, RUBY_EC_DTV, "the ec through the DTV (GD TLS)");
+	ASSERT_EQ(r.ec_addr, slot, "the GOT slot of its module id");
+	ASSERT_EQ((unsigned long long)r.ec_off, val, "its offset in the block");
+	ASSERT_EQ(r.loop_lo, lo, "rb_vm_exec");
+	ASSERT_EQ(r.loop_hi - r.loop_lo, size, "its size");
+	ASSERT_EQ(r.global_symbols, gs, "ruby_global_symbols");
+	ASSERT_EQ(r.id_shift, shift, "RUBY_ID_SCOPE_SHIFT");
+	ASSERT_EQ(r.last_op_id, last, "tLAST_OP_ID");
+}
+
+/* ---- a live process ------------------------------------------------------ */
+
+static uint64_t peek(pid_t pid, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	return interp_read_process(NULL, pid, addr, &v, 8) ? 0 : v;
+}
+
+/* libruby's load bias: its mapping at file offset 0 (its first PT_LOAD
+ * is at address 0). */
+static uint64_t libruby_bias(pid_t pid)
+{
+	char path[64], line[512];
+	unsigned long long start = 0, off = 1;
+	uint64_t bias = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!bias && fgets(line, sizeof(line), f))
+		if (strstr(line, "libruby") &&
+		    sscanf(line, "%llx-%*[0-9a-f] %*s %llx", &start, &off) == 2 &&
+		    off == 0)
+			bias = start;
+	fclose(f);
+	return bias;
+}
+
+struct cfunc_ctx {
+	struct symb_table *syms;
+	uint64_t bias;
+};
+
+static const char *cfunc_sym(void *arg, uint64_t func)
+{
+	struct cfunc_ctx *c = arg;
+	uint64_t off = 1;
+	const char *n = c->syms ? symb_lookup(c->syms, func - c->bias, &off) :
+				  NULL;
+
+	return n && !off ? n : NULL;
+}
+
+#define LIVE_MAX 8
+
+TEST(ruby_live_offsets)
+{
+	static const struct {
+		const char *name;
+		unsigned line;
+	} want[] = { { "Kernel#sleep", 0 }, { "Sleeper#nap", 8 },
+		     { "Sleeper.start", 10 }, { "Object#outer", 13 },
+		     { "<main>", 14 } };
+	struct interp_symbol sym[LIVE_MAX];
+	struct user_regs_struct regs;
+	struct ruby_record r;
+	struct ruby_namer nm;
+	struct cfunc_ctx cc = { 0 };
+	char script[512], *real = NULL;
+	uint64_t bias, ec_dtv, ec_vm, v, cfp, end;
+	unsigned n = 0, i, tries;
+	pid_t pid;
+	int st, fd;
+
+	if (detect_libruby(&r)) {
+		if (!test_skipped())
+			ASSERT_TRUE(false, "libruby detected");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/workloads/ruby/sleeper.rb",
+		 test_srcdir());
+	real = realpath(script, NULL);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		execl(RUBY, RUBY, "--disable-gems", script, "60", (char *)NULL);
+		_exit(127);
+	}
+	if (!ASSERT_TRUE(pid > 0, "fork"))
+		goto out;
+	/* asleep in nap once its frames are there */
+	for (tries = 0; tries < 50; tries++) {
+		char path[64], wchan[64] = "";
+		FILE *f;
+
+		usleep(100000);
+		snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (!fgets(wchan, sizeof(wchan), f))
+				wchan[0] = 0;
+			fclose(f);
+		}
+		if (tries >= 5 && wchan[0] && strcmp(wchan, "0"))
+			break;
+	}
+	if (!ASSERT_OK(ptrace(PTRACE_ATTACH, pid, 0, 0), "ptrace attach"))
+		goto kill;
+	waitpid(pid, &st, 0);
+	if (!ASSERT_OK(ptrace(PTRACE_GETREGS, pid, 0, &regs), "registers"))
+		goto detach;
+	bias = libruby_bias(pid);
+	ASSERT_TRUE(bias != 0, "libruby mapped");
+	/* the unwinder's way: module id from the GOT, the DTV at fs + 8 */
+	v = peek(pid, bias + r.ec_addr);
+	ec_dtv = peek(pid, peek(pid, peek(pid, regs.fs_base + 8) + v * 16) +
+			       r.ec_off);
+	/* the VM's: ruby_current_vm_ptr->ractor.main_thread->ec (3.1) */
+	ec_vm = peek(pid, peek(pid, peek(pid, bias + r.vm_ptr) + 40) + 40);
+	test_note("module id %llu, ec %#llx through the DTV, %#llx through "
+		  "the VM", (unsigned long long)v, (unsigned long long)ec_dtv,
+		  (unsigned long long)ec_vm);
+	ASSERT_TRUE(ec_dtv != 0, "an ec through the DTV");
+	ASSERT_EQ(ec_dtv, ec_vm, "the main thread's ec, both ways");
+	/* the control frames, as the unwinder walks them */
+	fd = open(LIBRUBY, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (symb_load_fd(fd, &cc.syms))
+			cc.syms = NULL;
+		close(fd);
+	}
+	cc.bias = bias;
+	nm = (struct ruby_namer){ .global_symbols = bias + r.global_symbols,
+				  .cfunc = cfunc_sym, .cfunc_arg = &cc };
+	ASSERT_OK(ruby_find_class_ids(interp_read_process, NULL, pid,
+				      &ruby_offsets_3_1, nm.global_symbols,
+				      &nm.classpath_id, &nm.attached_id),
+		  "the IDs classes are named by");
+	cfp = peek(pid, ec_dtv + 16);
+	end = peek(pid, ec_dtv) + 8 * peek(pid, ec_dtv + 8);
+	for (i = 0; cfp && cfp < end && i < 64 && n < LIVE_MAX; i++, cfp += 64) {
+		uint64_t iseq = peek(pid, cfp + 16), ep = peek(pid, cfp + 32);
+		uint32_t magic = (uint32_t)peek(pid, ep) & RUBY_FRAME_MAGIC_MASK;
+		struct interp_frame f = { .kind = INTERP_RUBY, .n_payload = 2 };
+
+		if (magic == RUBY_FRAME_MAGIC_CFUNC) {
+			f.data = RUBY_FRAME_CFUNC;
+			f.payload[0] = peek(pid, ep + RUBY_EP_ME_CREF);
+		} else if (iseq && magic != RUBY_FRAME_MAGIC_IFUNC &&
+			   magic != RUBY_FRAME_MAGIC_DUMMY) {
+			/* a method's frame: its own environment is local */
+			f.data = RUBY_FRAME_DATA(RUBY_FRAME_ISEQ,
+						 peek(pid, ep + RUBY_EP_ME_CREF));
+			f.payload[0] = iseq;
+			f.payload[1] = peek(pid, cfp);
+		} else {
+			continue;
+		}
+		if (ruby_frame_name(interp_read_process, NULL, pid,
+				    &ruby_offsets_3_1, &nm, &f, &sym[n]) == 0)
+			n++;
+	}
+	for (i = 0; i < n; i++)
+		test_note("frame %u: %s (%s:%u)", i, sym[i].name, sym[i].file,
+			  sym[i].line);
+	if (ASSERT_EQ(n, 5, "five frames"))
+		for (i = 0; i < 5; i++) {
+			ASSERT_TRUE(!strncmp(sym[i].name, want[i].name,
+					     strlen(want[i].name)),
+				    want[i].name);
+			if (!want[i].line)
+				continue;
+			ASSERT_EQ(sym[i].line, want[i].line, "its line");
+			ASSERT_TRUE(real && !strcmp(sym[i].file, real),
+				    "the script's path");
+		}
+	symb_free(cc.syms);
+detach:
+	ptrace(PTRACE_DETACH, pid, 0, 0);
+kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+out:
+	free(real);
+}
+
+/* A ruby executable with the VM linked in keeps ruby_current_ec in its
+ * own TLS block, at a fixed offset from the thread pointer, with no
+ * relocation: detection computes it from PT_TLS, and a stand-in built
+ * here (the symbols detection reads, the variable) prints where its
+ * thread's copy really is.  A version without a layout is refused. */
+TEST(ruby_static_exe_tls_offset)
+{
+	static const char src[] =
+		"#include <stdio.h>\n"
+		"__thread long pad[3] = { 1, 2, 3 };\n"
+		"__thread void *ruby_current_ec;\n"
+		"const char ruby_version[] = \"@V@\";\n"
+		"void rb_vm_exec(void) { pad[0]++; }\n"
+		"int main(void) { printf(\"%ld\\n\", (long)((char *)&ruby_current_ec"
+		" - (char *)__builtin_thread_pointer())); rb_vm_exec(); return 0; }\n";
+	const struct interp_module *m = interp_module(INTERP_RUBY);
+	char cmd[2048], out[64], bin[512];
+	struct ruby_record r;
+	void *data = NULL;
+	size_t len = 0;
+	long want = 0;
+	int fd, err, i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(bin, sizeof(bin), "%s/fake_ruby%d", test_tmpdir(), i);
+		snprintf(cmd, sizeof(cmd),
+			 "printf '%%s' '%s' | sed 's/@V@/%s/' | cc -x c -O1 -rdynamic "
+			 "-o %s - && %s", src, i ? "9.9.0" : "3.1.2", bin, bin);
+		if (!ASSERT_OK(fix_run(cmd, out, sizeof(out)), "build and run it"))
+			return;
+		want = strtol(out, NULL, 10);
+		fd = open(bin, O_RDONLY | O_CLOEXEC);
+		if (!ASSERT_TRUE(fd >= 0, "open it"))
+			return;
+		err = m->detect(NULL, bin, fd, &data, &len);
+		close(fd);
+		if (i) {
+			ASSERT_EQ(err, -ENOTSUP, "a version without a layout");
+			break;
+		}
+		if (!ASSERT_OK(err, "detected") ||
+		    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record"))
+			break;
+		test_note("static ruby_current_ec at tp %lld (the program: %ld)",
+			  (long long)r.ec_off, want);
+		ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
+		ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
+		free(data);
+		data = NULL;
+	}
+	free(data);
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Every metric the agent exposes, once.  From this list come /metrics
+ * (each family with its HELP and TYPE), the exit summary (key=value on
+ * stderr) and the README's table (`ebpf-profiler metrics-table`); a test
+ * checks the README against it.  The BPF side's per-CPU counters are one
+ * family, bpf_events_total{event}: its series come from bpf/profiler.h's
+ * METRICS_LIST and the interpreters' <NAME>_METRICS ranges, with their
+ * own help.
+ *
+ *   X(name, type, labels, help, key, source)
+ *
+ * name:   after the prefix "ebpf_profiler_"; never renamed (scrapers
+ *         and tests read them).
+ * type:   counter (the name ends in _total) or gauge.
+ * labels: the label names of its series, "" when it has one series.
+ * help:   the HELP text, one sentence.
+ * key:    its key in the exit summary; a family with labels has keys
+ *         key_<label value>, or a key of its own where the summary had
+ *         one before the list (the summary keeps those: tests and users
+ *         read them).
+ * source: where the value comes from, in struct metrics_snap *s:
+ *         VALUE(expr), the same figure for both outputs;
+ *         SCALED(expr, k): the summary shows expr * k (its unit is in
+ *         its key: "startup_ms" beside startup_seconds);
+ *         SERIES(fn): series_fn(s, o) in metrics.c writes its series.
+ *
+ * The order is the summary's: samples= stays first (tests find the line
+ * by it).
+ */
+#ifndef EP_METRICS_LIST_H
+#define EP_METRICS_LIST_H
+
+#define AGENT_METRICS(X)                                                       \
+	X(samples_total, counter, "", "Samples aggregated.", "samples",        \
+	  VALUE(s->ts.samples))                                                \
+	X(samples_lost_total, counter, "",                                     \
+	  "Samples lost: ring buffer full, record queue full or aggregation tables full.", \
+	  "lost",                                                              \
+	  VALUE(s->bpf[METRIC_RINGBUF_FULL] + s->ds.trace_drops +              \
+		s->ts.dropped_full))                                           \
+	X(samples_complete_total, counter, "",                                 \
+	  "Samples whose user stack reached the process or thread entry.",     \
+	  "complete", VALUE(s->ts.complete))                                   \
+	X(samples_unsynced_total, counter, "",                                 \
+	  "Samples of processes not loaded yet (frame-pointer walk).",         \
+	  "unsynced", VALUE(s->ts.unsynced))                                   \
+	X(samples_truncated_total, counter, "",                                \
+	  "Samples whose stack was cut by the frame limit.", "truncated",      \
+	  VALUE(s->ts.truncated))                                              \
+	X(samples_kernel_only_total, counter, "",                              \
+	  "Samples without a user stack.", "kernel_only",                      \
+	  VALUE(s->ts.kernel_only))                                            \
+	X(offcpu_samples_total, counter, "",                                   \
+	  "Off-CPU records aggregated (-off-cpu-threshold).", "offcpu",        \
+	  VALUE(s->ts.offcpu))                                                 \
+	X(offcpu_seconds_total, counter, "",                                   \
+	  "Time off the CPU that the aggregated off-CPU records carry.",       \
+	  "offcpu_ms", SCALED(s->ts.offcpu_ns / 1e9, 1e3))                     \
+	X(processes_sampled, gauge, "",                                        \
+	  "Processes seen in samples since the start.", "processes",           \
+	  VALUE(s->pids_seen))                                                 \
+	X(bpf_events_total, counter, "event",                                  \
+	  "BPF per-CPU counters, by event (each event's meaning in a comment before its series).", \
+	  "bpf", SERIES(bpf_events))                                           \
+	X(unwind_errors_total, counter, "reason",                              \
+	  "Stacks that ended in an error, by reason.", "unwind_errors",        \
+	  SERIES(unwind_errors))                                               \
+	X(map_entries, gauge, "map", "Entries the daemon keeps in each BPF map.", \
+	  "rows", SERIES(map_entries))                                         \
+	X(map_capacity, gauge, "map", "Capacity of each BPF map.", "capacity", \
+	  SERIES(map_capacity))                                                \
+	X(map_allocated, gauge, "map",                                         \
+	  "Entries allocated in the kernel for a map that grows as needed, up to its capacity.", \
+	  "allocated", SERIES(map_allocated))                                  \
+	X(map_full_total, counter, "map",                                      \
+	  "Updates refused because a map was full.", "rows_full",              \
+	  SERIES(map_full))                                                    \
+	X(files_over_share_total, counter, "table,limit",                      \
+	  "Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).", \
+	  "over_share", SERIES(over_share))                                    \
+	X(rules_freed_total, counter, "",                                      \
+	  "Unwind rules taken back from unloaded files.", "rules_freed",       \
+	  VALUE(s->es.rules_freed))                                            \
+	X(interp_processes, gauge, "runtime",                                  \
+	  "Processes whose frames of this runtime are unwound.",               \
+	  "interp_processes", SERIES(interp_processes))                        \
+	X(interp_files_detected_total, counter, "runtime",                     \
+	  "Files found to hold this runtime.", "interp_files",                 \
+	  SERIES(interp_files))                                                \
+	X(interp_files_unsupported_total, counter, "runtime",                  \
+	  "Files holding a version or build of this runtime not supported (its module names which).", \
+	  "interp_unsupported", SERIES(interp_unsupported))                    \
+	X(interp_attach_errors_total, counter, "runtime",                      \
+	  "Processes of this runtime not unwound: layout refused or table full.", \
+	  "interp_attach_errors", SERIES(interp_attach_errors))                \
+	X(interp_frames_symbolized_total, counter, "runtime,result",           \
+	  "Interpreter frames named, or not (the process was gone or its memory unreadable).", \
+	  "interp_symbolized", SERIES(interp_symbolized))                      \
+	X(processes, gauge, "", "Processes tracked.", "processes_tracked",     \
+	  VALUE(s->ps.procs))                                                  \
+	X(files, gauge, "", "Executable files tracked.", "files",              \
+	  VALUE(s->es.files))                                                  \
+	X(files_loaded, gauge, "", "Files with stack deltas in the BPF maps.", \
+	  "files_loaded", VALUE(s->es.loaded))                                 \
+	X(extracted_files_total, counter, "",                                  \
+	  "Files whose stack deltas were computed.", "extracted",              \
+	  VALUE(s->es.extracted))                                              \
+	X(extraction_seconds_total, counter, "",                               \
+	  "Time spent extracting stack deltas.", "extraction_ms",              \
+	  SCALED(s->es.extract_ns / 1e9, 1e3))                                 \
+	X(cache_hits_total, counter, "",                                       \
+	  "Files whose stack deltas came from the cache.", "cache_hits",       \
+	  VALUE(s->es.cache_hits))                                             \
+	X(cache_misses_total, counter, "",                                     \
+	  "Files looked up in the cache and not found.", "cache_misses",       \
+	  VALUE(s->cache_off ? 0 : s->es.extracted))                           \
+	X(process_events_total, counter, "type",                               \
+	  "Process events from BPF.", "process_events",                        \
+	  SERIES(process_events))                                              \
+	X(syncs_total, counter, "", "Reads of /proc/PID/maps.", "syncs",       \
+	  VALUE(s->ps.syncs))                                                  \
+	X(sync_requests_total, counter, "result",                              \
+	  "Process sync requests the callbacks queued, by result.", "requests", \
+	  SERIES(sync_requests))                                               \
+	X(sync_requests_pending, gauge, "",                                    \
+	  "Process sync requests waiting for the poll loop.",                  \
+	  "requests_pending", VALUE(s->ps.requests_pending))                   \
+	X(sync_requests_capacity, gauge, "",                                   \
+	  "Bound on the sync requests queued at once.", "requests_capacity",   \
+	  VALUE(PM_REQ_MAX))                                                   \
+	X(service_seconds_max, gauge, "",                                      \
+	  "Longest step of the poll loop serving sync requests (reading /proc, extracting files).", \
+	  "service_ms_max", SCALED(s->service_ns_max / 1e9, 1e3))              \
+	X(waiting_records_total, counter, "result",                            \
+	  "Records of processes not loaded yet, kept until their sync, by outcome.", \
+	  "wait", SERIES(waiting_records))                                     \
+	X(drain_stall_seconds_max, gauge, "",                                  \
+	  "Longest time the BPF ring buffers went undrained.",                 \
+	  "drain_stall_ms", SCALED(s->ds.stall_ns_max / 1e9, 1e3))             \
+	X(record_queue_drops_total, counter, "",                               \
+	  "Ring records dropped: the queue from the drain thread was full.",   \
+	  "record_queue_drops", VALUE(s->ds.queue_drops))                      \
+	X(record_queue_bytes, gauge, "",                                       \
+	  "Bytes in the queue from the drain thread.", "record_queue_bytes",   \
+	  VALUE(s->ds.queue_bytes))                                            \
+	X(record_queue_bytes_max, gauge, "",                                   \
+	  "The most bytes ever in the queue from the drain thread.",           \
+	  "record_queue_bytes_max", VALUE(s->ds.queue_bytes_max))              \
+	X(record_queue_capacity_bytes, gauge, "",                              \
+	  "Bound on the queue from the drain thread.",                         \
+	  "record_queue_capacity_bytes", VALUE(s->ds.queue_bound))             \
+	X(exports_total, counter, "result", "OTLP exports by result.",         \
+	  "exports", SERIES(exports))                                          \
+	X(queue_drops_total, counter, "",                                      \
+	  "Batches dropped because the export queue was full.", "queue_drops", \
+	  VALUE(s->rs.queue_drops))                                            \
+	X(file_write_errors_total, counter, "",                                \
+	  "Output file writes that failed.", "file_write_errors",              \
+	  VALUE(s->rs.write_errors))                                           \
+	X(sampling_enabled, gauge, "",                                         \
+	  "1 when sampling is on (probabilistic mode).", "sampling_enabled",   \
+	  VALUE(s->sampling_on ? 1 : 0))                                       \
+	X(sampling_toggles_total, counter, "",                                 \
+	  "Probabilistic on/off switches.", "sampling_toggles",                \
+	  VALUE(s->sampling_toggles))                                          \
+	X(startup_seconds, gauge, "",                                          \
+	  "Time from start until every process was loaded.", "startup_ms",     \
+	  SCALED(s->startup_ns / 1e9, 1e3))                                    \
+	X(load_seconds, gauge, "",                                             \
+	  "Of startup_seconds, the time loading the processes (what the cache speeds up).", \
+	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \
+	X(uptime_seconds, gauge, "", "Time since the agent started.",          \
+	  "seconds", VALUE(s->uptime_ns / 1e9))                                \
+	X(file_read_faults_total, counter, "",                                 \
+	  "Pages of files truncated while mapped, read as zeros.",             \
+	  "file_read_faults", VALUE(s->read_faults))                           \
+	X(agent_cpu_seconds_total, counter, "",                                \
+	  "CPU time of the agent's process, user and system.", "agent_cpu_ms", \
+	  SCALED(s->cpu_ns / 1e9, 1e3))                                        \
+	X(agent_resident_memory_bytes, gauge, "",                              \
+	  "Resident memory of the agent's process (with the mmap'ed BPF maps).", \
+	  "rss_kb", SCALED(s->rss_bytes, 1.0 / 1024))                          \
+	X(agent_resident_memory_bytes_max, gauge, "",                          \
+	  "The most resident memory the agent's process ever had.",            \
+	  "rss_max_kb", SCALED(s->rss_max_bytes, 1.0 / 1024))                  \
+	X(bpf_runs_total, counter, "program",                                  \
+	  "Runs of each BPF program (needs kernel.bpf_stats_enabled=1).",      \
+	  "bpf_runs", SERIES(bpf_runs))                                        \
+	X(bpf_run_seconds_total, counter, "program",                           \
+	  "Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).", \
+	  "bpf_run_ms", SERIES(bpf_run_seconds))                               \
+	X(build_info, gauge, "version,revision", "Version of the agent.",      \
+	  "version", SERIES(build_info))                                       \
+	X(files_over_budget_total, counter, "reason",                          \
+	  "Files given up on (no names, no debug file, a section left out), by the budget they were over.", \
+	  "files_over_budget", SERIES(over_budget))                            \
+	X(mapping_mismatch_total, counter, "reason",                           \
+	  "Files opened for a mapping and refused: not the file the maps line names.", \
+	  "mapping_mismatch", SERIES(mapping_mismatch))                        \
+	X(inline_tables, gauge, "",                                            \
+	  "Files with an inline-frames table now (-inline-frames).",           \
+	  "inline_tables", VALUE(s->inl.tables))                               \
+	X(inline_tables_functions_only, gauge, "",                             \
+	  "Of inline_tables, those that hold functions only (over their byte budget).", \
+	  "inline_functions_only", VALUE(s->inl.funcs_only))                   \
+	X(inline_table_bytes, gauge, "", "Bytes the inline-frames tables hold.", \
+	  "inline_bytes", VALUE(s->inl.bytes))                                 \
+	X(inline_build_seconds_total, counter, "",                             \
+	  "Time spent building inline-frames tables.", "inline_build_ms",      \
+	  SCALED(s->inl.build_ns / 1e9, 1e3))                                  \
+	X(inline_files_without_total, counter, "reason",                       \
+	  "Files given no inline-frames table: no DWARF, an error, over the time bound, or the cache full.", \
+	  "inline_without", SERIES(inline_without))                            \
+	X(cache_enabled, gauge, "reason",                                      \
+	  "1 when the cache is in use; else why not (disabled, untrusted_dir, link, error).", \
+	  "cache", SERIES(cache_enabled))                                      \
+	X(cache_put_errors_total, counter, "", "Cache writes that failed.",    \
+	  "cache_put_errors", VALUE(s->cache_put_errors))                      \
+	X(metrics_scrapes_total, counter, "",                                  \
+	  "Answers the metrics endpoint sent whole.", "metrics_scrapes",       \
+	  VALUE(s->ms.served))                                                 \
+	X(metrics_clients_closed_total, counter, "reason",                     \
+	  "Metrics clients closed before an answer: out of time (2 s) or for a newer one (32 at once).", \
+	  "metrics", SERIES(metrics_closed))
+
+#endif
