@@ -28,6 +28,7 @@
 #include "perl.bpf.h"
 #include "ruby.bpf.h"
 #include "hotspot.bpf.h"
+#include "v8.bpf.h"
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 {

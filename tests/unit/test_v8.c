@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * V8's module on this machine's node (/usr/bin/node): what detection
+ * reads from the v8dbg_* symbols, the version and the embedded builtins'
+ * range, against nm and objdump reading the same file (an independent ELF
+ * reader); and frame names from a memory image built here the way V8
+ * lays its objects out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp.h"
+#include "interp_v8.h"
+#include "rep_fixture.h"
+#include "test.h"
+#include "v8.h"
+
+#define NODE "/usr/bin/node"
+
+/* The int32 nm's symbol holds, printed by objdump ("0" for a symbol in
+ * .bss, which objdump shows no bytes of), one per line, in order. */
+#define INT_OF(file)                                                           \
+	"for s in \"$@\"; do a=$(nm -D " file " 2>/dev/null | awk -v s=$s "    \
+	"'$3 == s {print $1; exit}'); [ -n \"$a\" ] || a=$(nm " file           \
+	" | awk -v s=$s '$3 == s {print $1; exit}'); "                         \
+	"h=$(objdump -s --start-address=0x$a --stop-address=$((0x$a + 4)) "    \
+	file " | awk '/^ [0-9a-f]+ / {print $2; exit}'); "                     \
+	"python3 -c \"import struct,sys; h='$h'; "                             \
+	"print(struct.unpack('<i', bytes.fromhex(h))[0] if len(h) == 8 else 0)\"; " \
+	"done"
+
+TEST(v8_detect_node_vs_nm)
+{
+	static const char *const names[] = {
+		"v8dbg_off_fp_function",
+		"v8dbg_off_fp_context",
+		"v8dbg_off_fp_bytecode_array",
+		"v8dbg_off_fp_bytecode_offset",
+		"v8dbg_class_JSFunction__shared__SharedFunctionInfo",
+		"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
+		"v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
+		"v8dbg_class_Script__name__Object",
+		"v8dbg_class_Map__instance_type__uint16_t",
+		"v8dbg_class_HeapObject__map__Map",
+		"v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
+		"v8dbg_type_Script__SCRIPT_TYPE",
+		"v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE",
+		"_ZN2v88internal7Version6major_E",
+		"_ZN2v88internal7Version6minor_E",
+		"_ZN2v88internal7Version6build_E",
+		"v8_Default_embedded_blob_code_size_",
+	};
+	const struct interp_module *m = interp_module(INTERP_V8);
+	long long want[sizeof(names) / sizeof(names[0])];
+	char cmd[4096], out[1024], *p;
+	unsigned long long blob = 0;
+	struct v8_record r;
+	void *data = NULL;
+	size_t len = 0, i, n;
+	int fd = open(NODE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		test_skip("%s: %s (make deps installs nodejs)", NODE,
+			  strerror(errno));
+		return;
+	}
+	ASSERT_OK(m->detect(NULL, NODE, fd, &data, &len), "V8 found in node");
+	close(fd);
+	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
+		goto out;
+	n = (size_t)snprintf(cmd, sizeof(cmd), "set -- ");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s ", names[i]);
+	snprintf(cmd + n, sizeof(cmd) - n, "; %s", INT_OF(NODE));
+	if (!ASSERT_OK(fix_run(cmd, out, sizeof(out)), "nm and objdump"))
+		goto out;
+	for (p = out, i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		want[i] = strtoll(p, &p, 10);
+	ASSERT_OK(fix_run("nm " NODE " | awk '$3 == \"v8_Default_embedded_blob_code_\""
+			  " {print $1; exit}'", out, sizeof(out)), "nm");
+	blob = strtoull(out, NULL, 16);
+	test_note("node: V8 %u.%u.%u.%u, builtins %#llx..%#llx (nm %#llx + "
+		  "%lld), fp slots function %d context %d bytecode array %d "
+		  "offset %d, %u optional fields defaulted",
+		  r.major, r.minor, r.build, r.patch,
+		  (unsigned long long)r.blob_lo, (unsigned long long)r.blob_hi,
+		  blob, want[16], r.off_fp_function, r.off_fp_context,
+		  r.off_fp_bytecode_array, r.off_fp_bytecode_offset, r.missing);
+	ASSERT_EQ(r.off_fp_function, want[0], "off_fp_function");
+	ASSERT_EQ(r.off_fp_context, want[1], "off_fp_context");
+	ASSERT_EQ(r.off_fp_bytecode_array, want[2], "off_fp_bytecode_array");
+	ASSERT_EQ(r.off_fp_bytecode_offset, want[3], "off_fp_bytecode_offset");
+	ASSERT_EQ(r.layout.fn_shared, want[4], "JSFunction::shared");
+	ASSERT_EQ(r.layout.sfi_name, want[5], "SFI::name_or_scope_info");
+	ASSERT_EQ(r.layout.sfi_script, want[6], "SFI::script_or_debug_info");
+	ASSERT_EQ(r.layout.script_name, want[7], "Script::name");
+	ASSERT_EQ(r.layout.map_type, want[8], "Map::instance_type");
+	ASSERT_EQ(r.layout.map, want[9], "HeapObject::map (in .bss: 0)");
+	ASSERT_EQ(r.layout.type_sfi, want[10], "SHARED_FUNCTION_INFO_TYPE");
+	ASSERT_EQ(r.layout.type_script, want[11], "SCRIPT_TYPE");
+	ASSERT_EQ(r.layout.type_scope_info, want[12], "SCOPE_INFO_TYPE");
+	ASSERT_EQ(r.major, want[13], "V8 major");
+	ASSERT_EQ(r.minor, want[14], "V8 minor");
+	ASSERT_EQ(r.build, want[15], "V8 build");
+	ASSERT_EQ(r.blob_lo, blob, "the embedded builtins start");
+	ASSERT_EQ(r.blob_hi - r.blob_lo, want[16], "their size");
+	ASSERT_EQ(r.missing, 3, "every field has its symbol in node 20 but "
+		  "BytecodeArray::source_position_table (V8 11 names none), and "
+		  "the TrustedByteArray type and BytecodeArray::wrapper (V8 12's)");
+out:
+	free(data);
+}
+
+/* A file without V8 is not one: libc. */
+TEST(v8_detect_not_in_libc)
+{
+	const struct interp_module *m = interp_module(INTERP_V8);
+	void *data = NULL;
+	size_t len = 0;
+	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		test_skip("no libc: %s", strerror(errno));
+		return;
+	}
+	ASSERT_EQ(m->detect(NULL, "libc.so.6", fd, &data, &len), -ENOENT,
+		  "no V8 in libc");
+	close(fd);
+	free(data);
+}
+
+/* Debian's node 18 keeps V8 in libnode.so.108 (stripped: .dynsym only), a
+ * shared library whose DefaultEmbeddedBlobCode() loads the builtins'
+ * address from a relocated pointer: the address and size against
+ * objdump's disassembly and dump of the same bytes.  make deps unpacks
+ * the library from Debian's libnode108 package. */
+#define LIBNODE "/var/cache/ebpf-profiler-test/node/18-debian/libnode.so.108"
+TEST(v8_detect_libnode_vs_objdump)
+{
+	const struct interp_module *m = interp_module(INTERP_V8);
+	unsigned long long lo = 0, size = 0;
+	struct v8_record r;
+	char out[256];
+	void *data = NULL;
+	size_t len = 0;
+	int fd = open(LIBNODE, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		test_skip("%s: %s (make deps unpacks it)", LIBNODE, strerror(errno));
+		return;
+	}
+	ASSERT_OK(m->detect(NULL, LIBNODE, fd, &data, &len), "V8 found in libnode");
+	close(fd);
+	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
+		goto out;
+	/* the pointer the code loads (objdump's "# addr" comment), then its
+	 * 8 bytes; the size's uint32 likewise */
+#define TARGET_OF(sym)                                                         \
+	"a=$(nm -D " LIBNODE " | awk '$3 == \"" sym "\" {print $1}'); "         \
+	"objdump -d --start-address=0x$a --stop-address=$((0x$a + 8)) " LIBNODE \
+	" | awk '/lea/ {for (i = 1; i < NF; i++) if ($i == \"#\") {print $(i + 1); exit}}'"
+#define BYTES_AT(var, n)                                                       \
+	"$(objdump -s --start-address=0x$" var " --stop-address=$((0x$" var   \
+	" + " #n ")) " LIBNODE " | awk '/^ [0-9a-f]+ / {print $2 $3; exit}')"
+	ASSERT_OK(fix_run("p=$(" TARGET_OF("_ZN2v88internal23DefaultEmbeddedBlobCodeEv")
+			  "); s=$(" TARGET_OF("_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv")
+			  "); python3 -c \"import struct; print("
+			  "struct.unpack('<Q', bytes.fromhex('" BYTES_AT("p", 8) "'))[0], "
+			  "struct.unpack('<I', bytes.fromhex('" BYTES_AT("s", 4) "'[:8]))[0])\"",
+			  out, sizeof(out)), "objdump");
+#undef BYTES_AT
+#undef TARGET_OF
+	ASSERT_EQ(sscanf(out, "%llu %llu", &lo, &size), 2, out);
+	test_note("libnode.so.108: V8 %u.%u.%u.%u, builtins %#llx..%#llx "
+		  "(objdump %#llx + %llu), %u optional fields defaulted",
+		  r.major, r.minor, r.build, r.patch,
+		  (unsigned long long)r.blob_lo, (unsigned long long)r.blob_hi,
+		  lo, size, r.missing);
+	ASSERT_EQ(r.major, 10, "V8 10 (node 18)");
+	ASSERT_EQ(r.blob_lo, lo, "the builtins' address");
+	ASSERT_EQ(r.blob_hi - r.blob_lo, size, "their size");
+	ASSERT_EQ(r.off_fp_function, -16, "off_fp_function");
+out:
+	free(data);
+}
+
+/* A process image laid out as node 20 has its objects, read in place of
+ * the process: a cons-string name, a two-byte script name, and the line
+ * from the bytecode's source positions at the frame's bytecode offset. */
+struct image {
+	uint8_t b[2048];
+};
+
+static int image_read(void *arg, pid_t pid, uint64_t addr, void *buf,
+		      size_t len)
+{
+	const struct image *im = arg;
+
+	(void)pid;
+	if (addr < 0x10000 || addr - 0x10000 + len > sizeof(im->b))
+		return -EFAULT;
+	memcpy(buf, im->b + (addr - 0x10000), len);
+	return 0;
+}
+
+static void put_ptr(struct image *im, unsigned at, unsigned to)
+{
+	uint64_t v = 0x10000 + to + 1;
+
+	memcpy(im->b + at, &v, 8);
+}
+
+static void put_u32(struct image *im, unsigned at, uint32_t v)
+{
+	memcpy(im->b + at, &v, 4);
+}
+
+/* A string object at at: map, length, chars (one byte). */
+static void put_str(struct image *im, unsigned at, unsigned map,
+		    const char *s)
+{
+	put_ptr(im, at, map);
+	put_u32(im, at + 12, (uint32_t)strlen(s));
+	memcpy(im->b + at + 16, s, strlen(s));
+}
+
+TEST(v8_frame_name_from_image)
+{
+	static const struct v8_layout l = {
+		.map = 0, .map_type = 12, .fn_shared = 24, .sfi_name = 16,
+		.sfi_script = 32, .script_name = 16, .str_length = 12,
+		.seq1_chars = 16, .seq2_chars = 16, .cons_first = 16,
+		.cons_second = 24, .thin_actual = 16, .fixed_data = 16,
+		.si_ncontextlocals = 2, .si_first_vars = 3,
+		.first_nonstring = 128, .not_string_mask = 0xff80,
+		.enc_mask = 8, .one_byte_tag = 8, .repr_mask = 7, .seq_tag = 0,
+		.cons_tag = 1, .thin_tag = 5, .type_sfi = 262,
+		.type_script = 167, .type_scope_info = 261,
+		.sfi_function_data = 8, .bca_positions = 32, .bca_data = 54,
+		.script_source = 8, .type_bytecode_array = 191,
+		.type_byte_array = 190,
+	};
+	/* maps: SFI, one-byte seq string, Script, cons one-byte, two-byte
+	 * seq string, BytecodeArray, ByteArray */
+	static const unsigned maps[][2] = { { 1792, 262 }, { 1824, 8 },
+					    { 1856, 167 }, { 1888, 9 },
+					    { 1920, 0 }, { 1952, 191 },
+					    { 1984, 190 } };
+	static const char src[] = "// one\n// two\nfunction chain_60() {\n\treturn 1;\n}\n";
+	static const char file[] = "/srv/split.js";
+	/* positions: (offset 0, script offset 14: "function"), then
+	 * (offset 4, statement, script offset 37: "return"); each a
+	 * zigzag VLQ, positions as (offset + 1) << 1 */
+	static const uint8_t table[] = { 0x01, (15 << 1) << 1, 4 << 1,
+					 (23 << 1) << 1 };
+	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2 };
+	struct interp_symbol out;
+	struct image im = { { 0 } };
+	unsigned i;
+
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		memcpy(im.b + maps[i][0] + 12, &maps[i][1], 2);
+	put_ptr(&im, 24, 64);		/* JSFunction.shared */
+	put_ptr(&im, 64, 1792);		/* SFI */
+	put_ptr(&im, 64 + 16, 256);	/* its name: a cons string */
+	put_ptr(&im, 64 + 32, 320);	/* its script */
+	put_ptr(&im, 64 + 8, 1024);	/* its bytecode */
+	put_ptr(&im, 256, 1888);
+	put_u32(&im, 256 + 12, 8);
+	put_ptr(&im, 256 + 16, 128);
+	put_ptr(&im, 256 + 24, 192);
+	put_str(&im, 128, 1824, "chain");
+	put_str(&im, 192, 1824, "_60");
+	put_ptr(&im, 320, 1856);	/* Script */
+	put_ptr(&im, 320 + 16, 384);	/* name: two-byte */
+	put_ptr(&im, 320 + 8, 512);	/* source */
+	put_ptr(&im, 384, 1920);
+	put_u32(&im, 384 + 12, sizeof(file) - 1);
+	for (i = 0; i < sizeof(file) - 1; i++)
+		im.b[384 + 16 + 2 * i] = (uint8_t)file[i];
+	put_str(&im, 512, 1824, src);
+	put_ptr(&im, 1024, 1952);	/* BytecodeArray */
+	put_ptr(&im, 1024 + 32, 1152);	/* its positions */
+	put_ptr(&im, 1152, 1984);
+	memcpy(im.b + 1152 + 8, &(uint64_t){ (uint64_t)sizeof(table) << 32 }, 8);
+	memcpy(im.b + 1152 + 16, table, sizeof(table));
+
+	/* an interpreted frame at bytecode 5: the statement at 4 */
+	f.payload[0] = 0x10000 + 1;
+	f.payload[1] = 0x10000 + 1024 + 1;
+	f.data = V8_FRAME_DATA(53 + 5, true);
+	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_STREQ(out.name, "chain_60", "the cons string's text");
+	ASSERT_STREQ(out.file, "/srv/split.js", "the two-byte script name");
+	ASSERT_EQ(out.line, 4, "the line of the statement it runs");
+	/* a compiled frame: the function's own first line */
+	f.payload[1] = 0;
+	f.data = 0;
+	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_EQ(out.line, 3, "the function's first line");
+	/* not a JSFunction: its shared is no SharedFunctionInfo */
+	memcpy(im.b + 1792 + 12, &(uint16_t){ 7 }, 2);
+	ASSERT_NEQ(v8_frame_name(image_read, &im, 1, &l, &f, &out), 0,
+		   "refused");
+}

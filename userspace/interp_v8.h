@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* V8's module (interp_v8.c): what its tests and fuzz target reach. */
+#ifndef EP_INTERP_V8_H
+#define EP_INTERP_V8_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "interp.h"
+
+/* The layout of one V8 build, from its v8dbg_* symbols: what names a
+ * frame.  Offsets are of tagged objects (a field is at ptr - 1 + off). */
+struct v8_layout {
+	uint16_t map;			 /* HeapObject::map */
+	uint16_t map_type;		 /* Map::instance_type (u16) */
+	uint16_t fn_shared;		 /* JSFunction::shared */
+	uint16_t sfi_name;		 /* SharedFunctionInfo::name_or_scope_info */
+	uint16_t sfi_script;		 /* SharedFunctionInfo::script_or_debug_info */
+	uint16_t script_name;		 /* Script::name */
+	uint16_t str_length;		 /* String::length (u32) */
+	uint16_t seq1_chars, seq2_chars; /* SeqOneByteString, SeqTwoByteString */
+	uint16_t cons_first, cons_second; /* ConsString */
+	uint16_t thin_actual;		 /* ThinString::actual */
+	uint16_t fixed_data;		 /* FixedArray::data: ScopeInfo's slots */
+	uint16_t si_ncontextlocals;	 /* ScopeInfo slot indices */
+	uint16_t si_first_vars;
+	uint16_t first_nonstring;	 /* instance types below it are strings */
+	uint16_t not_string_mask;	 /* IsNotStringMask */
+	uint16_t enc_mask, one_byte_tag; /* StringEncodingMask, OneByteStringTag */
+	uint16_t repr_mask;		 /* StringRepresentationMask */
+	uint16_t seq_tag, cons_tag, thin_tag;
+	uint16_t type_sfi, type_script, type_scope_info; /* instance types */
+	uint16_t sfi_function_data;	 /* SharedFunctionInfo::function_data */
+	uint16_t bca_positions;		 /* BytecodeArray::source_position_table */
+	uint16_t bca_data;		 /* BytecodeArray: its first bytecode */
+	uint16_t script_source;		 /* Script::source */
+	uint16_t type_bytecode_array, type_byte_array;
+	uint16_t code_bytecode; /* Code::bytecode_or_interpreter_data (baseline) */
+	uint16_t type_code;
+	uint16_t type_trusted_byte_array; /* V8 12: where positions live */
+};
+
+/* Name one V8 frame (bpf/v8.h: payload = the JSFunction, the frame's
+ * BytecodeArray slot) from memory read through read: the function's name
+ * ("<anonymous>" when V8 has none), its script's name, and the line: of
+ * the bytecode being run in an interpreted frame, else of the function's
+ * start, from the bytecode's source positions and the script's source
+ * (0 when V8 kept neither).  Returns 0, or a negative errno when the
+ * object is not a JSFunction of this layout. */
+int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		  const struct v8_layout *l, const struct interp_frame *f,
+		  struct interp_symbol *out);
+
+/* What detection kept for a file (its stored record), for tests. */
+struct v8_record {
+	unsigned major, minor, build, patch;
+	uint64_t blob_lo, blob_hi; /* the embedded builtins (ELF addresses) */
+	int off_fp_function, off_fp_context, off_fp_bytecode_array,
+		off_fp_bytecode_offset;
+	struct v8_layout layout;
+	unsigned missing; /* optional fields not found (layout from defaults) */
+};
+int v8_record_describe(const void *data, size_t len, struct v8_record *out);
+
+#endif
