@@ -78,8 +78,10 @@ fi
 wpid=$!
 pids="$pids -pid $wpid"
 # shellcheck disable=SC2086 # $pids and EP_PROFILER_ARGS are lists of flags
+# -off-cpu-threshold: the off-CPU program (sched_switch, BTF) loads too,
+# so every program of the skeleton is checked on every kernel
 "$bin" $pids -samples-per-second "$hz" -output "$work/out.folded" \
-	-cache-dir "$work/cache" -v $EP_PROFILER_ARGS \
+	-cache-dir "$work/cache" -off-cpu-threshold 0.01 -v $EP_PROFILER_ARGS \
 	>"$work/stdout" 2>"$work/stderr" &
 ppid=$!
 # wait for "started in", or for the daemon to exit (a load failure)
@@ -111,6 +113,10 @@ wait "$ppid"
 rc=$?
 kill "$wpid" $pypid 2>/dev/null
 wait "$wpid" $pypid 2>/dev/null
+
+# the CPU profile's files (rotated ones too), not the off-CPU ones beside
+# them (NAME.offcpu.folded, weighted in microseconds)
+cpu_folded=$(ls "$work"/out*.folded 2>/dev/null | grep -v '\.offcpu\.folded$')
 
 # "started in N ms: P programs, E perf events" (logged with -v)
 programs=$(sed -n 's/.*started in [0-9]* ms: \([0-9]*\) programs, \([0-9]*\) perf events.*/\1/p' \
@@ -153,7 +159,7 @@ set -- $(awk '
 		if (a) chain_a += count
 	}
 	END { printf "%d %d %d\n", total, main, chain_a }
-' "$work"/out*.folded 2>/dev/null || echo 0 0 0)
+' $cpu_folded 2>/dev/null || echo 0 0 0)
 wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 
 # The Python workload's stacks (its comm: the interpreter's file name, cut
@@ -219,7 +225,7 @@ set -- $(awk -v comm="$pycomm" '
 		printf "%d %d %.1f %.1f %.1f %d %d\n", total, full, h, m, l,
 			gap * 10 + 0.5, allow * 10 + 0.5
 	}
-' "$work"/out*.folded || echo 0 0 0 0 0 1000 0)
+' $cpu_folded || echo 0 0 0 0 0 1000 0)
 pysamples=${1:-0} pyfull=${2:-0} pyheavy=${3:-0} pymedium=${4:-0}
 pylight=${5:-0} pygap=${6:-1000} pyallow=${7:-0}
 
@@ -270,7 +276,7 @@ if [ "$status" = FAIL ]; then
 		cat "$work/python.stderr"
 	fi
 	echo "---- folded (first lines)"
-	cat "$work"/out*.folded 2>/dev/null | head -n 20
+	cat $cpu_folded 2>/dev/null | head -n 20
 	echo "---- end"
 	exit 1
 fi
