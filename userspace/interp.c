@@ -275,6 +275,9 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		*len = 0;
 	}
 	err = m->detect(im->state[k], path, fd, data, len);
+	/* not an ELF file (elfm's answer): no runtime in it */
+	if (err == -ENOEXEC)
+		err = -ENOENT;
 	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
 	if (im->store && (err == -ENOTSUP || err == -ENOENT)) {

@@ -93,8 +93,9 @@ struct interp_module {
 	int (*init)(void **state);
 	void (*fini)(void *state);
 	/* 0 with *data (malloc'd) and *len set: the file holds the runtime;
-	 * -ENOENT: it does not; -ENOTSUP: a version or build not supported
-	 * (kept, as a miss); other negative errnos: not kept (I/O). */
+	 * -ENOENT, or -ENOEXEC (not an ELF file, as elfm_open_fd says):
+	 * it does not; -ENOTSUP: a version or build not supported (kept, as
+	 * a miss); other negative errnos: not kept (I/O). */
 	int (*detect)(void *state, const char *path, int fd, void **data,
 		      size_t *len);
 	/* What detect's blobs are: record_size bytes, a u32 record_format

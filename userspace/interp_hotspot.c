@@ -819,7 +819,7 @@ static int hs_detect(void *state, const char *path, int fd, void **data,
 	(void)path;
 	err = elfm_open_fd(fd, &e);
 	if (err)
-		return err == -ENOEXEC ? -ENOENT : err;
+		return err;
 	elfm_find_syms(e, sym_names, HS_SYM_COUNT, value, size);
 	elfm_free(e);
 	if (!value[HS_SYM_STRUCTS])

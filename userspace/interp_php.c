@@ -218,7 +218,7 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 	(void)path;
 	err = elfm_open_fd(fd, &e);
 	if (err)
-		return err == -ENOEXEC ? -ENOENT : err;
+		return err;
 	elfm_find_syms(e, names, 5, value, size);
 	err = -ENOENT;
 	if (!size[0])

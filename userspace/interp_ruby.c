@@ -300,7 +300,7 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 	(void)path;
 	err = elfm_open_fd(fd, &e);
 	if (err)
-		return err == -ENOEXEC ? -ENOENT : err;
+		return err;
 	elfm_find_syms(e, names, 6, value, size);
 	err = -ENOENT;
 	if (!size[0] || !size[1])

@@ -284,7 +284,7 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 	(void)path;
 	err = elfm_open_fd(fd, &e);
 	if (err)
-		return err == -ENOEXEC ? -ENOENT : err;
+		return err;
 	n = name_list(names, at);
 	base = n - X_COUNT;
 	/* the frame-pointer slots say V8 is here: most files stop there */
