@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "debugfind.h"
 #include "dwinline.h"
-#include "symbols.h"
 
 #define BUILDS 3
 #define WARM 5
@@ -111,17 +111,18 @@ static int visit(const char *path, const struct stat *st, int type,
 static const char *libc_debug(void)
 {
 	static char path[512];
-	struct symb_table *st = NULL;
-	const char *id;
+	struct elfm *e = NULL, *d = NULL;
 	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return NULL;
-	if (symb_load_fd(fd, &st) == 0 && (id = symb_build_id(st)) &&
-	    strlen(id) > 2)
-		snprintf(path, sizeof(path),
-			 "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-	symb_free(st);
+	/* the project's finder: the build-id directory, the debuglink */
+	path[0] = 0;
+	if (elfm_open_fd(fd, &e) == 0 &&
+	    dbgf_open(e, "/lib/x86_64-linux-gnu/libc.so.6", NULL, &d, path, sizeof(path)) != 0)
+		path[0] = 0;
+	elfm_free(d);
+	elfm_free(e);
 	close(fd);
 	return path[0] ? path : NULL;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "debugfind.h"
 #include "dwinline.h"
 #include "inlcache.h"
 #include "symbols.h"
@@ -24,20 +25,20 @@
 static const char *libc_debug(void)
 {
 	static char path[512];
-	struct symb_table *st = NULL;
-	const char *id;
-	int fd;
+	struct elfm *e = NULL, *d = NULL;
+	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
 
-	fd = open(LIBC, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (symb_load_fd(fd, &st) == 0 && (id = symb_build_id(st)) &&
-	    strlen(id) > 2)
-		snprintf(path, sizeof(path),
-			 "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-	symb_free(st);
+	/* the project's finder: the build-id directory, the debuglink */
+	path[0] = 0;
+	if (elfm_open_fd(fd, &e) == 0 &&
+	    dbgf_open(e, LIBC, NULL, &d, path, sizeof(path)) != 0)
+		path[0] = 0;
+	elfm_free(d);
+	elfm_free(e);
 	close(fd);
-	return path[0] && access(path, R_OK) == 0 ? path : NULL;
+	return path[0] ? path : NULL;
 }
 
 struct func {

@@ -202,19 +202,18 @@ static int32_t location_index(struct ot *o, uint32_t l)
 		k.function = intern(o, &o->funcs, &f, sizeof(f));
 	}
 	if (rl->inl_more && k.function) {
-		uint32_t m;
+		uint32_t m, n;
 
 		k.chain = (int32_t)l + 1;
 		/* the chain's functions in the table now, found again when
 		 * the Location is written */
-		for (m = l + 1; m < o->b->n_locations; m++) {
+		n = rep_inl_chain_len(o->b->locations, o->b->n_locations, l);
+		for (m = l + 1; m < l + n; m++) {
 			const struct rep_location *ml = &o->b->locations[m];
 			struct function_key f = { str(o, ml->function),
 						  str(o, ml->filename) };
 
 			intern(o, &o->funcs, &f, sizeof(f));
-			if (!ml->inl_more)
-				break;
 		}
 	}
 	return o->loc_index[l] = intern(o, &o->locs, &k, sizeof(k));
@@ -445,11 +444,9 @@ static int build_functions(struct ot *o, ODict *d)
  * the batch's locations after first (rep_location.inl_more). */
 static int chain_lines(struct ot *o, uint32_t first, OLine *head, OLocation *l)
 {
-	uint32_t n = 1, m;
+	uint32_t n = rep_inl_chain_len(o->b->locations, o->b->n_locations,
+				       first), m;
 
-	while (first + n < o->b->n_locations &&
-	       o->b->locations[first + n - 1].inl_more)
-		n++;
 	if (!ARENA_ARRAY(o, l->lines, n))
 		return -ENOMEM;
 	l->lines[l->n_lines++] = head;

@@ -194,10 +194,9 @@ static int build_locations(struct pp *pp, PProfile *p)
 			/* an inline chain: one Line per function, innermost
 			 * first (pprof: the last is the caller the others
 			 * were inlined into) */
-			uint32_t n = 1, k;
+			uint32_t n = rep_inl_chain_len(b->locations,
+						       b->n_locations, i), k;
 
-			while (i + n < b->n_locations && b->locations[i + n - 1].inl_more)
-				n++;
 			l->line = rep_arena_calloc(&pp->arena, n, sizeof(*l->line));
 			if (!l->line)
 				return -ENOMEM;

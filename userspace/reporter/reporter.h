@@ -77,6 +77,18 @@ static inline bool rep_inl_member(const struct rep_location *locs, uint32_t l)
 	return l > 0 && locs[l - 1].inl_more;
 }
 
+/* The functions of the chain that starts at location first (1 when it
+ * is no chain), within the n locations of the batch. */
+static inline uint32_t rep_inl_chain_len(const struct rep_location *locs,
+					 uint32_t n, uint32_t first)
+{
+	uint32_t k = 1;
+
+	while (first + k < n && locs[first + k - 1].inl_more)
+		k++;
+	return k;
+}
+
 /* Leaf first, as the stack really is: kernel frames (if any) first, then
  * user frames.  pprof and OTLP keep this order; folded and SVG always draw
  * kernel frames above user frames. */
