@@ -15,13 +15,14 @@ elfutils ruby"
 # (aarch64-linux-gnu-readelf is the oracle of the arm64 CFI tests), and
 # the arm64 builds of every library in the Makefile's PKGS through
 # multiarch (all Multi-Arch: same, so they sit beside the amd64 ones);
-# libc6:arm64 is also the arm64 libc the unit tests parse, and
+# libc6:arm64 is also the arm64 libc the unit tests parse; libstdc++6:arm64
+# completes what the daemon needs at run time (ci/elf-libs.sh lists it); and
 # qemu-user-static runs the arm64 unit-test runner on x86.
 CROSS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
 qemu-user-static"
 CROSS_ARM64="libc6 libc6-dev libbpf-dev libelf-dev zlib1g-dev liblmdb-dev
 libprotobuf-c-dev libcurl4-openssl-dev libssl-dev libdw-dev libzstd-dev
-libxxhash-dev"
+libxxhash-dev libstdc++6"
 
 # The upstream .proto files the strict-decoder tests give protoc (never
 # committed: the project writes its own from the field numbers).  Debian
