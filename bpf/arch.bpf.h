@@ -67,6 +67,9 @@ static __always_inline __u64 strip_ra(__u64 ra)
  * pc; pstate; }.  x29, x30, sp and pc are four words from regs[29].
  */
 #define SIGFRAME_X29 (128 + 176 + 8 + 29 * 8)
+_Static_assert(SIGFRAME_X29 == __builtin_offsetof(struct rt_sigframe,
+						  uc.uc_mcontext.regs[29]),
+	       "rt_sigframe layout (the kernel's BTF)");
 
 static __always_inline __u32 signal_step(struct scratch *s)
 {

@@ -421,7 +421,8 @@ unwind:
 		goto next;
 	}
 	err = apply_rule(s, rule);
-	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED) &&
+	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
+	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {
 		metric_inc(err);
 		st->n_fp++;
