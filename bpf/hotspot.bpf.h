@@ -56,7 +56,7 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 		sender = fp + 16;
 	s->st.regs[R_SP] = sender;
 	s->st.regs[R_FP] = frame[0];
-	s->st.pc = frame[1];
+	s->st.pc = strip_ra(frame[1]);
 	s->st.flags |= ST_RETURN_ADDR;
 	return INTERP_UNWOUND;
 }
@@ -117,7 +117,7 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	metric_inc(METRIC_HOTSPOT_COMPILED);
 	s->st.regs[R_SP] = sp;
 	s->st.regs[R_FP] = frame[0];
-	s->st.pc = frame[1];
+	s->st.pc = strip_ra(frame[1]);
 	s->st.flags |= ST_RETURN_ADDR;
 	return INTERP_UNWOUND;
 }
