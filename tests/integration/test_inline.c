@@ -116,16 +116,20 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
  * with several Lines, innermost first (caller's frame, at a return
  * address inside inlined_a's code: inlined_a, then caller), decoded by
  * protoc against the upstream protos. */
+static void one_location_many_lines(const char *kind, const char *decoded)
+{
+	(void)kind;
+	ASSERT_TRUE(strstr(decoded, "inline=inlined_a;caller\n"),
+		    "inlined_a's Location: inlined_a, then caller");
+	ASSERT_TRUE(strstr(decoded, "inline=inlined_b;caller\n"),
+		    "inlined_b's Location: inlined_b, then caller");
+}
+
 TEST_ROOT(inline_frames_one_location_many_lines)
 {
-	static const char *const kinds[][2] = { { "pprof", "i.pb.gz" },
-						{ "otlp", "i.otlp" } };
 	const char *bin = h_workload("inline");
-	char *out = malloc(1 << 16), pid[16];
-	unsigned k;
+	const char *extra[] = { "-inline-frames", NULL };
 
-	if (!out)
-		return;
 	if (access(bin, X_OK)) {
 		test_skip("inline not built: see the workloads build");
 	} else if (!fix_upstream_protos()) {
@@ -134,32 +138,11 @@ TEST_ROOT(inline_frames_one_location_many_lines)
 		char *wargv[] = { (char *)bin, "20", NULL };
 		pid_t w = h_spawn(wargv);
 
-		snprintf(pid, sizeof(pid), "%d", (int)w);
 		usleep(200000);
-		for (k = 0; w > 0 && k < 2; k++) {
-			const char *path = test_tmppath(kinds[k][1]);
-			const char *args[] = { "-pid", pid, "-duration", "3s",
-					       "-samples-per-second", "499",
-					       "-inline-frames", "-output", path,
-					       NULL };
-			char *err = NULL;
-			int rc = h_profile(args, &err, 60);
-
-			free(err);
-			if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-				continue;
-			rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
-			test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
-			ASSERT_EQ(rc, 0, "protoc decodes it");
-			ASSERT_TRUE(strstr(out, "inline=inlined_a;caller\n"),
-				    "inlined_a's Location: inlined_a, then caller");
-			ASSERT_TRUE(strstr(out, "inline=inlined_b;caller\n"),
-				    "inlined_b's Location: inlined_b, then caller");
-		}
 		if (w > 0) {
+			h_each_decoded(w, extra, one_location_many_lines);
 			kill(w, SIGKILL);
 			h_wait(w, 5);
 		}
 	}
-	free(out);
 }

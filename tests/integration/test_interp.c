@@ -110,16 +110,20 @@ out:
  * Location with several Lines, innermost first (beta's frame: gamma,
  * then beta), as a native frame's DWARF inline chain is; decoded by
  * protoc against the upstream protos. */
+static void beta_inlines_gamma(const char *kind, const char *decoded)
+{
+	(void)kind;
+	ASSERT_TRUE(strstr(decoded, "inline=gamma;beta\n"),
+		    "beta's Location: gamma, then beta");
+	ASSERT_TRUE(!strstr(decoded, "alpha"),
+		    "alpha's Location: one line, no chain");
+}
+
 TEST_ROOT(interp_test_runtime_inline_chain_one_location)
 {
-	static const char *const kinds[][2] = { { "pprof", "f.pb.gz" },
-						{ "otlp", "f.otlp" } };
 	const char *bin = h_workload("fakert");
-	char *out = malloc(1 << 16), pid[16];
-	unsigned k;
+	const char *extra[] = { "-tracers", "native,test", NULL };
 
-	if (!out)
-		return;
 	if (access(bin, X_OK)) {
 		test_skip("fakert not built: see the workloads build");
 	} else if (!fix_upstream_protos()) {
@@ -128,32 +132,11 @@ TEST_ROOT(interp_test_runtime_inline_chain_one_location)
 		char *wargv[] = { (char *)bin, "20", NULL };
 		pid_t w = h_spawn(wargv);
 
-		snprintf(pid, sizeof(pid), "%d", (int)w);
 		usleep(200000);
-		for (k = 0; w > 0 && k < 2; k++) {
-			const char *path = test_tmppath(kinds[k][1]);
-			const char *args[] = { "-pid", pid, "-duration", "3s",
-					       "-samples-per-second", "499",
-					       "-tracers", "native,test",
-					       "-output", path, NULL };
-			char *err = NULL;
-			int rc = h_profile(args, &err, 60);
-
-			free(err);
-			if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-				continue;
-			rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
-			test_note("%s, strict decode:\n%.600s", kinds[k][0], out);
-			ASSERT_EQ(rc, 0, "protoc decodes it");
-			ASSERT_TRUE(strstr(out, "inline=gamma;beta\n"),
-				    "beta's Location: gamma, then beta");
-			ASSERT_TRUE(!strstr(out, "alpha"),
-				    "alpha's Location: one line, no chain");
-		}
 		if (w > 0) {
+			h_each_decoded(w, extra, beta_inlines_gamma);
 			kill(w, SIGKILL);
 			h_wait(w, 5);
 		}
 	}
-	free(out);
 }
