@@ -33,6 +33,7 @@ struct config {
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
 	int rule_cache_entries;
+	int map_cache_entries;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
 	/* output */
 	const char *output;

@@ -457,6 +457,7 @@ static int run(struct daemon *d)
 	to.offcpu_threshold = d->cfg.off_cpu_threshold;
 	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
+	to.map_cache_entries = (uint32_t)d->cfg.map_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);

@@ -389,6 +389,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	if (pm->synced_fn)
 		pm->synced_fn(pm->synced_arg, p);
 	pi.flags = PID_F_SYNCED;
+	pi.map_gen = ++pm->map_gen ? pm->map_gen : ++pm->map_gen;
 	uint32_t key = (uint32_t)pid;
 	err = bm_update(pm->bm, BM_PID_INFO, &key, &pi);
 	if (err) {
