@@ -108,9 +108,6 @@ __weak const volatile __u64 offcpu_threshold = 0;
 __weak const volatile __u32 rule_cache_mask = 0;
 /* Entries of map_cache - 1 (a power of two minus one); 0: no cache. */
 __weak const volatile __u32 map_cache_mask = 0;
-/* The stack-delta tables' generation: userland bumps it after it removes
- * pages or frees rules, so rule_cache entries from before are ignored. */
-__weak volatile __u32 delta_gen = 0;
 
 /* ---- maps --------------------------------------------------------------- */
 

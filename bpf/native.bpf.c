@@ -97,7 +97,7 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 					    __u64 addr, __u32 *err)
 {
-	__u32 gen = delta_gen, slot;
+	__u32 gen = st->cur.load_gen, slot;
 	struct rule_cache_ent *e;
 	int rule;
 

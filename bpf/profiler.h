@@ -268,8 +268,14 @@ struct mapping_info {
 	__u32 flags;   /* MAP_F_* */
 	__u32 interp_mask; /* bit per enum interp_kind, with MAP_F_INTERP: a
 			    * file may hold more than one runtime */
+	/* which load of the file's stack deltas the mapping uses (userland
+	 * numbers each load; never 0 with MAP_F_DELTAS): rule_cache
+	 * entries of another load are ignored, since a file reloaded may
+	 * use other rule indexes, and freed ones are reused */
+	__u32 load_gen;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct mapping_info) == 40, "mapping_info layout");
+_Static_assert(sizeof(struct mapping_info) == 48, "mapping_info layout");
 
 /* ---- stack deltas ------------------------------------------------------- */
 
@@ -290,9 +296,12 @@ struct page_info {
 _Static_assert(sizeof(struct page_info) == 8, "page_info layout");
 
 /* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
- * index, valid while gen equals the tables' generation (delta_gen, bumped
- * by userland whenever rows or rules go away).  check guards against an
- * entry torn by a program that interrupted its writer on the same CPU. */
+ * index, valid for the load of the file's deltas it was cached from (gen:
+ * the mapping's load_gen).  A file's rows and its references on rules
+ * stay while any process maps it, so the entries of a loaded file stay
+ * right; those of a file unloaded are never matched again, whatever
+ * becomes of its rule indexes.  check guards against an entry torn by a
+ * program that interrupted its writer on the same CPU. */
 struct rule_cache_ent {
 	__u64 file_id;
 	__u64 addr;
@@ -317,14 +326,13 @@ struct map_cache_ent {
 	__u32 gen;
 	struct mapping_info mi;
 	__u64 check;
-	__u64 pad;
 };
 _Static_assert(sizeof(struct map_cache_ent) == 64, "map_cache_ent layout");
 #define MAP_CACHE_CHECK(e)                                                     \
 	(((__u64)(e)->pid << 32 | (e)->gen) ^ (e)->mi.file_id ^ (e)->mi.bias ^ \
 	 (e)->mi.start ^ (e)->mi.end ^                                         \
 	 ((__u64)(e)->mi.flags << 32 | (e)->mi.interp_mask) ^                  \
-	 0x9ae16a3b2f90404fULL)
+	 (__u64)(e)->mi.load_gen ^ 0x9ae16a3b2f90404fULL)
 /* default entries per CPU (-map-cache-entries), a power of two */
 #define MAP_CACHE_DEFAULT 1024
 #define MAP_CACHE_REGION_BITS 16

@@ -92,6 +92,7 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 		.end = m->end,
 		.flags = m->flags,
 		.interp_mask = m->file ? m->file->interp_mask : 0,
+		.load_gen = m->file ? m->file->load_gen : 0,
 	};
 	int n, i, err = 0;
 

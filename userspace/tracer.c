@@ -336,7 +336,6 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	}
 	t->bm.ops = &tr_libbpf_ops;
 	t->bm.ctx = t;
-	t->bm.gen = &skel->bss->delta_gen;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
 	t->map_fds[BM_MAPPINGS] = bpf_map__fd(skel->maps.mappings);
 	t->map_fds[BM_PAGES] = bpf_map__fd(skel->maps.delta_pages);
