@@ -328,8 +328,6 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 	return 0;
 }
 
-/* Resolve pc's mapping into st->cur, from the two-entry cache or the
- * trie.  Returns false when the pc is in no known mapping. */
 /* The trie lookup of pc's mapping through the per-CPU cache of recent
  * answers (struct map_cache_ent): NULL when pc is in no mapping. */
 static __always_inline struct mapping_info *
@@ -366,6 +364,8 @@ lookup_mapping_cached(struct ustate *st, __u64 pc)
 	return mi;
 }
 
+/* Resolve pc's mapping into st->cur, from the two-entry cache or the
+ * trie.  Returns false when the pc is in no known mapping. */
 static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 {
 	struct mapping_info *mi, tmp;
