@@ -14,9 +14,13 @@
 
 struct inl_cache {
 	struct inl_opts o;
-	struct hm by_id;	/* file id64 -> table pointer, 0: none */
+	/* file id64 -> table pointer, 0: none, or PENDING(generation): its
+	 * debug file is being downloaded (pointers are even) */
+	struct hm by_id;
 	struct inl_stats st;
 };
+
+#define PENDING(gen) (((gen) << 1) | 1)
 
 int inl_new(const struct inl_opts *o, struct inl_cache **out)
 {
@@ -46,7 +50,8 @@ void inl_free(struct inl_cache *c)
 	if (!c)
 		return;
 	while (hm_next(&c->by_id, &it, &k, &v))
-		dwi_free((struct dwi_table *)(uintptr_t)v);
+		if (!(v & 1))
+			dwi_free((struct dwi_table *)(uintptr_t)v);
 	hm_free(&c->by_id);
 	free(c);
 }
@@ -99,6 +104,13 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 		goto none;
 	}
 	fd = c->o.debug_fd ? c->o.debug_fd(c->o.arg, f) : own_debug_fd(f);
+	if (fd == -EAGAIN && c->o.fetch_gen) {
+		/* asked again when a download has ended */
+		if (hm_put(&c->by_id, f->id64,
+			   PENDING(c->o.fetch_gen(c->o.fetch_arg))) == 0)
+			c->st.pending++;
+		return NULL;
+	}
 	err = fd < 0 ? fd : dwi_build_fd(fd, &o, &t);
 	if (fd >= 0)
 		close(fd);
@@ -141,11 +153,23 @@ int inl_lookup(struct inl_cache *c, const struct exe_file *f, uint64_t addr,
 	struct dwi_table *t;
 	uint64_t v;
 
-	if (hm_get(&c->by_id, f->id64, &v))
-		t = (struct dwi_table *)(uintptr_t)v;
-	else
+	if (!hm_get(&c->by_id, f->id64, &v)) {
 		t = build(c, f);
+	} else if (v & 1) {
+		if (PENDING(c->o.fetch_gen(c->o.fetch_arg)) == v)
+			return 0;
+		hm_del(&c->by_id, f->id64);
+		c->st.pending--;
+		t = build(c, f);
+	} else {
+		t = (struct dwi_table *)(uintptr_t)v;
+	}
 	return t ? dwi_lookup(t, addr, out, INL_MAX_FRAMES) : 0;
+}
+
+bool inl_busy(struct inl_cache *c)
+{
+	return c->o.fetch_busy && c->o.fetch_busy(c->o.fetch_arg);
 }
 
 void inl_get_stats(const struct inl_cache *c, struct inl_stats *out)

@@ -15,6 +15,7 @@
 #ifndef EP_INLCACHE_H
 #define EP_INLCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,13 @@ struct inl_opts {
 	uint64_t max_build_ns;	/* one table, 0: INL_MAX_BUILD_NS */
 	inl_debug_fd_fn debug_fd; /* NULL: the file, else debugfind */
 	void *arg;
+	/* A debug file that may come later (debugfind's -EAGAIN: a
+	 * debuginfod download queued, dbgfetch.h): the file is tried again
+	 * once fetch_gen() has moved; inl_busy() is fetch_busy().  NULL:
+	 * -EAGAIN is "none". */
+	uint64_t (*fetch_gen)(void *fetch_arg);
+	bool (*fetch_busy)(void *fetch_arg);
+	void *fetch_arg;
 };
 
 struct inl_stats {
@@ -58,6 +66,7 @@ struct inl_stats {
 	uint64_t full;		/* files left out: bound on files or bytes */
 	uint64_t bytes;		/* bytes the tables hold */
 	uint64_t build_ns;	/* time spent building */
+	uint64_t pending;	/* files waiting for a debug file download */
 };
 
 int inl_new(const struct inl_opts *o, struct inl_cache **out);
@@ -70,6 +79,10 @@ void inl_free(struct inl_cache *c);
  */
 int inl_lookup(struct inl_cache *c, const struct exe_file *f, uint64_t addr,
 	       struct dwi_frame *out);
+/* True while a debug file some table may need is being downloaded: the
+ * pipeline keeps records back meanwhile, so their frames are named with
+ * it (bounded there). */
+bool inl_busy(struct inl_cache *c);
 void inl_get_stats(const struct inl_cache *c, struct inl_stats *out);
 
 #endif
