@@ -34,7 +34,7 @@ PKG_CONFIG ?= pkg-config
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-PKGS := libbpf libelf zlib lmdb libprotobuf-c libcurl libcrypto libdw libzstd libxxhash
+PKGS := libbpf libelf zlib lmdb libprotobuf-c libcurl libcrypto libdw libzstd libxxhash liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

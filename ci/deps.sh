@@ -6,7 +6,7 @@ set -eu
 
 BUILD="make gcc g++ clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev libzstd-dev libxxhash-dev
+libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev libzstd-dev libxxhash-dev liblzma-dev
 binutils"
 TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
 libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
