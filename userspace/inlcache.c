@@ -11,6 +11,7 @@
 #include "debugfind.h"
 #include "elfmap.h"
 #include "hashmap.h"
+#include "store.h"
 
 struct inl_cache {
 	struct inl_opts o;
@@ -89,6 +90,45 @@ static int own_debug_fd(const struct exe_file *f)
 	return ret;
 }
 
+static int load_stored(void *arg, const void *val, size_t len)
+{
+	return dwi_load(val, len, arg);
+}
+
+/* f's table from the persistent cache, or NULL.  A record that passed
+ * the store's checksum but not dwi_load's checks (another version, or
+ * written damaged) is counted, and replaced by the table built next. */
+static struct dwi_table *stored(struct inl_cache *c, const struct exe_file *f)
+{
+	struct dwi_table *t = NULL;
+	int err;
+
+	if (!c->o.store)
+		return NULL;
+	err = store_read(c->o.store, f->id.b, STORE_KIND_INLINE, load_stored,
+			 &t);
+	if (!err) {
+		c->st.from_store++;
+		return t;
+	}
+	if (err == -EPROTO || err == -EBADMSG)
+		c->st.store_rejected++;
+	return NULL;
+}
+
+static void keep(struct inl_cache *c, const struct exe_file *f,
+		 const struct dwi_table *t)
+{
+	const void *blob;
+	size_t len;
+
+	if (!c->o.store)
+		return;
+	blob = dwi_blob(t, &len);
+	if (store_put(c->o.store, f->id.b, STORE_KIND_INLINE, blob, len))
+		c->st.store_errors++;
+}
+
 static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 {
 	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes,
@@ -103,6 +143,9 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 		c->st.full++;
 		goto none;
 	}
+	t = stored(c, f);
+	if (t)
+		goto have;
 	fd = c->o.debug_fd ? c->o.debug_fd(c->o.arg, f) : own_debug_fd(f);
 	if (fd == -EAGAIN && c->o.fetch_gen) {
 		/* asked again when a download has ended */
@@ -124,6 +167,9 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 			c->st.errors++;
 		goto none;
 	}
+	c->st.built++;
+	keep(c, f, t);
+have:
 	dwi_stats(t, &ds);
 	if (c->st.bytes + ds.bytes > c->o.max_bytes) {
 		c->st.full++;

@@ -23,6 +23,7 @@
 #include "exemgr.h"
 
 struct inl_cache;
+struct store;
 
 /* An fd open on the file that holds f's .debug_info (the caller closes
  * it after the call), or a negative errno when f has none. */
@@ -55,6 +56,12 @@ struct inl_opts {
 	uint64_t (*fetch_gen)(void *fetch_arg);
 	bool (*fetch_busy)(void *fetch_arg);
 	void *fetch_arg;
+	/* The persistent cache (not owned; NULL: none): a file's table is
+	 * read from it by file id (STORE_KIND_INLINE) before DWARF is
+	 * parsed, through dwi_load's checks, and a table built is put
+	 * there, so a restart (or a host sharing the cache) parses no
+	 * DWARF again.  A record dwi_load refuses is counted and rebuilt. */
+	struct store *store;
 };
 
 struct inl_stats {
@@ -67,6 +74,10 @@ struct inl_stats {
 	uint64_t bytes;		/* bytes the tables hold */
 	uint64_t build_ns;	/* time spent building */
 	uint64_t pending;	/* files waiting for a debug file download */
+	uint64_t built;		/* tables built from DWARF */
+	uint64_t from_store;	/* tables read from the persistent cache */
+	uint64_t store_rejected; /* records dwi_load refused (then rebuilt) */
+	uint64_t store_errors;	/* tables the cache did not take */
 };
 
 int inl_new(const struct inl_opts *o, struct inl_cache **out);

@@ -555,7 +555,7 @@ static int run(struct daemon *d)
 	/* inline frames (issue 23): one cache for both pipelines, which run
 	 * on this thread */
 	if (!err && d->cfg.inline_frames) {
-		struct inl_opts io = { 0 };
+		struct inl_opts io = { .store = d->store };
 
 		if (d->dbgd) {
 			io.fetch_gen = fetch_gen;

@@ -409,6 +409,12 @@ static void series_inline_without(const struct metrics_snap *s, struct mo *o)
 	put_label(o, "full", (double)s->inl.full, NULL);
 }
 
+static void series_inline_loaded(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "built", (double)s->inl.built, NULL);
+	put_label(o, "cache", (double)s->inl.from_store, NULL);
+}
+
 static void series_debuginfod_fetches(const struct metrics_snap *s,
 				      struct mo *o)
 {

@@ -212,6 +212,12 @@
 	X(inline_files_without_total, counter, "reason",                       \
 	  "Files given no inline-frames table: no DWARF, an error, over the time bound, or the cache full.", \
 	  "inline_without", SERIES(inline_without))                            \
+	X(inline_tables_loaded_total, counter, "from",                         \
+	  "Inline-frames tables made: built from DWARF, or read from the persistent cache.", \
+	  "inline_loaded", SERIES(inline_loaded))                              \
+	X(inline_cache_rejected_total, counter, "",                            \
+	  "Inline-frames tables in the cache that the checked loader refused (then rebuilt).", \
+	  "inline_cache_rejected", VALUE(s->inl.store_rejected))               \
 	X(inline_tables_pending, gauge, "",                                    \
 	  "Files whose inline-frames table waits for a debug file download (debuginfod).", \
 	  "inline_pending", VALUE(s->inl.pending))                             \

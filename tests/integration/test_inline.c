@@ -124,6 +124,41 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 	rmdir(bid_dir); /* only when the test made it (else not empty) */
 }
 
+/* Tables kept in the persistent cache: the second run on one cache
+ * directory parses no DWARF (every table read from the cache) and names
+ * the same chains. */
+TEST_ROOT(inline_frames_tables_from_cache)
+{
+	const char *bin = h_workload("inline");
+	char cache[512];
+	const char *more[] = { "-cache-dir", cache, NULL };
+	long long built[2], cached[2];
+	char *summary = NULL;
+	int run;
+
+	if (access(bin, X_OK)) {
+		test_skip("inline not built: see the workloads build");
+		return;
+	}
+	snprintf(cache, sizeof(cache), "%s/cache", test_tmpdir());
+	for (run = 0; run < 2; run++) {
+		split_check_with(bin, "inline", more, &summary);
+		built[run] = h_summary_value(summary, "inline_loaded_built");
+		cached[run] = h_summary_value(summary, "inline_loaded_cache");
+		test_note("run %d: tables built %lld, from the cache %lld, "
+			  "build %lld ms, rejected %lld", run + 1, built[run],
+			  cached[run],
+			  h_summary_value(summary, "inline_build_ms"),
+			  h_summary_value(summary, "inline_cache_rejected"));
+		free(summary);
+		summary = NULL;
+	}
+	ASSERT_GE(built[0], 1, "first run: tables built");
+	ASSERT_EQ(built[1], 0, "second run: no table built");
+	ASSERT_EQ(cached[1], built[0] + cached[0],
+		  "second run: every table from the cache");
+}
+
 /* The build id of the ELF file at path, in hex, or "" (id: 129 bytes). */
 static void build_id_of(const char *path, char *id)
 {
