@@ -565,6 +565,7 @@ static int run(struct daemon *d)
 		err = inl_new(&io, &d->inl);
 	}
 	po.inlines = d->inl;
+	po.native_lines = d->cfg.folded_lines;
 	if (!err)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)

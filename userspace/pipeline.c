@@ -820,6 +820,7 @@ void tp_batch(struct tp *tp, struct rep_batch *b)
 	b->host_name = tp->host;
 	b->os_type = "linux";
 	b->kernel_release = tp->kernel;
+	b->native_lines = tp->o.native_lines;
 	b->n_mappings = tp->n_maps;
 	b->mappings = tp->maps;
 	b->n_locations = tp->n_locs;

@@ -124,6 +124,76 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 	rmdir(bid_dir); /* only when the test made it (else not empty) */
 }
 
+/* The line of tests/workloads/inline.c holding needle, or 0. */
+static int inline_c_line(const char *needle)
+{
+	char path[1024], buf[512];
+	int n = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/workloads/inline.c",
+		 test_srcdir());
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		n++;
+		if (strstr(buf, needle))
+			found = n;
+	}
+	fclose(f);
+	return found;
+}
+
+/* -folded-lines: each frame named from DWARF is "func (inline.c:line)",
+ * the line where it is in the chain (the call site of the next frame
+ * inward), as the source file says; without the flag, the function only
+ * (the other tests). */
+TEST_ROOT(inline_frames_folded_lines)
+{
+	const char *bin = h_workload("inline");
+	const char *extra[] = { "-inline-frames", "-folded-lines", NULL };
+	int lm = inline_c_line("sink += caller("),
+	    lc_a = inline_c_line("= inlined_a(a)"),
+	    lc_b = inline_c_line("inlined_b(b)"),
+	    la = inline_c_line("CALL_A */"), lb = inline_c_line("CALL_B */");
+	char *wargv[] = { (char *)bin, "12", NULL }, want_a[256], want_b[256];
+	double a, b;
+	struct folded f;
+	char *err = NULL;
+	int rc;
+
+	if (access(bin, X_OK)) {
+		test_skip("inline not built: see the workloads build");
+		return;
+	}
+	if (!ASSERT_TRUE(lm && lc_a && lc_b && la && lb, "lines in inline.c"))
+		return;
+	snprintf(want_a, sizeof(want_a),
+		 "main (inline.c:%d);caller (inline.c:%d);inlined_a (inline.c:%d)",
+		 lm, lc_a, la);
+	snprintf(want_b, sizeof(want_b),
+		 "main (inline.c:%d);caller (inline.c:%d);inlined_b (inline.c:%d)",
+		 lm, lc_b, lb);
+	rc = h_profile_workload(wargv, "4s", "999", extra, &f, &err);
+	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+		printf("%s\n", err ? err : "");
+	free(err);
+	if (rc)
+		return;
+	a = h_share(&f, "inline", want_a);
+	b = h_share(&f, "inline", want_b);
+	test_note("%llu samples: \"%s\" %.1f%%, \"%s\" %.1f%%",
+		  (unsigned long long)h_count_comm(&f, "inline"), want_a,
+		  100 * a, want_b, 100 * b);
+	ASSERT_GE(h_count_comm(&f, "inline"), 500, "samples");
+	if (!ASSERT_GE((a + b) * 10000, 9900, "stacks with the lines"))
+		h_dump_top(&f, "inline", 8);
+	if (a + b > 0)
+		ASSERT_NEAR(100 * a / (a + b), 60, 3, "inlined_a's share");
+	h_free_folded(&f);
+}
+
 /* Tables kept in the persistent cache: the second run on one cache
  * directory parses no DWARF (every table read from the cache) and names
  * the same chains. */
