@@ -127,22 +127,7 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 /* The line of tests/workloads/inline.c holding needle, or 0. */
 static int inline_c_line(const char *needle)
 {
-	char path[1024], buf[512];
-	int n = 0, found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tests/workloads/inline.c",
-		 test_srcdir());
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (!found && fgets(buf, sizeof(buf), f)) {
-		n++;
-		if (strstr(buf, needle))
-			found = n;
-	}
-	fclose(f);
-	return found;
+	return (int)test_src_line("tests/workloads/inline.c", needle);
 }
 
 /* -folded-lines: each frame named from DWARF is "func (inline.c:line)",

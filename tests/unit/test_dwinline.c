@@ -286,25 +286,10 @@ static const char *inline_workload(void)
 	return system(cmd) == 0 ? path : NULL;
 }
 
-/* The line of the source holding marker, or 0. */
+/* The line of the workload's source holding marker, or 0. */
 static unsigned src_line(const char *marker)
 {
-	char path[4096], line[1024];
-	unsigned n = 0, found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tests/workloads/inline.c",
-		 test_srcdir());
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, marker))
-			found = n;
-	}
-	fclose(f);
-	return found;
+	return test_src_line("tests/workloads/inline.c", marker);
 }
 
 /* Addresses of the calls to callee inside func, from binutils' objdump
