@@ -53,6 +53,7 @@ struct dbgd {
 	struct dbgd_item *q;	/* ring of max_queue */
 	uint32_t q_head, q_len;
 	bool in_flight;
+	uint64_t last_queued_ns;
 	struct hm state;	/* build-id hash -> ST_* */
 	uint64_t gen;
 	struct dbgd_stats st;
@@ -405,6 +406,7 @@ int dbgd_fetch(const uint8_t *id, size_t id_len, void *arg)
 	memcpy(d->q[(d->q_head + d->q_len) % d->o.max_queue].id, id, id_len);
 	d->q[(d->q_head + d->q_len) % d->o.max_queue].len = id_len;
 	d->q_len++;
+	d->last_queued_ns = now_ns();
 	pthread_cond_signal(&d->cv);
 out:
 	pthread_mutex_unlock(&d->mu);
@@ -440,7 +442,8 @@ bool dbgd_busy(struct dbgd *d)
 	bool busy;
 
 	pthread_mutex_lock(&d->mu);
-	busy = d->q_len || d->in_flight;
+	busy = (d->q_len || d->in_flight) &&
+	       now_ns() - d->last_queued_ns < DBGD_BUSY_NS;
 	pthread_mutex_unlock(&d->mu);
 	return busy;
 }

@@ -77,7 +77,11 @@ int dbgd_fetch(const uint8_t *id, size_t id_len, void *arg);
  * is there before its first frame is named.  Cheap; never blocks. */
 void dbgd_prefetch_fd(struct dbgd *d, int fd);
 
-/* True while a build id waits or downloads. */
+/* True while build ids wait or download and the last was queued less
+ * than DBGD_BUSY_NS ago: callers hold work back while it is true (the
+ * pipeline, its records), so a host whose queue never empties (hundreds
+ * of files at start, 32 downloads a minute) is not held back for long. */
+#define DBGD_BUSY_NS (5000000000ULL)
 bool dbgd_busy(struct dbgd *d);
 /* Moves each time a download ends, whatever its outcome. */
 uint64_t dbgd_generation(struct dbgd *d);
