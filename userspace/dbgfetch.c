@@ -34,6 +34,7 @@ struct dbgd_lib {
 	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int,
 			      char **);
 	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_verbose_fd)(debuginfod_client *, int);
 };
 
 /* hm values: a build id queued (or downloading), or whose fetch failed */
@@ -95,7 +96,9 @@ static int load_lib(struct dbgd_lib *l)
 	l->end = dlsym(l->h, "debuginfod_end");
 	l->find_debuginfo = dlsym(l->h, "debuginfod_find_debuginfo");
 	l->set_progressfn = dlsym(l->h, "debuginfod_set_progressfn");
-	if (!l->begin || !l->end || !l->find_debuginfo || !l->set_progressfn) {
+	l->set_verbose_fd = dlsym(l->h, "debuginfod_set_verbose_fd");
+	if (!l->begin || !l->end || !l->find_debuginfo || !l->set_progressfn ||
+	    !l->set_verbose_fd) {
 		dlclose(l->h);
 		l->h = NULL;
 		return -ENOSYS;
@@ -178,9 +181,16 @@ static void *worker(void *arg)
 {
 	struct dbgd *d = arg;
 	debuginfod_client *c = d->lib.begin();
+	/* 0.188 writes its trace with dprintf even to no descriptor (-1),
+	 * and glibc's dprintf leaks its 8 KiB buffer on a bad descriptor:
+	 * once per download.  /dev/null takes the trace instead. */
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
-	if (c)
+	if (c) {
 		d->lib.set_progressfn(c, progress);
+		if (null >= 0)
+			d->lib.set_verbose_fd(c, null);
+	}
 	pthread_mutex_lock(&d->mu);
 	for (;;) {
 		struct dbgd_item it;
@@ -232,8 +242,10 @@ static void *worker(void *arg)
 				hm_put(&d->state, key, ST_FAILED);
 			else
 				hm_del(&d->state, key);
-			log_warn_once("debuginfod: a fetch failed: %s (more are counted in debuginfod_fetches_total)",
-				      strerror(-rc));
+			/* most files are on no server: not worth a line */
+			if (rc != -ENOENT)
+				log_warn_once("debuginfod: a fetch failed: %s (more are counted in debuginfod_fetches_total)",
+					      strerror(-rc));
 		}
 		d->in_flight = false;
 		d->gen++;
@@ -241,6 +253,8 @@ static void *worker(void *arg)
 	pthread_mutex_unlock(&d->mu);
 	if (c)
 		d->lib.end(c);
+	if (null >= 0)
+		close(null);
 	return NULL;
 }
 
