@@ -179,6 +179,57 @@ TEST_ROOT(inline_frames_folded_lines)
 	h_free_folded(&f);
 }
 
+/* MiniDebugInfo end to end: the inline workload stripped whole, its
+ * functions in .gnu_debugdata only (tests/tools/minidebuginfo.sh, as
+ * Fedora makes it): a native profile (no -inline-frames) names caller
+ * and leaf; the same binary stripped without the section names neither. */
+TEST_ROOT(minidebuginfo_names_a_stripped_binary)
+{
+	const char *bin = h_workload("inline"), *dir = test_tmpdir();
+	char cmd[4096], mini[512], bare[512];
+	int k;
+
+	if (access(bin, X_OK)) {
+		test_skip("inline not built: see the workloads build");
+		return;
+	}
+	snprintf(mini, sizeof(mini), "%s/inline-mdi", dir);
+	snprintf(bare, sizeof(bare), "%s/inline-bare", dir);
+	snprintf(cmd, sizeof(cmd), "%s/tests/tools/minidebuginfo.sh %s %s %s",
+		 test_srcdir(), bin, mini, bare);
+	if (system(cmd)) {
+		test_skip("could not make MiniDebugInfo (xz, binutils)");
+		return;
+	}
+	for (k = 0; k < 2; k++) {
+		const char *path = k ? bare : mini;
+		const char *comm = k ? "inline-bare" : "inline-mdi";
+		char *wargv[] = { (char *)path, "12", NULL };
+		struct folded f;
+		char *err = NULL;
+		double named;
+		int rc;
+
+		rc = h_profile_workload(wargv, "4s", "999", NULL, &f, &err);
+		if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+			printf("%s\n", err ? err : "");
+		free(err);
+		if (rc)
+			continue;
+		named = h_share(&f, comm, "main;caller;leaf");
+		test_note("%s: %llu samples, main;caller;leaf %.2f%%", comm,
+			  (unsigned long long)h_count_comm(&f, comm), 100 * named);
+		ASSERT_GE(h_count_comm(&f, comm), 500, "samples");
+		if (!k && !ASSERT_GE(named * 10000, 9900,
+				     "named from .gnu_debugdata"))
+			h_dump_top(&f, comm, 6);
+		if (k)
+			ASSERT_EQ(h_count_with(&f, comm, "caller"), 0,
+				  "no names without the section");
+		h_free_folded(&f);
+	}
+}
+
 /* Tables kept in the persistent cache: the second run on one cache
  * directory parses no DWARF (every table read from the cache) and names
  * the same chains. */

@@ -423,10 +423,8 @@ TEST(symbols_name_bytes_bounded)
 }
 
 /*
- * MiniDebugInfo made the way Fedora's find-debuginfo makes it: the
- * function symbols .dynsym lacks, kept in a copy of the debug file
- * (objcopy --only-keep-debug, then -S --keep-symbols), xz-compressed
- * into .gnu_debugdata of the binary stripped whole.  The stripped file
+ * MiniDebugInfo made the way Fedora's find-debuginfo makes it
+ * (tests/tools/minidebuginfo.sh).  The stripped file
  * names every function as nm names them in the binary before it was
  * stripped; without the section it names none of its static functions.
  */
@@ -449,17 +447,8 @@ TEST(symbols_minidebuginfo_vs_nm)
 		 "'__attribute__((noinline)) int mdi_three(int x) { return mdi_two(x) + 2; }' "
 		 "'int main(int c, char **v) { (void)v; return mdi_three(c) & 1; }' > mdi.c; "
 		 "gcc -O1 -g -o mdi mdi.c; "
-		 "nm -D mdi --format=posix --defined-only | awk '{ print $1 }' | sort > dynsyms; "
-		 "nm mdi --format=posix --defined-only | "
-		 "awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > funcsyms; "
-		 "comm -13 dynsyms funcsyms > keep; "
-		 "objcopy --only-keep-debug mdi mdi.dbg; "
-		 "objcopy -S --remove-section .gdb_index --remove-section .comment "
-		 "--keep-symbols=keep mdi.dbg mini; rm -f mini.xz; xz -k mini; "
-		 "strip --strip-all -o mdi-bare mdi; "
-		 "objcopy --add-section .gnu_debugdata=mini.xz mdi-bare mdi-mini; "
-		 "test $(readelf -S mdi-mini | grep -c ' .symtab') = 0",
-		 dir);
+		 "%s/tests/tools/minidebuginfo.sh mdi mdi-mini mdi-bare",
+		 dir, test_srcdir());
 	if (system(cmd)) {
 		test_skip("could not build the MiniDebugInfo binary (gcc, xz, binutils)");
 		return;
