@@ -81,6 +81,8 @@ static const struct opt opts[] = {
 	  "keep the frame that names an unwinding error in the output"),
 	O("inline-frames", NULL, OPT_BOOL, inline_frames, 0, 0,
 	  "name native frames from DWARF when the file has it: one frame per function inlined at the address, with file:line"),
+	O("folded-lines", NULL, OPT_BOOL, folded_lines, 0, 0,
+	  "folded and SVG: native frames named from DWARF as \"func (file.c:line)\" (default: function only, compact flame graphs; pprof and OTLP always carry lines)"),
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,
 	  "directory of the persistent stack-delta cache"),
 	O("cache-size", NULL, OPT_SIZE, cache_size, 0, 0,

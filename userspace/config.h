@@ -42,6 +42,7 @@ struct config {
 	bool disable_tls;
 	bool send_error_frames;
 	bool inline_frames;	/* native inline chains from DWARF */
+	bool folded_lines;	/* folded/SVG: "func (file.c:line)" native frames */
 	/* cache */
 	const char *cache_dir;
 	uint64_t cache_size;
