@@ -64,7 +64,7 @@ AR ?= ar
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-PKGS := libbpf libelf zlib lmdb libprotobuf-c libcurl libcrypto libdw libzstd libxxhash
+PKGS := libbpf libelf zlib lmdb libprotobuf-c libcurl libcrypto libdw libzstd libxxhash liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
@@ -88,7 +88,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss fuzz run install help
 .SUFFIXES:
 
 all: $(BIN)
@@ -217,6 +217,11 @@ $(BENCH_INLINE): $(O)/tests/bench/bench_inline.o $(O)/libprofiler.a
 
 bench-inline: $(BENCH_INLINE)
 	$(Q)$(BENCH_INLINE) $(BENCH_FILES)
+
+# the daemon's RSS with -inline-frames on a busy host (root)
+bench-inline-rss: ebpf-profiler workloads
+	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
+		EP_SRCDIR=$(CURDIR) ci/bench_inline_rss.py
 
 # per-trace BPF cost (bpf_stats) per workload, map memory
 bench-bpf: ebpf-profiler workloads

@@ -93,7 +93,7 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 					    __u64 addr, __u32 *err)
 {
-	__u32 gen = delta_gen, slot;
+	__u32 gen = st->cur.load_gen, slot;
 	struct rule_cache_ent *e;
 	int rule;
 
@@ -317,11 +317,46 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 	return 0;
 }
 
+/* The trie lookup of pc's mapping through the per-CPU cache of recent
+ * answers (struct map_cache_ent): NULL when pc is in no mapping. */
+static __always_inline struct mapping_info *
+lookup_mapping_cached(struct ustate *st, __u64 pc)
+{
+	struct mapping_key key;
+	struct mapping_info *mi;
+	struct map_cache_ent *e = NULL;
+	__u32 slot;
+
+	if (map_cache_mask && st->map_gen) {
+		slot = (__u32)((((__u64)st->pid << 40) ^
+				(pc >> MAP_CACHE_REGION_BITS)) *
+			       0x9e3779b97f4a7c15ULL >> 32) &
+		       map_cache_mask;
+		e = bpf_map_lookup_elem(&map_cache, &slot);
+		if (e && e->pid == st->pid && e->gen == st->map_gen &&
+		    pc >= e->mi.start && pc < e->mi.end &&
+		    e->check == MAP_CACHE_CHECK(e)) {
+			st->n_map_cached++;
+			return &e->mi;
+		}
+	}
+	key.prefixlen = 32 + 64;
+	key.pid_be = bpf_htonl(st->pid);
+	key.addr_be = bpf_cpu_to_be64(pc);
+	mi = bpf_map_lookup_elem(&mappings, &key);
+	if (mi && e) {
+		e->pid = st->pid;
+		e->gen = st->map_gen;
+		e->mi = *mi;
+		e->check = MAP_CACHE_CHECK(e);
+	}
+	return mi;
+}
+
 /* Resolve pc's mapping into st->cur, from the two-entry cache or the
  * trie.  Returns false when the pc is in no known mapping. */
 static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 {
-	struct mapping_key key;
 	struct mapping_info *mi, tmp;
 
 	if ((st->flags & ST_MAP_VALID) && pc >= st->cur.start && pc < st->cur.end)
@@ -335,10 +370,7 @@ static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 		st->flags |= ST_MAP_VALID;
 		return true;
 	}
-	key.prefixlen = 32 + 64;
-	key.pid_be = bpf_htonl(st->pid);
-	key.addr_be = bpf_cpu_to_be64(pc);
-	mi = bpf_map_lookup_elem(&mappings, &key);
+	mi = lookup_mapping_cached(st, pc);
 	if (!mi) {
 		if (st->flags & ST_MAP_VALID)
 			st->prev = st->cur;
@@ -532,8 +564,10 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 {
 	struct pid_info *pi = bpf_map_lookup_elem(&pid_info, &pid);
 
-	if (pi)
+	if (pi) {
 		s->st.proc_interps = pi->interp_mask;
+		s->st.map_gen = pi->map_gen;
+	}
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk
 		 * and ask userland to load the process */

@@ -36,6 +36,9 @@ struct test_code {
 	__u64 magic;
 	__u64 name; /* address of its NUL-terminated name */
 	__u64 line;
+	/* the code object this one inlined (as a JIT inlines a callee:
+	 * no frame record of its own), or 0 */
+	__u64 inlined;
 };
 
 /* Per process (map "test_procs", key pid): runtime addresses. */

@@ -6,11 +6,12 @@ set -eu
 
 BUILD="make gcc g++ clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-libcurl4-openssl-dev libssl-dev libdw-dev libzstd-dev libxxhash-dev binutils"
+libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev libzstd-dev libxxhash-dev liblzma-dev
+binutils"
 TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
 libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
 python3-yaml systemd lld mold sqlite3 perl openssl libc6-dbg php8.2-cli
-elfutils ruby"
+elfutils ruby debuginfod"
 # The arm64 cross build (make ARCH=arm64): the cross compiler and binutils
 # (aarch64-linux-gnu-readelf is the oracle of the arm64 CFI tests), and
 # the arm64 builds of every library in the Makefile's PKGS through
@@ -21,8 +22,8 @@ elfutils ruby"
 CROSS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
 qemu-user-static"
 CROSS_ARM64="libc6 libc6-dev libbpf-dev libelf-dev zlib1g-dev liblmdb-dev
-libprotobuf-c-dev libcurl4-openssl-dev libssl-dev libdw-dev libzstd-dev
-libxxhash-dev libstdc++6"
+libprotobuf-c-dev libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev
+libzstd-dev libxxhash-dev liblzma-dev libstdc++6"
 
 # The upstream .proto files the strict-decoder tests give protoc (never
 # committed: the project writes its own from the field numbers).  Debian

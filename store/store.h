@@ -76,7 +76,8 @@
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
 	X(SYMBOLS, 3, "symbols")   /* on-host symbol table */                  \
 	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */ \
-	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */
+	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */ \
+	X(INLINE, 6, "inline")     /* dwi_blob(): a file's inline table */
 
 enum store_kind {
 #define STORE_KIND_ENUM_(name, val, label) STORE_KIND_##name = val,

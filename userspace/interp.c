@@ -462,23 +462,32 @@ void interp_forget(void *arg, pid_t pid)
 /* ---- frames --------------------------------------------------------------- */
 
 int interp_symbolize(void *arg, uint32_t pid, const struct interp_frame *f,
-		     struct interp_symbol *out)
+		     struct interp_symbol *out, unsigned max)
 {
 	struct interp_mgr *im = arg;
-	unsigned k = f->kind;
-	int err;
+	unsigned k = f->kind, i;
+	int n;
 
-	out->name[0] = out->file[0] = 0;
-	out->line = 0;
-	out->address = f->data;
+	if (!max)
+		return -EINVAL;
+	if (max > INTERP_CHAIN_MAX)
+		max = INTERP_CHAIN_MAX;
+	for (i = 0; i < max; i++) {
+		out[i].name[0] = out[i].file[0] = 0;
+		out[i].line = 0;
+		out[i].address = f->data;
+	}
 	if (!interp_module(k) || !(im->mask & (1u << k)))
 		return -ENOTSUP;
-	err = modules[k]->symbolize(im->state[k], (pid_t)pid, f, out);
-	if (err)
+	n = modules[k]->symbolize(im->state[k], (pid_t)pid, f, out, max);
+	if (n > (int)max)
+		n = -EOVERFLOW; /* a module's bug: not trusted */
+	if (n <= 0) {
 		im->st[k].symbolize_fail++;
-	else
-		im->st[k].symbolize_ok++;
-	return err;
+		return n ? n : -EINVAL;
+	}
+	im->st[k].symbolize_ok++;
+	return n;
 }
 
 void interp_get_stats(struct interp_mgr *im, unsigned kind,

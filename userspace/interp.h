@@ -19,7 +19,8 @@
  *   attach     per process, after each sync: fill the unwinder's BPF map
  *              from the blob(s) and the mappings of the files holding it.
  *   detach     the process exited or exec'd.
- *   symbolize  one frame of the runtime into a small struct.
+ *   symbolize  one frame of the runtime into small structs: one, or the
+ *              chain of functions a JIT inlined at that frame.
  *
  * The manager counts files, processes, symbolizations and map failures
  * per runtime; a module reports nothing itself.
@@ -51,6 +52,8 @@ struct interp_frame {
 };
 
 #define INTERP_NAME_MAX 256
+/* the functions one frame may stand for (its inline chain), at most */
+#define INTERP_CHAIN_MAX 16
 #define INTERP_FILE_MAX 512
 
 /* What symbolize gives back: strings are NUL-terminated (cut at a
@@ -113,10 +116,14 @@ struct interp_module {
 		      const struct interp_attach *a);
 	/* Forget the process (the manager removes the map entry). */
 	void (*detach)(void *state, pid_t pid);
-	/* 0, or a negative errno (the process is gone, memory unreadable):
-	 * the frame is then shown by address. */
+	/* The frame's functions into out[0..max) (max >= 1), innermost
+	 * first: a compiled frame whose code inlined others gives the
+	 * innermost inlined function first and the frame's own function
+	 * last (cut to the innermost max when deeper).  Returns how many
+	 * (>= 1), or a negative errno (the process is gone, memory
+	 * unreadable): the frame is then shown by address. */
 	int (*symbolize)(void *state, pid_t pid, const struct interp_frame *f,
-			 struct interp_symbol *out);
+			 struct interp_symbol *out, unsigned max);
 };
 
 /* A module's counter fields, from its <NAME>_METRICS list (bpf/<name>.h):
@@ -253,7 +260,7 @@ void interp_detect(void *im, struct exe_file *f, int fd);
 void interp_synced(void *im, struct pm_proc *p);
 void interp_forget(void *im, pid_t pid);
 int interp_symbolize(void *im, uint32_t pid, const struct interp_frame *f,
-		     struct interp_symbol *out);
+		     struct interp_symbol *out, unsigned max);
 /* `cache warm`: detect each enabled runtime in the file (id: its file
  * id) and keep the result in the store, as interp_detect would.  Safe
  * from several threads when the modules' detect is (it uses no module

@@ -939,14 +939,17 @@ fail:
 }
 
 static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			struct interp_symbol *out)
+			struct interp_symbol *out, unsigned max)
 {
 	uint64_t v;
+	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (!hm_get(state, (uint64_t)pid, &v))
 		return -ESRCH;
-	return hs_frame_name(interp_read_process, NULL, pid,
+	err = hs_frame_name(interp_read_process, NULL, pid,
 			     (const struct hs_vm *)(uintptr_t)v, f, out);
+	return err ? err : 1;
 }
 
 const struct interp_module interp_module_hotspot = {

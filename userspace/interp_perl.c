@@ -358,17 +358,20 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 }
 
 static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			  struct interp_symbol *out)
+			  struct interp_symbol *out, unsigned max)
 {
 	const struct perl_offsets *o;
 	uint64_t word;
+	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (!interp_procs_get(state, pid, &word))
 		return -ESRCH;
 	o = perl_offsets_of(5, (unsigned)(word & 0xff), (word >> 8) & 1);
 	if (!o)
 		return -ESRCH;
-	return perl_frame_name(interp_read_process, NULL, pid, o, f, out);
+	err = perl_frame_name(interp_read_process, NULL, pid, o, f, out);
+	return err ? err : 1;
 }
 
 const struct interp_module interp_module_perl = {

@@ -388,14 +388,17 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 }
 
 static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			 struct interp_symbol *out)
+			 struct interp_symbol *out, unsigned max)
 {
 	uint64_t filename_off;
+	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (!interp_procs_get(state, pid, &filename_off))
 		return -ESRCH;
-	return php_frame_name(interp_read_process, NULL, pid,
+	err = php_frame_name(interp_read_process, NULL, pid,
 			      (uint16_t)filename_off, f, out);
+	return err ? err : 1;
 }
 
 const struct interp_module interp_module_php = {

@@ -884,11 +884,12 @@ static void python_detach(void *state, pid_t pid)
 
 static int python_symbolize(void *state, pid_t pid,
 			    const struct interp_frame *f,
-			    struct interp_symbol *out)
+			    struct interp_symbol *out, unsigned max)
 {
 	struct py_frame_info fi;
 	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (f->n_payload < 1)
 		return -EINVAL;
 	err = py_symbolize(state, pid, f->payload[0], (uint32_t)f->data, &fi);
@@ -897,7 +898,7 @@ static int python_symbolize(void *state, pid_t pid,
 	snprintf(out->name, sizeof(out->name), "%s", fi.name);
 	snprintf(out->file, sizeof(out->file), "%s", fi.file);
 	out->line = fi.line > 0 ? (uint32_t)fi.line : 0;
-	return 0;
+	return 1;
 }
 
 const struct interp_module interp_module_python = {

@@ -900,7 +900,7 @@ static void offsets_for(const struct ruby_info *info, struct ruby_offsets *o)
 }
 
 static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			  struct interp_symbol *out)
+			  struct interp_symbol *out, unsigned max)
 {
 	struct ruby_state *rs = state;
 	struct ruby_offsets o;
@@ -908,7 +908,9 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 	struct cfunc_namer cn;
 	struct ruby_file *file;
 	uint64_t word;
+	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (!interp_procs_get(rs->procs, pid, &word) ||
 	    (word >> 56) >= RUBY_FILES_MAX)
 		return -ESRCH;
@@ -937,7 +939,8 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 		nm.classpath_id = word >> 32;
 		nm.attached_id = word & 0xffffffff;
 	}
-	return ruby_frame_name(interp_read_process, NULL, pid, &o, &nm, f, out);
+	err = ruby_frame_name(interp_read_process, NULL, pid, &o, &nm, f, out);
+	return err ? err : 1;
 }
 
 const struct interp_module interp_module_ruby = {

@@ -78,29 +78,58 @@ static int test_attach(void *state, struct interp_mgr *im,
 	return interp_map_update(im, INTERP_TEST, &key, &tp);
 }
 
-static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+/* One code object's name and line into out. */
+static int test_code_name(pid_t pid, uint64_t addr, struct test_code *code,
 			  struct interp_symbol *out)
 {
-	struct test_code code;
 	char name[64];
 	int err;
 
-	(void)state;
-	if (f->n_payload < 1)
-		return -EINVAL;
-	err = interp_read_process(NULL, pid, f->payload[0], &code, sizeof(code));
+	err = interp_read_process(NULL, pid, addr, code, sizeof(*code));
 	if (err)
 		return err;
-	if (code.magic != TEST_CODE_MAGIC)
+	if (code->magic != TEST_CODE_MAGIC)
 		return -EINVAL;
-	err = interp_read_process(NULL, pid, code.name, name, sizeof(name));
+	err = interp_read_process(NULL, pid, code->name, name, sizeof(name));
 	if (err)
 		return err;
 	name[sizeof(name) - 1] = 0;
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->file, sizeof(out->file), "fakert");
-	out->line = (uint32_t)code.line;
+	out->line = (uint32_t)code->line;
 	return 0;
+}
+
+/* The frame's code, then the codes it inlined, one into the next: out
+ * innermost first, as the interface asks (a chain deeper than max keeps
+ * its innermost max, shifting the outer ones out). */
+static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
+			  struct interp_symbol *out, unsigned max)
+{
+	struct interp_symbol sym;
+	struct test_code code;
+	uint64_t addr;
+	unsigned n = 0, depth, i;
+	int err;
+
+	(void)state;
+	if (f->n_payload < 1)
+		return -EINVAL;
+	for (addr = f->payload[0], depth = 0; addr && depth < INTERP_CHAIN_MAX;
+	     addr = code.inlined, depth++) {
+		err = test_code_name(pid, addr, &code, &sym);
+		if (err)
+			return err;
+		if (n == max)
+			n--;
+		/* the newest (innermost) first: shift the outer ones */
+		for (i = n; i > 0; i--)
+			out[i] = out[i - 1];
+		sym.address = out[0].address;
+		out[0] = sym;
+		n++;
+	}
+	return n;
 }
 
 const struct interp_module interp_module_test = {

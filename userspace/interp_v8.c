@@ -783,15 +783,18 @@ int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
 }
 
 static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
-			struct interp_symbol *out)
+			struct interp_symbol *out, unsigned max)
 {
 	struct v8_state *st = state;
 	uint64_t idx;
+	int err;
 
+	(void)max; /* one function a frame: nothing inlined */
 	if (!interp_procs_get(st->procs, pid, &idx) || idx >= st->n_layouts)
 		return -ESRCH;
-	return v8_frame_name(interp_read_process, NULL, pid,
+	err = v8_frame_name(interp_read_process, NULL, pid,
 			     &st->layouts[idx], f, out);
+	return err ? err : 1;
 }
 
 const struct interp_module interp_module_v8 = {

@@ -20,6 +20,8 @@
 #include "cgroup.h"
 #include "cmd_deltas.h"
 #include "config.h"
+#include "dbgfetch.h"
+#include "debugfind.h"
 #include "elfmap.h"
 #include "exemgr.h"
 #include "hashmap.h"
@@ -40,6 +42,7 @@ struct daemon {
 	struct config cfg;
 	struct tracer *tr;
 	struct inl_cache *inl;	/* -inline-frames */
+	struct dbgd *dbgd;	/* -inline-frames with DEBUGINFOD_URLS */
 	struct exe_mgr *em;
 	struct pm *pm;
 	struct tp *tp;
@@ -278,6 +281,54 @@ static void sink_totals(struct daemon *d, struct rep_stats *t)
 	}
 }
 
+/* The debuginfod client (issue 23): only for -inline-frames, only when
+ * DEBUGINFOD_URLS names servers; its cache under the daemon's cache
+ * directory unless DEBUGINFOD_CACHE_PATH says otherwise.  Started before
+ * any other thread: it sets the library's variables in the environment.
+ * Without libdebuginfod (loaded with dlopen) the daemon runs without it. */
+static int start_debuginfod(struct daemon *d)
+{
+	struct dbgd_opts o = { 0 };
+	char path[4096];
+	int err;
+
+	if (!d->cfg.inline_frames)
+		return 0;
+	snprintf(path, sizeof(path), "%s/debuginfod", d->cfg.cache_dir);
+	o.cache_path = path;
+	err = dbgd_new(&o, &d->dbgd);
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		log_warn("debuginfod: not used: %s", err == -ENOSYS ?
+			 "libdebuginfod.so.1 cannot be loaded" : strerror(-err));
+		return 0;
+	}
+	dbgf_set_fetch(dbgd_fetch, d->dbgd);
+	return 0;
+}
+
+static uint64_t fetch_gen(void *arg)
+{
+	return dbgd_generation(arg);
+}
+
+static bool fetch_busy(void *arg)
+{
+	return dbgd_busy(arg);
+}
+
+/* A new file: its runtime, and its debug file asked for now, so that it
+ * is here by the time its frames are named. */
+static void detect_file(void *arg, struct exe_file *f, int fd)
+{
+	struct daemon *d = arg;
+
+	interp_detect(d->im, f, fd);
+	if (d->dbgd && !f->is_vdso)
+		dbgd_prefetch_fd(d->dbgd, fd);
+}
+
 /* Every figure the metrics are computed from (metrics_list.h), now. */
 static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 {
@@ -300,6 +351,8 @@ static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 		metrics_server_stats(d->metrics, &s->ms);
 	if (d->inl)
 		inl_get_stats(d->inl, &s->inl);
+	if (d->dbgd)
+		dbgd_get_stats(d->dbgd, &s->dbgd);
 	memcpy(s->events, d->events, sizeof(s->events));
 	s->pids_seen = d->pids_seen.count;
 	s->startup_ns = d->startup_ns;
@@ -457,6 +510,7 @@ static int run(struct daemon *d)
 	to.offcpu_threshold = d->cfg.off_cpu_threshold;
 	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
+	to.map_cache_entries = (uint32_t)d->cfg.map_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
@@ -467,7 +521,9 @@ static int run(struct daemon *d)
 	 * types, while this one creates the BPF maps.  Then the processes
 	 * load into the maps on a thread while the verifier checks the
 	 * programs here.  Kernel symbols load once sampling is live. */
-	err = ksyms_async_new("/proc/kallsyms", &d->ks);
+	err = start_debuginfod(d);
+	if (!err)
+		err = ksyms_async_new("/proc/kallsyms", &d->ks);
 	if (err)
 		return err;
 	prep_started = pthread_create(&prep_thread, NULL, prepare, d) == 0;
@@ -490,7 +546,7 @@ static int run(struct daemon *d)
 				     &d->im);
 	if (err)
 		return err;
-	exe_mgr_set_detect(d->em, interp_detect, d->im);
+	exe_mgr_set_detect(d->em, detect_file, d);
 	pm_set_synced_hook(d->pm, interp_synced, d->im);
 	pm_set_forget_hook(d->pm, interp_forget, d->im);
 	po.interp_frame = interp_symbolize;
@@ -499,9 +555,18 @@ static int run(struct daemon *d)
 	po.send_error_frames = d->cfg.send_error_frames;
 	/* inline frames (issue 23): one cache for both pipelines, which run
 	 * on this thread */
-	if (!err && d->cfg.inline_frames)
-		err = inl_new(NULL, &d->inl);
+	if (!err && d->cfg.inline_frames) {
+		struct inl_opts io = { .store = d->store };
+
+		if (d->dbgd) {
+			io.fetch_gen = fetch_gen;
+			io.fetch_busy = fetch_busy;
+			io.fetch_arg = d->dbgd;
+		}
+		err = inl_new(&io, &d->inl);
+	}
 	po.inlines = d->inl;
+	po.native_lines = d->cfg.folded_lines;
 	if (!err)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)
@@ -643,6 +708,8 @@ static void cleanup(struct daemon *d)
 	store_free(d->store);
 	kbtf_cache_release(&d->ktypes);
 	ksyms_async_free(d->ks);
+	dbgf_set_fetch(NULL, NULL);
+	dbgd_free(d->dbgd);
 	hm_free(&d->pids_seen);
 }
 

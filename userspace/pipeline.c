@@ -195,8 +195,9 @@ struct tp {
 	struct loc_key *loc_keys;
 	uint32_t n_locs, cap_locs, cap_loc_keys;
 	struct itab loc_by_key;
-	/* with inline frames: the locations of a native frame's chain
-	 * follow its first one, loc_n[first] of them */
+	/* a frame standing for an inline chain (DWARF's, or a JIT's):
+	 * its locations follow its first one, loc_n[first] of them (1
+	 * for any other location) */
 	uint8_t *loc_n;
 	uint32_t cap_loc_n;
 
@@ -383,53 +384,67 @@ static uint32_t add_loc(struct tp *tp, const struct loc_key *k, uint64_t h,
 {
 	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
 	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs) ||
-	    (tp->o.inlines && !KEYS_FIT(tp->loc_n, tp->cap_loc_n, tp->cap_locs)))
+	    !KEYS_FIT(tp->loc_n, tp->cap_loc_n, tp->cap_locs))
 		return REP_NONE;
 	tp->locs[tp->n_locs] = *l;
 	tp->locs[tp->n_locs].function = arena_str(tp, l->function);
 	tp->locs[tp->n_locs].filename = arena_str(tp, l->filename);
 	tp->loc_keys[tp->n_locs] = *k;
-	if (tp->o.inlines)
-		tp->loc_n[tp->n_locs] = 1;
+	tp->loc_n[tp->n_locs] = 1;
 	if (itab_add(&tp->loc_by_key, h, tp->n_locs))
 		return REP_NONE;
 	return tp->n_locs++;
 }
 
-/* A native frame's inline chain from DWARF, one location per function,
- * innermost first (leaf first, as the stack), the first under the
- * frame's key and the others after it (key b[1]: the depth).  0 when
- * DWARF does not name the frame. */
-static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
-			    const struct loc_key *k, uint64_t h, uint32_t map,
-			    uint32_t *first)
+/* A frame standing for n functions (an inline chain, innermost first:
+ * leaf first, as the stack): its n locations, the first under the
+ * frame's key k (hash h) and the others after it (key b[1]: the depth).
+ * All of the chain or none: a chain cut by the bound would stand for the
+ * frame, short, for the rest of the interval.  The first's index, or
+ * REP_NONE. */
+static uint32_t add_chain(struct tp *tp, const struct loc_key *k, uint64_t h,
+			  const struct rep_location *l, int n)
 {
-	struct dwi_frame fr[INL_MAX_FRAMES];
-	struct rep_location l = { .kind = FRAME_NATIVE, .mapping = map,
-				  .address = f->addr };
 	struct loc_key kk = *k;
-	int n = sy_inline_frames(tp->sy, f, fr), j;
-	uint32_t i = REP_NONE;
+	uint32_t first = REP_NONE, i;
+	int j;
 
-	/* all of the chain or none: a chain cut by the bound would stand
-	 * for the frame, short, for the rest of the interval */
 	if (tp->n_locs + (uint64_t)n > tp->o.max_locations)
 		return REP_NONE;
 	for (j = 0; j < n; j++) {
-		l.function = fr[j].func;
-		l.filename = fr[j].file;
-		l.line = fr[j].line;
 		kk.b[1] = j;
-		l.inl_more = j + 1 < n;
-		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l);
+		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l[j]);
 		if (i == REP_NONE)
 			return REP_NONE;
 		if (!j)
-			*first = i;
+			first = i;
 	}
-	if (n)
-		tp->loc_n[*first] = n;
-	return n;
+	tp->loc_n[first] = n;
+	return first;
+}
+
+/* A native frame's inline chain from DWARF (add_chain); *n: 0 when
+ * DWARF does not name the frame. */
+static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
+			    const struct loc_key *k, uint64_t h, uint32_t map,
+			    uint32_t *n)
+{
+	struct dwi_frame fr[INL_MAX_FRAMES];
+	struct rep_location l[INL_MAX_FRAMES];
+	int m = sy_inline_frames(tp->sy, f, fr), j;
+
+	for (j = 0; j < m; j++)
+		l[j] = (struct rep_location){
+			.kind = FRAME_NATIVE,
+			.mapping = map,
+			.address = f->addr,
+			.function = fr[j].func,
+			.filename = fr[j].file,
+			.line = fr[j].line,
+			.inl_more = j + 1 < m,
+		};
+	*n = m;
+	return m ? add_chain(tp, k, h, l, m) : REP_NONE;
 }
 
 /* The location of a symbolized frame: found by its whole key, else named
@@ -480,19 +495,24 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
 	for (i = itab_first(&tp->loc_by_key, h); i != REP_NONE;
 	     i = tp->loc_by_key.next[i])
 		if (!memcmp(&tp->loc_keys[i], &k, sizeof(k))) {
-			if (tp->o.inlines)
-				*n = tp->loc_n[i];
+			*n = tp->loc_n[i];
 			return i;
 		}
-	if (f->kind == SY_NATIVE && tp->o.inlines) {
-		uint32_t m = add_inlined(tp, f, &k, h, map, &i);
+	if (f->kind == SY_INTERP) {
+		/* a JIT's inlined functions: their own frames always (the
+		 * logical call chain of the runtime) */
+		struct interp_symbol bufs[INTERP_CHAIN_MAX];
+		struct rep_location ls[INTERP_CHAIN_MAX];
+		int m = sy_interp_names(tp->sy, f, ls, bufs, INTERP_CHAIN_MAX);
 
-		if (m == REP_NONE)
-			return REP_NONE;
-		if (m) {
-			*n = m;
+		*n = m;
+		return add_chain(tp, &k, h, ls, m);
+	}
+	if (f->kind == SY_NATIVE && tp->o.inlines) {
+		i = add_inlined(tp, f, &k, h, map, n);
+		if (*n)
 			return i;
-		}
+		*n = 1;
 	}
 	sy_name(tp->sy, f, &l, &names);
 	if (f->kind == SY_NATIVE)
@@ -730,6 +750,16 @@ static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 	return true;
 }
 
+/* A debug file is being downloaded for the inline tables (inlcache.h):
+ * records wait for it, as for a sync, so that a frame is not named
+ * without its inline chain for the rest of the interval.  Any record
+ * waits, not only those with a frame in that file: finding those would
+ * cost every record a walk of its frames.  Bounded as every wait. */
+static bool inl_waits(struct tp *tp)
+{
+	return tp->o.inlines && inl_busy(tp->o.inlines);
+}
+
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
 	tp->st.traces++;
@@ -761,7 +791,8 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 		    park(tp, h, words))
 			return;
 		tp->st.wait_full++;
-	} else if (h->n_user && pm_is_pending(tp->pm, (pid_t)h->pid)) {
+	} else if (h->n_user && (pm_is_pending(tp->pm, (pid_t)h->pid) ||
+				 inl_waits(tp))) {
 		if (park(tp, h, words))
 			return;
 		tp->st.wait_full++;
@@ -773,6 +804,7 @@ void tp_retry(struct tp *tp, bool force)
 {
 	uint64_t now = exe_now_ns();
 	uint32_t i, kept = 0;
+	bool inl = tp->n_wait && inl_waits(tp);
 
 	for (i = 0; i < tp->n_wait; i++) {
 		struct tp_wait *w = tp->wait[i];
@@ -780,7 +812,8 @@ void tp_retry(struct tp *tp, bool force)
 
 		/* its request served (synced, or the process is gone): named
 		 * as well as it can be */
-		if (!force && !expired && pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
+		if (!force && !expired &&
+		    (pm_is_pending(tp->pm, (pid_t)w->h.pid) || inl)) {
 			tp->wait[kept++] = w;
 			continue;
 		}
@@ -807,6 +840,7 @@ void tp_batch(struct tp *tp, struct rep_batch *b)
 	b->host_name = tp->host;
 	b->os_type = "linux";
 	b->kernel_release = tp->kernel;
+	b->native_lines = tp->o.native_lines;
 	b->n_mappings = tp->n_maps;
 	b->mappings = tp->maps;
 	b->n_locations = tp->n_locs;

@@ -34,11 +34,13 @@ struct tp_opts {
 	 * shown by address */
 	int (*interp_frame)(void *arg, uint32_t pid,
 			    const struct interp_frame *f,
-			    struct interp_symbol *out);
+			    struct interp_symbol *out, unsigned max);
 	void *interp_arg;
 	/* inline frames from DWARF (not owned); NULL: off.  A native
 	 * frame becomes one location per function of its inline chain. */
 	struct inl_cache *inlines;
+	/* batches say native_lines (reporter.h): -folded-lines */
+	bool native_lines;
 };
 
 struct tp_stats {

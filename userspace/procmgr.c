@@ -92,6 +92,7 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 		.end = m->end,
 		.flags = m->flags,
 		.interp_mask = m->file ? m->file->interp_mask : 0,
+		.load_gen = m->file ? m->file->load_gen : 0,
 	};
 	int n, i, err = 0;
 
@@ -389,6 +390,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	if (pm->synced_fn)
 		pm->synced_fn(pm->synced_arg, p);
 	pi.flags = PID_F_SYNCED;
+	pi.map_gen = ++pm->map_gen ? pm->map_gen : ++pm->map_gen;
 	uint32_t key = (uint32_t)pid;
 	err = bm_update(pm->bm, BM_PID_INFO, &key, &pi);
 	if (err) {

@@ -173,7 +173,6 @@ uint32_t sy_offcpu_kernel_start(struct symbolizer *sy, const __u64 *words,
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 	     struct rep_location *out, struct interp_symbol *buf)
 {
-	const struct interp_frame *fi = &f->interp;
 	uint64_t off;
 	const char *s;
 
@@ -217,26 +216,42 @@ void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 		out->function = buf->name;
 		break;
 	case SY_INTERP:
-		out->kind = f->frame_kind;
-		out->address = fi->data;
-		if (!sy->interp || sy->interp(sy->interp_arg, f->pid, fi, buf)) {
-			/* unknown: the runtime's name and what the unwinder
-			 * had */
-			snprintf(buf->name, sizeof(buf->name), "[%s 0x%llx]",
-				 rep_frame_kind_name(f->frame_kind),
-				 (unsigned long long)(fi->n_payload ?
-							      fi->payload[0] :
-							      fi->data));
-			buf->file[0] = 0;
-			buf->line = 0;
-		} else {
-			out->address = buf->address;
-		}
-		out->line = buf->line;
-		out->function = buf->name;
-		out->filename = buf->file[0] ? buf->file : NULL;
+		sy_interp_names(sy, f, out, buf, 1);
 		break;
 	}
+}
+
+int sy_interp_names(struct symbolizer *sy, const struct sy_frame *f,
+		    struct rep_location *out, struct interp_symbol *buf,
+		    unsigned max)
+{
+	const struct interp_frame *fi = &f->interp;
+	int n = sy->interp ? sy->interp(sy->interp_arg, f->pid, fi, buf, max) :
+			     -ENOTSUP;
+	int j;
+
+	if (n <= 0) {
+		/* unknown: the runtime's name and what the unwinder had */
+		snprintf(buf->name, sizeof(buf->name), "[%s 0x%llx]",
+			 rep_frame_kind_name(f->frame_kind),
+			 (unsigned long long)(fi->n_payload ? fi->payload[0] :
+							      fi->data));
+		buf->file[0] = 0;
+		buf->line = 0;
+		buf->address = fi->data;
+		n = 1;
+	}
+	for (j = 0; j < n; j++) {
+		memset(&out[j], 0, sizeof(out[j]));
+		out[j].mapping = REP_NONE;
+		out[j].kind = f->frame_kind;
+		out[j].address = buf[j].address;
+		out[j].line = buf[j].line;
+		out[j].function = buf[j].name;
+		out[j].filename = buf[j].file[0] ? buf[j].file : NULL;
+		out[j].inl_more = j + 1 < n;
+	}
+	return n;
 }
 
 void sy_get_stats(struct symbolizer *sy, struct sy_stats *out)

@@ -33,7 +33,7 @@ struct symbolizer;
  * error: unknown, shown by address */
 typedef int (*sy_interp_fn)(void *arg, uint32_t pid,
 			    const struct interp_frame *f,
-			    struct interp_symbol *out);
+			    struct interp_symbol *out, unsigned max);
 
 enum sy_kind {
 	SY_KERNEL = 1, /* addr: a kernel address */
@@ -109,6 +109,14 @@ const struct pm_mapping *sy_file_mapping(struct symbolizer *sy, uint32_t pid,
 void sy_name(struct symbolizer *sy, const struct sy_frame *f,
 	     struct rep_location *out, struct interp_symbol *buf);
 void sy_get_stats(struct symbolizer *sy, struct sy_stats *out);
+/* An interpreter frame's locations, as sy_name: one, or the chain of
+ * functions its runtime's JIT inlined there, innermost first (inl_more
+ * set on all but the last), in out[0..max) with their strings in
+ * buf[0..max).  Returns how many (>= 1: an unknown frame is named by
+ * address). */
+int sy_interp_names(struct symbolizer *sy, const struct sy_frame *f,
+		    struct rep_location *out, struct interp_symbol *buf,
+		    unsigned max);
 
 /* Inline frames (issue 23): with a cache set (not owned; NULL: off), a
  * native frame whose file has DWARF names the chain of functions inlined

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../unit/rep_fixture.h"
 #include "../unit/test.h"
 
 double h_now_ms(void)
@@ -140,6 +141,46 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 	if (status < 0 || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+void h_each_decoded(pid_t w, const char *const *extra,
+		    void (*check)(const char *kind, const char *decoded))
+{
+	static const char *const kinds[][2] = { { "pprof", "d.pb.gz" },
+						{ "otlp", "d.otlp" } };
+	const char *args[8 + 10];
+	char *out = malloc(1 << 16), pid[16];
+	unsigned k, n, e;
+
+	if (!ASSERT_TRUE(out != NULL, "memory"))
+		return;
+	snprintf(pid, sizeof(pid), "%d", (int)w);
+	for (k = 0; k < 2; k++) {
+		char *err = NULL;
+		int rc;
+
+		n = 0;
+		args[n++] = "-pid";
+		args[n++] = pid;
+		args[n++] = "-duration";
+		args[n++] = "3s";
+		args[n++] = "-samples-per-second";
+		args[n++] = "499";
+		for (e = 0; extra[e] && e < 8; e++)
+			args[n++] = extra[e];
+		args[n++] = "-output";
+		args[n++] = test_tmppath(kinds[k][1]);
+		args[n] = NULL;
+		rc = h_profile(args, &err, 60);
+		free(err);
+		if (!ASSERT_EQ(rc, 0, "profiler exit code"))
+			continue;
+		rc = fix_strict_decode(kinds[k][0], args[n - 1], out, 1 << 16);
+		test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
+		if (ASSERT_EQ(rc, 0, "protoc decodes it"))
+			check(kinds[k][0], out);
+	}
+	free(out);
 }
 
 pid_t h_profile_started(const char *const *args, const char *stderr_path,

@@ -33,6 +33,13 @@ int h_wait(pid_t pid, int timeout_s);
  * stderr is captured into *err (malloc'd, may be NULL).  Returns the exit
  * code, or -1. */
 int h_profile(const char *const *args, char **err, int timeout_s);
+/* pprof, then OTLP, of running process w: profiled 3 s at 499 Hz with
+ * extra arguments (NULL-terminated, at most 8) into a file each, decoded
+ * strictly (fix_strict_decode: protoc with the upstream protos), then
+ * check(kind, the decoder's output).  A run or decode that fails is a
+ * failed assertion, and that kind is not checked. */
+void h_each_decoded(pid_t w, const char *const *extra,
+		    void (*check)(const char *kind, const char *decoded));
 /* Start the profiler in the background; returns its pid. */
 pid_t h_profile_bg(const char *const *args, const char *stderr_path);
 /* The same, then wait until it says it is sampling ("started in": args

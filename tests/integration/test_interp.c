@@ -6,18 +6,23 @@
  * unwinder replaces each loop invocation's native frame by the function
  * the invocation runs; its module names them from process memory.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
+#include "../unit/rep_fixture.h"
 #include "../unit/test.h"
 #include "harness.h"
 
 #define HZ "999"
 #define ALPHA "main (fakert:1);alpha (fakert:10);burn"
-#define BETA "main (fakert:1);beta (fakert:20);burn"
+/* gamma: inlined into beta's code, a frame of its own (the interface's
+ * inline chain) */
+#define BETA "main (fakert:1);beta (fakert:20);gamma (fakert:30);burn"
 
 static int profile_fakert(const char *tracers, struct folded *f, char **err)
 {
@@ -99,4 +104,39 @@ TEST_ROOT(interp_test_runtime_off_by_default)
 out:
 	free(err);
 	h_free_folded(&f);
+}
+
+/* pprof and OTLP: a runtime frame whose code inlined another is one
+ * Location with several Lines, innermost first (beta's frame: gamma,
+ * then beta), as a native frame's DWARF inline chain is; decoded by
+ * protoc against the upstream protos. */
+static void beta_inlines_gamma(const char *kind, const char *decoded)
+{
+	(void)kind;
+	ASSERT_TRUE(strstr(decoded, "inline=gamma;beta\n"),
+		    "beta's Location: gamma, then beta");
+	ASSERT_TRUE(!strstr(decoded, "alpha"),
+		    "alpha's Location: one line, no chain");
+}
+
+TEST_ROOT(interp_test_runtime_inline_chain_one_location)
+{
+	const char *bin = h_workload("fakert");
+	const char *extra[] = { "-tracers", "native,test", NULL };
+
+	if (access(bin, X_OK)) {
+		test_skip("fakert not built: see the workloads build");
+	} else if (!fix_upstream_protos()) {
+		test_skip("no upstream .proto files (run 'make deps' as root)");
+	} else {
+		char *wargv[] = { (char *)bin, "20", NULL };
+		pid_t w = h_spawn(wargv);
+
+		usleep(200000);
+		if (w > 0) {
+			h_each_decoded(w, extra, beta_inlines_gamma);
+			kill(w, SIGKILL);
+			h_wait(w, 5);
+		}
+	}
 }

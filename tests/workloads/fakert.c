@@ -3,9 +3,11 @@
  * The test runtime (bpf/test_runtime.h): a toy interpreter whose loop
  * ep_fakert_eval() runs "functions" (code objects) in frame records
  * linked through ep_fakert_current, as a real VM keeps its frames.  main
- * runs alpha and beta, which burn CPU 2:1 below the loop.  Expected
- * stacks, leaf first: burn; alpha (fakert:10) or beta (fakert:20); main
- * (fakert:1); the native main.  Usage: fakert SECONDS
+ * runs alpha and beta, which burn CPU 2:1 below the loop; beta's code
+ * "inlined" gamma (no frame record of its own, as a JIT inlines a
+ * callee).  Expected stacks, leaf first: burn; alpha (fakert:10) or
+ * gamma (fakert:30) then beta (fakert:20); main (fakert:1); the native
+ * main.  Usage: fakert SECONDS
  */
 #include <stdint.h>
 
@@ -19,6 +21,7 @@ struct fakert_code {
 	uint64_t magic;
 	const char *name;
 	uint64_t line;
+	const struct fakert_code *inlined;
 };
 
 struct fakert_frame {
@@ -27,9 +30,10 @@ struct fakert_frame {
 	struct fakert_frame *prev;
 };
 
-static const struct fakert_code f_main = { CODE_MAGIC, "main", 1 };
-static const struct fakert_code f_alpha = { CODE_MAGIC, "alpha", 10 };
-static const struct fakert_code f_beta = { CODE_MAGIC, "beta", 20 };
+static const struct fakert_code f_main = { CODE_MAGIC, "main", 1, NULL };
+static const struct fakert_code f_alpha = { CODE_MAGIC, "alpha", 10, NULL };
+static const struct fakert_code f_gamma = { CODE_MAGIC, "gamma", 30, NULL };
+static const struct fakert_code f_beta = { CODE_MAGIC, "beta", 20, &f_gamma };
 
 struct fakert_frame *volatile ep_fakert_current;
 static volatile unsigned long sink;
