@@ -448,6 +448,15 @@ static bool have(const struct hs_vm *vm, size_t at)
 	return false;
 }
 
+void hs_vm_have(struct hs_vm *vm, size_t at)
+{
+	unsigned k;
+
+	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++)
+		if (wants[k].at == at)
+			vm->found |= 1ull << k;
+}
+
 void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
 		   struct hs_vm *vm)
 {

@@ -88,6 +88,11 @@ struct hs_vm {
 int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 	       const uint64_t sym[HS_SYM_COUNT], struct hs_vm *out);
 
+/* Mark the field at byte offset at of struct hs_vm as found in the
+ * tables, as hs_read_vm does (for tests and fuzzing, which fill a
+ * struct hs_vm by hand with one JDK's offsets). */
+void hs_vm_have(struct hs_vm *vm, size_t at);
+
 /* Fill vm->heaps from the process (hs_read_vm does; attach again when
  * the code cache changed). */
 void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
