@@ -136,6 +136,9 @@ static const struct hs_want {
 	F("nmethod", "_scopes_pcs_offset", nm_scopes_pcs_off, false),
 	/* the metadata scopes name methods by: to JDK 22, then JDK 25 */
 	F("nmethod", "_metadata_offset", nm_metadata_off, false),
+	/* a frame being deoptimized returns into its nmethod's handler */
+	F("CompiledMethod", "_deopt_handler_begin", cm_deopt_begin, false),
+	F("nmethod", "_deopt_handler_offset", nm_deopt_off, false),
 	F("CodeBlob", "_mutable_data", blob_mutable, false),
 	F("CodeBlob", "_mutable_data_size", blob_mutable_size, false),
 	F("CodeBlob", "_relocation_size", blob_reloc_size, false),
@@ -656,6 +659,7 @@ void hs_get_counts(struct hs_counts *out)
 	out->chain_mismatch = __atomic_load_n(&hs_counts.chain_mismatch, __ATOMIC_RELAXED);
 	out->chain_cut = __atomic_load_n(&hs_counts.chain_cut, __ATOMIC_RELAXED);
 	out->scope_unnamed = __atomic_load_n(&hs_counts.scope_unnamed, __ATOMIC_RELAXED);
+	out->deopt = __atomic_load_n(&hs_counts.deopt, __ATOMIC_RELAXED);
 }
 
 /* Bytes of PcDescs read at once, PcDescs read at most, scopes followed at
@@ -680,6 +684,7 @@ static int32_t rd_i32(interp_read_fn read, void *arg, pid_t pid,
  * known for this layout, only the outermost scope is then named). */
 struct hs_nm {
 	uint64_t code, pcs, pcs_end, scopes, meta, meta_end;
+	uint64_t deopt; /* its deopt handler (0: not known) */
 };
 
 static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
@@ -699,6 +704,8 @@ static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
 			return -EFAULT;
 		l->pcs = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
 		l->pcs_end = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_deps_off, &ok);
+		if (have(vm, offsetof(struct hs_vm, cm_deopt_begin)))
+			rd64(read, arg, pid, nm + vm->cm_deopt_begin, &l->deopt);
 		if (have(vm, offsetof(struct hs_vm, nm_metadata_off))) {
 			l->meta = nm + (uint32_t)rd_i32(read, arg, pid,
 							nm + vm->nm_metadata_off, &ok);
@@ -716,6 +723,9 @@ static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
 		l->pcs = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
 		l->scopes = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_data_off, &ok);
 		l->pcs_end = l->scopes;
+		if (have(vm, offsetof(struct hs_vm, nm_deopt_off)))
+			l->deopt = nm + (uint32_t)rd_i32(read, arg, pid,
+							 nm + vm->nm_deopt_off, &ok);
 		if (have(vm, offsetof(struct hs_vm, blob_mutable)) &&
 		    have(vm, offsetof(struct hs_vm, blob_mutable_size)) &&
 		    have(vm, offsetof(struct hs_vm, blob_reloc_size)) &&
@@ -794,6 +804,10 @@ int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
 	err = nm_layout(read, arg, pid, vm, nm, &l);
 	if (err)
 		return err;
+	/* a caller being deoptimized: its return address was patched to
+	 * the handler, the pc it had is in its frame, not known here */
+	if (l.deopt && l.deopt > l.code && pc + 1 >= l.deopt)
+		return -ESTALE;
 	off = scope_at(read, arg, pid, vm, &l, pc);
 	/* each scope: its sender's decode offset (0: the outermost), its
 	 * method's index in the metadata (from 1), its bci + 1 */
@@ -906,7 +920,12 @@ static int compiled_names(interp_read_fn read, void *arg, pid_t pid,
 		max = INTERP_CHAIN_MAX;
 	n = hs_scope_chain(read, arg, pid, vm, f->payload[1] & ~HOTSPOT_COMPILED,
 			   f->data, sc, max, &outer);
-	if (n <= 0) {
+	if (n == -ESTALE) {
+		/* its own method, at a line not known */
+		count(&hs_counts.deopt);
+		sc[0] = (struct hs_scope){ method, -2 };
+		n = 1;
+	} else if (n <= 0) {
 		count(&hs_counts.chain_unread);
 		sc[0] = (struct hs_scope){ method, -1 };
 		n = 1;
@@ -943,6 +962,44 @@ static int compiled_names(interp_read_fn read, void *arg, pid_t pid,
 	return got;
 }
 
+/* A blob that is not an nmethod (bpf/hotspot.h: payload = its _name and
+ * the blob): "[stub: <its name>]" ("StubRoutines (1)", "I2C/C2I
+ * adapters", "RuntimeStub - ..."), but a native method's wrapper
+ * ("native nmethod") by its Java method, which it runs. */
+#define HS_STUB_NAME_MAX 80
+static int stub_name(interp_read_fn read, void *arg, pid_t pid,
+		     const struct hs_vm *vm, const struct interp_frame *f,
+		     struct interp_symbol *out)
+{
+	char name[HS_STUB_NAME_MAX] = { 0 };
+	uint64_t blob = f->payload[1] & ~(HOTSPOT_COMPILED | HOTSPOT_STUB);
+	uint64_t method = 0, cm;
+	uint16_t code_size;
+	size_t got;
+
+	/* 16 bytes a read (the end of a mapping does not fail a short
+	 * name); a longer name is cut */
+	for (got = 0; got + 16 < sizeof(name); got += 16) {
+		if (rd(read, arg, pid, f->payload[0] + got, name + got, 16)) {
+			name[got] = 0;
+			break;
+		}
+		if (memchr(name + got, 0, 16))
+			break;
+	}
+	name[sizeof(name) - 1] = 0;
+	if (!name[0])
+		return -EFAULT;
+	if (!strcmp(name, "native nmethod") && vm->nm_method &&
+	    !rd64(read, arg, pid, blob + vm->nm_method, &method) && method &&
+	    !method_name(read, arg, pid, vm, method, out, &cm, &code_size))
+		return 1;
+	snprintf(out->name, sizeof(out->name), "[stub: %s]", name);
+	out->file[0] = 0;
+	out->line = 0;
+	return 1;
+}
+
 int hs_frame_names(interp_read_fn read, void *arg, pid_t pid,
 		   const struct hs_vm *vm, const struct interp_frame *f,
 		   struct interp_symbol *out, unsigned max)
@@ -953,7 +1010,9 @@ int hs_frame_names(interp_read_fn read, void *arg, pid_t pid,
 
 	if (!max)
 		return -EINVAL;
-	if (f->n_payload > 1 && (f->payload[1] >> 63))
+	if (f->n_payload > 1 && (f->payload[1] & HOTSPOT_STUB))
+		return stub_name(read, arg, pid, vm, f, out);
+	if (f->n_payload > 1 && (f->payload[1] & HOTSPOT_COMPILED))
 		return compiled_names(read, arg, pid, vm, f, out, max);
 	err = method_name(read, arg, pid, vm, method, out, &cm, &code_size);
 	if (err)

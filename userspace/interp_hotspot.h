@@ -74,6 +74,7 @@ struct hs_vm {
 	 * JDK 22; after the relocations in the mutable data from JDK 25 */
 	uint32_t nm_metadata_off, blob_mutable, blob_mutable_size,
 		blob_reloc_size;
+	uint32_t cm_deopt_begin, nm_deopt_off; /* to JDK 22; JDK 23 on */
 	uint64_t found;		/* bit per wanted field seen (interp_hotspot.c) */
 	struct hs_heap heaps[HS_HEAPS_MAX];
 	uint32_t n_heaps;
@@ -126,7 +127,8 @@ struct hs_scope {
  * sender out to the outermost), innermost first into sc[0..max), the
  * outermost into *outer.  Returns the chain's depth (more than max when
  * cut), or a negative errno (-ENOTSUP: a layout not known; -ELOOP: more
- * than 32 scopes). */
+ * than 32 scopes; -ESTALE: pc is the nmethod's deopt handler, where a
+ * frame being deoptimized returns). */
 int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
 		   const struct hs_vm *vm, uint64_t nm, uint64_t pc,
 		   struct hs_scope *sc, unsigned max, struct hs_scope *outer);
@@ -135,10 +137,12 @@ int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
  * whole symbolizations only): inlined frames given, chains not read
  * (the frame's own method alone is given), chains whose outermost
  * method is not the nmethod's (misread: the same), chains cut at max,
- * inlined methods whose names could not be read (left out). */
+ * inlined methods whose names could not be read (left out), frames
+ * being deoptimized (their pc is their nmethod's deopt handler: their
+ * own method alone, without line). */
 struct hs_counts {
 	uint64_t inlined, chain_unread, chain_mismatch, chain_cut,
-		scope_unnamed;
+		scope_unnamed, deopt;
 };
 void hs_get_counts(struct hs_counts *out);
 

@@ -39,8 +39,10 @@ static const char *compile_java(const struct jdk *j, int idx, const char *name)
 
 	snprintf(dir, sizeof(dir), "%s/hs-%s-%d", test_tmpdir(), name, idx);
 	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s %s/tests/workloads/java/%s.java",
-		 j->home, dir, test_srcdir(), name);
+	/* the sourcepath: classes a workload uses beside it (WhiteBox) */
+	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s -sourcepath %s/tests/workloads/java "
+		 "%s/tests/workloads/java/%s.java",
+		 j->home, dir, test_srcdir(), test_srcdir(), name);
 	st = system(cmd);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dir : NULL;
 }
@@ -63,19 +65,21 @@ static bool profile_java(const struct jdk *j, int idx, const char *class,
 	if (!ASSERT_NOT_NULL(dir, "javac"))
 		return false;
 	{
-		/* flag: one option, or two separated by a space */
-		char flags[128], *second;
-		char *argv[] = { java, flags, "-cp", (char *)dir,
-				 (char *)class, "30", NULL, NULL };
+		/* flag: options separated by spaces, "%s" in them standing
+		 * for the directory of the compiled classes */
+		char flags[512], *argv[16], *tok, *save = NULL;
+		int n = 0;
 
-		snprintf(flags, sizeof(flags), "%s", flag);
-		second = strchr(flags, ' ');
-		if (second) {
-			*second++ = 0;
-			memmove(&argv[2], &argv[1], 5 * sizeof(argv[0]));
-			argv[1] = flags;
-			argv[2] = second;
-		}
+		snprintf(flags, sizeof(flags), flag, dir);
+		argv[n++] = java;
+		for (tok = strtok_r(flags, " ", &save); tok && n < 10;
+		     tok = strtok_r(NULL, " ", &save))
+			argv[n++] = tok;
+		argv[n++] = "-cp";
+		argv[n++] = (char *)dir;
+		argv[n++] = (char *)class;
+		argv[n++] = "30";
+		argv[n] = NULL;
 		/* a cache of the test's own: the machine's may hold records
 		 * of other builds, whose runtimes' kinds differ */
 		const char *extra[] = { "-cache-dir", cache, NULL };
@@ -353,4 +357,65 @@ TEST_ROOT(hotspot_sort_comparator_and_lambda_jit)
 TEST_ROOT(hotspot_sort_comparator_and_lambda_jit_debug_nonsafepoints)
 {
 	sort_test("-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints", 100, 70);
+}
+
+/* Deoptimization: Deopt.java's second thread deoptimizes every compiled
+ * method every 50 ms (the WhiteBox API), so the main thread's compiled
+ * frames keep returning through their nmethods' deopt handlers into the
+ * interpreter and being compiled again.  A frame whose return address
+ * is its deopt handler is still unwound by its nmethod's frame size and
+ * named by its own method; the stacks stay whole. */
+TEST_ROOT(hotspot_deopt_whitebox)
+{
+	size_t j;
+
+	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
+		struct folded f = { 0 };
+		char *err = NULL, jc[512];
+		uint64_t total = 0, complete = 0, logical = 0, stub = 0;
+		int i;
+
+		if (!profile_java(&jdks[j], (int)j, "Deopt",
+				  "-XX:+UnlockDiagnosticVMOptions -XX:+WhiteBoxAPI "
+				  "-XX:-DisplayVMOutput -Xbootclasspath/a:%s",
+				  &f, &err))
+			goto next;
+		for (i = 0; i < f.n; i++) {
+			const char *s = f.lines[i].stack;
+			uint64_t n = f.lines[i].count;
+
+			if (strncmp(s, "java;", 5))
+				continue;
+			total += n;
+			if (strstr(s, ";start_thread;") &&
+			    strstr(s, ";Deopt.main (Deopt.java:"))
+				complete += n;
+			java_chain(s, "Deopt.", jc, sizeof(jc));
+			if (!strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin") ||
+			    !strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin;Deopt.leaf"))
+				logical += n;
+			else if (getenv("HS_DUMP"))
+				printf("off %llu %s\n", (unsigned long long)n,
+				       strstr(s, "start_thread") ? strstr(s, "start_thread") : s);
+			if (strstr(s, ";[stub: "))
+				stub += n;
+		}
+		if (getenv("HS_DUMP"))
+			h_dump_top(&f, "java", 10);
+		test_note("%s: %llu samples of the java thread, %.1f%% complete, %.1f%% "
+			  "main;run;spin[;leaf], %.1f%% through a stub; err_hotspot_read=%lld",
+			  jdks[j].name, (unsigned long long)total,
+			  100.0 * complete / (total ? total : 1),
+			  100.0 * logical / (total ? total : 1),
+			  100.0 * stub / (total ? total : 1),
+			  h_summary_value(err, "err_hotspot_read"));
+		ASSERT_GE(total, 100, "samples");
+		ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
+			  ">= 95% complete (Java to Deopt.main, native to start_thread)");
+		ASSERT_GE(10000 * logical / (total ? total : 1), 9000,
+			  ">= 90% with the logical chain main;run;spin[;leaf]");
+next:
+		free(err);
+		h_free_folded(&f);
+	}
 }
