@@ -6,6 +6,7 @@
  * A stack is complete when its Java frames reach Split.main and its
  * native frames reach start_thread.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include <linux/types.h>
 
+#include "../unit/rep_fixture.h"
 #include "../unit/test.h"
 #include "harness.h"
 
@@ -421,5 +423,57 @@ TEST_ROOT(hotspot_deopt_whitebox)
 next:
 		free(err);
 		h_free_folded(&f);
+	}
+}
+
+/* pprof and OTLP: a compiled frame whose code inlined other methods is
+ * one Location with a Line each, innermost first, as a native frame's
+ * DWARF inline chain is (decoded by protoc against the upstream protos):
+ * C2 inlines work into each leaf of Split's chains. */
+static void leaf_inlines_work(const char *kind, const char *decoded)
+{
+	(void)kind;
+	ASSERT_TRUE(strstr(decoded, "inline=Split.work;Split.heavyLeaf\n") ||
+		    strstr(decoded, "inline=Split.work;Split.mediumLeaf\n") ||
+		    strstr(decoded, "inline=Split.work;Split.lightLeaf\n"),
+		    "a leaf's Location: work, then the leaf");
+}
+
+TEST_ROOT(hotspot_inline_chain_one_location)
+{
+	size_t j;
+
+	if (!fix_upstream_protos()) {
+		test_skip("no upstream .proto files (run 'make deps' as root)");
+		return;
+	}
+	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
+		char java[512], cache[600];
+		const char *dir;
+		pid_t w;
+
+		snprintf(java, sizeof(java), "%s/bin/java", jdks[j].home);
+		if (access(java, X_OK)) {
+			test_note("%s: SKIP, %s is not installed", jdks[j].name, java);
+			continue;
+		}
+		dir = compile_java(&jdks[j], (int)j, "Split");
+		if (!ASSERT_NOT_NULL(dir, "javac"))
+			continue;
+		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
+		{
+			char *wargv[] = { java, "-cp", (char *)dir, "Split", "30",
+					  NULL };
+			const char *extra[] = { "-cache-dir", cache, NULL };
+
+			w = h_spawn(wargv);
+			/* C2 compiles the leaves within a second or two */
+			sleep(3);
+			if (ASSERT_GT(w, 0, "java started")) {
+				h_each_decoded(w, extra, leaf_inlines_work);
+				kill(w, SIGKILL);
+				h_wait(w, 5);
+			}
+		}
 	}
 }
