@@ -750,21 +750,15 @@ static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
  * with a scope at or after pc + 1, as HotSpot's pc_desc_near (a call's
  * PcDesc is at its return address); else the last one before (a leaf in
  * the tail of the code).  0 when none. */
-static int32_t scope_at(interp_read_fn read, void *arg, pid_t pid,
-			const struct hs_vm *vm, const struct hs_nm *l,
-			uint64_t pc)
+static int32_t scope_scan(interp_read_fn read, void *arg, pid_t pid,
+			  const struct hs_vm *vm, const struct hs_nm *l,
+			  uint64_t from, uint64_t n, int32_t target)
 {
 	uint8_t chunk[HS_PCDESC_CHUNK * 16];
-	uint64_t n, i, base;
-	int32_t target, before = 0;
+	uint64_t i, base;
+	int32_t before = 0;
 
-	if (pc + 1 < l->code || pc + 1 - l->code > INT32_MAX)
-		return 0;
-	target = (int32_t)(pc + 1 - l->code);
-	n = (l->pcs_end - l->pcs) / vm->size_pcdesc;
-	if (n > HS_PCDESC_MAX)
-		return 0;
-	for (base = 0; base < n; base += HS_PCDESC_CHUNK) {
+	for (base = from; base < n; base += HS_PCDESC_CHUNK) {
 		uint64_t m = n - base < HS_PCDESC_CHUNK ? n - base : HS_PCDESC_CHUNK;
 
 		if (rd(read, arg, pid, l->pcs + base * vm->size_pcdesc, chunk,
@@ -783,6 +777,39 @@ static int32_t scope_at(interp_read_fn read, void *arg, pid_t pid,
 		}
 	}
 	return before;
+}
+
+/* The PcDescs are sorted by pc (HotSpot searches them so too): a large
+ * nmethod's are narrowed by bisection, 16 reads of 4 bytes at most, to
+ * the chunk that holds the first at or after target, then scanned; from
+ * the start when nothing from there has a scope. */
+static int32_t scope_at(interp_read_fn read, void *arg, pid_t pid,
+			const struct hs_vm *vm, const struct hs_nm *l,
+			uint64_t pc)
+{
+	uint64_t n, lo = 0, hi, mid;
+	int32_t target, po, so;
+
+	if (pc + 1 < l->code || pc + 1 - l->code > INT32_MAX)
+		return 0;
+	target = (int32_t)(pc + 1 - l->code);
+	n = (l->pcs_end - l->pcs) / vm->size_pcdesc;
+	if (n > HS_PCDESC_MAX)
+		return 0;
+	for (hi = n; hi - lo > HS_PCDESC_CHUNK;) {
+		mid = lo + (hi - lo) / 2;
+		if (rd(read, arg, pid, l->pcs + mid * vm->size_pcdesc + vm->pcd_pc,
+		       &po, 4))
+			return 0;
+		if (po < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	so = scope_scan(read, arg, pid, vm, l, lo, n, target);
+	if (!so && lo)
+		so = scope_scan(read, arg, pid, vm, l, 0, n, target);
+	return so;
 }
 
 int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
