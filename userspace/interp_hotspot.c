@@ -958,9 +958,12 @@ static int compiled_names(interp_read_fn read, void *arg, pid_t pid,
 		n = 1;
 	} else if (outer.method != method) {
 		/* the outermost scope is the nmethod's own method, which
-		 * the unwinder read; its bci holds without the metadata */
-		if (outer.method || n > 1)
+		 * the unwinder read; its bci holds without the metadata
+		 * (not read: a layout without it, JDK 23 and 24) */
+		if (outer.method)
 			count(&hs_counts.chain_mismatch);
+		else if (n > 1)
+			count(&hs_counts.chain_unread);
 		sc[0] = (struct hs_scope){ method, outer.bci };
 		n = 1;
 	} else if (n > (int)max) {
@@ -1004,11 +1007,17 @@ static int stub_name(interp_read_fn read, void *arg, pid_t pid,
 	uint16_t code_size;
 	size_t got;
 
-	/* 16 bytes a read (the end of a mapping does not fail a short
-	 * name); a longer name is cut */
+	/* 16 bytes a read, a byte a read in the last 16 of a mapping; a
+	 * longer name is cut */
 	for (got = 0; got + 16 < sizeof(name); got += 16) {
 		if (rd(read, arg, pid, f->payload[0] + got, name + got, 16)) {
-			name[got] = 0;
+			size_t i;
+
+			for (i = 0; i < 16; i++)
+				if (rd(read, arg, pid, f->payload[0] + got + i,
+				       name + got + i, 1) || !name[got + i])
+					break;
+			name[got + i] = 0;
 			break;
 		}
 		if (memchr(name + got, 0, 16))

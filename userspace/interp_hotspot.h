@@ -134,8 +134,9 @@ int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
 		   struct hs_scope *sc, unsigned max, struct hs_scope *outer);
 
 /* What naming compiled frames met, since the start (the manager counts
- * whole symbolizations only): inlined frames given, chains not read
- * (the frame's own method alone is given), chains whose outermost
+ * whole symbolizations only): inlined frames given, chains not read or
+ * whose methods were not (the frame's own method alone is given), chains
+ * whose outermost
  * method is not the nmethod's (misread: the same), chains cut at max,
  * inlined methods whose names could not be read (left out), frames
  * being deoptimized (their pc is their nmethod's deopt handler: their

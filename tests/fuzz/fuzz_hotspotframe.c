@@ -27,22 +27,24 @@
 
 #include "fuzz.h"
 #include "hotspot.h"
+#include "hotspot_offsets.h"
 #include "interp_hotspot.h"
 
 /* The laid-out nmethod: at HS_FZ_NM in an image of HS_FZ_LEN bytes
  * (after the seed's Method and its Symbols, so that the fuzzer reaches
- * its bytes growing the seed a little); its PcDescs at +128, metadata
+ * its bytes growing the seed a little); its PcDescs at +136, metadata
  * at +280 (8 words, up to the scopes), scopes at +344, code at +1024
- * (never read: the pcs are offsets into it).  Every header field of
- * either layout lies outside the regions but JDK 25's scope offsets,
- * which sit among the PcDescs. */
+ * (never read: the pcs are offsets into it), its deopt handler 240
+ * bytes into the code.  Every header field of either layout lies
+ * outside the regions but JDK 25's at 176 to 203, among the PcDescs. */
 #define HS_FZ_LEN 2048
 #define HS_FZ_NM 544
-#define HS_FZ_PCS 128
-#define HS_FZ_PCS_END 192
+#define HS_FZ_PCS 136
+#define HS_FZ_PCS_END 200
 #define HS_FZ_META 280
 #define HS_FZ_SCOPES 344
 #define HS_FZ_CODE 1024
+#define HS_FZ_DEOPT 240
 
 static void name_one(const struct hs_vm *vm, uint64_t bcp,
 		     const struct fz_image *im, uint64_t nm, unsigned max)
@@ -73,50 +75,23 @@ static void put(uint8_t *img, size_t at, uint64_t v, size_t width)
 	memcpy(img + at, &v, width);
 }
 
-/* The nmethod at HS_FZ_NM laid out for vm's layout (JDK 17 or 25). */
+/* The nmethod at HS_FZ_NM laid out for vm's layout: JDK 17's, or JDK
+ * 25's put in its place. */
 static void lay_out(uint8_t *img, struct hs_vm *vm, bool jdk25)
 {
-	static const size_t v17[] = {
-		offsetof(struct hs_vm, blob_code_begin),
-		offsetof(struct hs_vm, cm_scopes_data),
-		offsetof(struct hs_vm, nm_deps_off),
-		offsetof(struct hs_vm, nm_scopes_pcs_off),
-		offsetof(struct hs_vm, nm_metadata_off),
-	};
-	static const size_t v25[] = {
-		offsetof(struct hs_vm, blob_code_offset),
-		offsetof(struct hs_vm, nm_immutable),
-		offsetof(struct hs_vm, nm_scopes_data_off),
-		offsetof(struct hs_vm, nm_scopes_pcs_off),
-		offsetof(struct hs_vm, blob_mutable),
-		offsetof(struct hs_vm, blob_mutable_size),
-		offsetof(struct hs_vm, blob_reloc_size),
-	};
 	uint8_t *nm = img + HS_FZ_NM;
 	uint64_t base = FZ_IMAGE_BASE + HS_FZ_NM;
-	unsigned i;
 
-	vm->found = 0;
 	if (!jdk25) {
-		for (i = 0; i < sizeof(v17) / sizeof(v17[0]); i++)
-			hs_vm_have(vm, v17[i]);
 		put(nm, vm->blob_code_begin, base + HS_FZ_CODE, 8);
 		put(nm, vm->cm_scopes_data, base + HS_FZ_SCOPES, 8);
 		put(nm, vm->nm_scopes_pcs_off, HS_FZ_PCS, 4);
 		put(nm, vm->nm_deps_off, HS_FZ_PCS_END, 4);
 		put(nm, vm->nm_metadata_off, HS_FZ_META, 4);
+		put(nm, vm->cm_deopt_begin, base + HS_FZ_CODE + HS_FZ_DEOPT, 8);
 		return;
 	}
-	/* JDK 25's offsets (vmstructsdump of Temurin 25) */
-	vm->blob_code_offset = 36;
-	vm->nm_immutable = 96;
-	vm->nm_scopes_pcs_off = 196;
-	vm->nm_scopes_data_off = 200;
-	vm->blob_mutable = 16;
-	vm->blob_reloc_size = 28;
-	vm->blob_mutable_size = 48;
-	for (i = 0; i < sizeof(v25) / sizeof(v25[0]); i++)
-		hs_vm_have(vm, v25[i]);
+	hs_offsets_nm25(vm);
 	/* immutable data: the pcs then the scopes; mutable data: 64
 	 * bytes of relocations, then the metadata */
 	put(nm, vm->blob_code_offset, HS_FZ_CODE, 4);
@@ -126,23 +101,13 @@ static void lay_out(uint8_t *img, struct hs_vm *vm, bool jdk25)
 	put(nm, vm->blob_mutable, base + HS_FZ_META - 64, 8);
 	put(nm, vm->blob_reloc_size, 64, 4);
 	put(nm, vm->blob_mutable_size, 64 + HS_FZ_SCOPES - HS_FZ_META, 4);
+	put(nm, vm->nm_deopt_off, HS_FZ_CODE + HS_FZ_DEOPT, 4);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* JDK 17's offsets (tests/unit/test_hotspot.c checks them live) */
-	struct hs_vm vm = {
-		.method_const = 8, .cm_constants = 8, .cm_code_size = 32,
-		.cm_name_index = 34, .cm_sig_index = 36, .cm_flags = 28,
-		.cm_flags_size = 2, .cp_holder = 24, .cp_source_file = 54,
-		.klass_name = 24, .sym_length = 4, .sym_body = 6,
-		.size_cm = 48, .size_cp = 72, .has_linenumber = 1,
-		.blob_code_begin = 32, .cm_scopes_data = 120,
-		.nm_deps_off = 272, .nm_scopes_pcs_off = 268,
-		.nm_metadata_off = 260, .pcd_pc = 0,
-		.pcd_scope = 4, .size_pcdesc = 16,
-		.found = ~0ull, /* every field present: JDK 17's layout */
-	};
+	/* JDK 17's offsets, its nmethod layout */
+	struct hs_vm vm = hs_offsets_jdk17();
 	static uint8_t img[HS_FZ_LEN];
 	uint64_t sym[HS_SYM_COUNT], bcp;
 	unsigned i, max;
