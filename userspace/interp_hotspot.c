@@ -745,11 +745,9 @@ static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
 	return 0;
 }
 
-/* The decode offset of the innermost scope at pc (data of a compiled
- * frame: a return address minus one, or the leaf's pc): the first PcDesc
- * with a scope at or after pc + 1, as HotSpot's pc_desc_near (a call's
- * PcDesc is at its return address); else the last one before (a leaf in
- * the tail of the code).  0 when none. */
+/* PcDescs from to n, read a chunk at a time: the scope (its decode
+ * offset) of the first with a scope whose pc offset is target or more;
+ * else the last one's with a scope; 0 when none. */
 static int32_t scope_scan(interp_read_fn read, void *arg, pid_t pid,
 			  const struct hs_vm *vm, const struct hs_nm *l,
 			  uint64_t from, uint64_t n, int32_t target)
@@ -779,10 +777,15 @@ static int32_t scope_scan(interp_read_fn read, void *arg, pid_t pid,
 	return before;
 }
 
-/* The PcDescs are sorted by pc (HotSpot searches them so too): a large
- * nmethod's are narrowed by bisection, 16 reads of 4 bytes at most, to
- * the chunk that holds the first at or after target, then scanned; from
- * the start when nothing from there has a scope. */
+/* The decode offset of the innermost scope at pc (data of a compiled
+ * frame: a return address minus one, or the leaf's pc): the first PcDesc
+ * with a scope at or after pc + 1, as HotSpot's pc_desc_near (a call's
+ * PcDesc is at its return address); else the last one before (a leaf in
+ * the tail of the code).  0 when none.  The PcDescs are sorted by pc
+ * (HotSpot searches them so too): a large nmethod's are narrowed by
+ * bisection, 16 reads of 4 bytes at most, to the chunk holding the
+ * first at or after pc + 1, then scanned; from the start when nothing
+ * from there has a scope. */
 static int32_t scope_at(interp_read_fn read, void *arg, pid_t pid,
 			const struct hs_vm *vm, const struct hs_nm *l,
 			uint64_t pc)
