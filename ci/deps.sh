@@ -8,7 +8,7 @@ BUILD="make gcc g++ clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-d
 liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 libcurl4-openssl-dev libssl-dev libdw-dev libzstd-dev libxxhash-dev binutils"
 TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
-libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
+libxml2-utils qemu-system-x86 qemu-system-arm cpio xz-utils zstd lz4 procps iproute2 file
 python3-yaml systemd lld mold sqlite3 perl openssl libc6-dbg php8.2-cli
 elfutils ruby"
 
