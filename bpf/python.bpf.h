@@ -58,7 +58,7 @@ static __always_inline __u32 py_find_frame(struct ustate *st,
 					   const struct py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = task->thread.fsbase, interp = 0, ts = 0, v = 0, cur = 0;
+	__u64 fsbase = task_tp(task), interp = 0, ts = 0, v = 0, cur = 0;
 	int i;
 
 	if (py_read_u64(p->runtime + p->rt_interp_main, &interp) || !interp ||

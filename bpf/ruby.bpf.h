@@ -130,7 +130,7 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 					  struct ruby_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp = task->thread.fsbase, ec = 0, v = 0, dtv = 0;
+	__u64 tp = task_tp(task), ec = 0, v = 0, dtv = 0;
 
 	switch (p->ec_mode) {
 	case RUBY_EC_DTV:

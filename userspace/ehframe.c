@@ -201,6 +201,7 @@ static bool parse_cie(struct parser *P, const struct entry *en,
 
 	memset(cie, 0, sizeof(*cie));
 	cie->off = en->off;
+	cie->a64 = P->a64;
 	cie->fde_enc = PE_ABSPTR;
 	cie->addr_size = 8;
 	version = rd_u8(&c);
@@ -270,7 +271,7 @@ aug_done:
 	cie->ins = c.p;
 	cie->ins_end = en->end;
 	cie->init.cfa_how = CFA_RULE_REG;
-	cie->init.cfa_reg = REG_RSP;
+	cie->init.cfa_reg = P->a64 ? REG_A64_SP : REG_RSP;
 	if (!ehf_run_cfi(P, cie, cie->ins, cie->ins_end, &cie->init, NULL, &loc))
 		return false;
 	cie->valid = true;
@@ -412,6 +413,7 @@ static void parser_init(struct parser *P, const struct elfm *e,
 	P->text_of = text_of;
 	P->b = b;
 	P->st = st;
+	P->a64 = elfm_ehdr(e)->e_machine == EM_AARCH64;
 	/* Data-relative pointers are relative to the GOT on x86-64. */
 	sh = elfm_section(e, ".got.plt");
 	if (!sh)
@@ -592,6 +594,7 @@ struct synth_row {
 	uint8_t cmd;
 	int32_t cfa_off; /* rsp + cfa_off */
 	int16_t post;
+	uint8_t ra_rule; /* enum rule_ra */
 };
 
 /* Rows for one section when it exists and is code.  Returns 1 when rows
@@ -611,7 +614,8 @@ static int synth_section(const struct elfm *e, const Elf64_Shdr *sh,
 		struct unwind_rule r = { .cmd = rows[i].cmd,
 					 .cfa_reg = RULE_REG_SP,
 					 .cfa_off = rows[i].cfa_off,
-					 .cfa_post = rows[i].post };
+					 .cfa_post = rows[i].post,
+					 .ra_rule = rows[i].ra_rule };
 
 		err = dt_builder_add(b, sh->sh_addr + rows[i].off, &r);
 		if (err)
@@ -619,6 +623,35 @@ static int synth_section(const struct elfm *e, const Elf64_Shdr *sh,
 	}
 	err = dt_builder_add_range(b, sh->sh_addr, sh->sh_addr + sh->sh_size);
 	return err ? err : 1;
+}
+
+/*
+ * AArch64's .plt: PLT0 stores x16 and x30 below sp (stp x16, x30,
+ * [sp, #-16]!) as its first instruction, after a "bti c" when the PLT has
+ * BTI landing pads, then jumps to the resolver; the 16-byte entries only
+ * jump through the GOT.  The return address stays in x30 throughout.
+ */
+static int synth_plt_a64(const struct elfm *e, struct dt_builder *b,
+			 struct dt_extract_stats *st)
+{
+	static const uint8_t bti_c[] = { 0x5f, 0x24, 0x03, 0xd5 };
+	struct synth_row plt[] = {
+		{ 0, RULE_CMD_NONE, 0, 0, RULE_RA_LR },
+		{ 4, RULE_CMD_NONE, 16, 0, RULE_RA_LR },
+		{ 32, RULE_CMD_NONE, 0, 0, RULE_RA_LR },
+	};
+	const Elf64_Shdr *sh = elfm_section(e, ".plt");
+	const uint8_t *p;
+	size_t avail;
+	int ret;
+
+	if (sh && elfm_vaddr_bytes(e, sh->sh_addr, 4, &p, &avail) == 0 &&
+	    memcmp(p, bti_c, 4) == 0)
+		plt[1].off = 8;
+	ret = synth_section(e, sh, plt, 3, b);
+	if (ret > 0 && st)
+		st->synth_ranges += ret;
+	return ret;
 }
 
 int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
@@ -645,6 +678,8 @@ int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
 	size_t i, avail;
 
 	dt_builder_set_source(b, DT_SRC_SYNTH);
+	if (elfm_ehdr(e)->e_machine == EM_AARCH64)
+		return synth_plt_a64(e, b, st);
 	sh = elfm_section(e, ".plt");
 	if (sh && elfm_vaddr_bytes(e, sh->sh_addr + 16, 4, &p, &avail) == 0 &&
 	    memcmp(p, endbr64, 4) == 0)
