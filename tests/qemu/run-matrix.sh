@@ -316,14 +316,13 @@ get_busybox() {
 	[ -x "$bb" ]
 }
 
-# The arm64 guests' userland from Debian's arm64 packages, unpacked (never
-# installed) into $arm64_root, kept between runs: busybox-static, the
-# python3.11 binary (python3.11-minimal), the stdlib files it reads to
-# start (libpython3.11-minimal) and the libraries they link.  The daemon's
-# own libraries come from this machine's multiarch directories, where
-# make deps installs the arm64 -dev packages it was linked against.
-ARM64_ROOT_PKGS="busybox-static python3.11-minimal libpython3.11-minimal
-libexpat1 zlib1g libc6"
+# What the arm64 guests run that cannot be installed beside the amd64
+# packages, from Debian's arm64 packages, unpacked (never installed) into
+# $arm64_root and kept between runs: busybox-static, the python3.11 binary
+# (python3.11-minimal) and the stdlib files it reads to start
+# (libpython3.11-minimal).  The libraries they and the daemon link come
+# from this machine's arm64 multiarch directories (make deps).
+ARM64_ROOT_PKGS="busybox-static python3.11-minimal libpython3.11-minimal"
 get_arm64_root() {
 	local tmp deb p pkgs=()
 
@@ -369,69 +368,35 @@ arm64_workload() {
 	echo "$w"
 }
 
-# needed_libs ARCH FILE: the shared libraries and the loader FILE needs, one
-# "path-here path-in-guest" a line.  x86: what ldd names (nothing for a
-# static binary).  arm64, which ldd cannot run: the program interpreter and
-# the DT_NEEDED entries, followed through each library found, looked up in
-# the multiarch directories of this machine, then of $arm64_root.
+# needed_libs ARCH FILE: the shared libraries and the loader FILE needs,
+# one path a line, the same here and in the guest.  x86: what ldd names
+# (nothing for a static binary).  arm64, which ldd cannot run:
+# ci/elf-libs.sh, which follows DT_NEEDED through this machine's arm64
+# multiarch directories (make deps installs what the daemon and Debian's
+# python3.11 link).
 needed_libs() {
-	local arch=$1 f=$2 interp x lib r d src dest queue seen=" "
-
-	if [ "$arch" = x86_64 ]; then
-		ldd "$f" 2>/dev/null | awk '
-			$2 == "=>" && $3 ~ /^\// { print $3, $3; next }
-			$1 ~ /^\// { print $1, $1 }'
-		return 0
+	if [ "$1" = arm64 ]; then
+		"$top/ci/elf-libs.sh" "$2"
+		return
 	fi
-	interp=$(readelf -lW "$f" | sed -n 's/.*program interpreter: \(.*\)\]$/\1/p')
-	if [ -n "$interp" ]; then
-		for r in "" "$arm64_root"; do
-			if [ -e "$r$interp" ]; then
-				echo "$r$interp $interp"
-				break
-			fi
-		done
-	fi
-	queue=("$f")
-	while [ ${#queue[@]} -gt 0 ]; do
-		x=${queue[0]}
-		queue=("${queue[@]:1}")
-		for lib in $(readelf -dW "$x" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-			case $seen in *" $lib "*) continue ;; esac
-			seen="$seen$lib "
-			src=""
-			for r in "" "$arm64_root"; do
-				for d in /lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu; do
-					if [ -e "$r$d/$lib" ]; then
-						src=$r$d/$lib dest=$d/$lib
-						break 2
-					fi
-				done
-			done
-			if [ -z "$src" ]; then
-				echo "run-matrix: $f needs $lib, found nowhere" >&2
-				return 1
-			fi
-			echo "$src $dest"
-			queue+=("$src")
-		done
-	done
+	ldd "$2" 2>/dev/null | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3; next }
+		$1 ~ /^\// { print $1 }'
 }
 
 # copy_elf ARCH FILE STAGE DEST: FILE to STAGE/DEST with the shared
 # libraries and the dynamic loader it needs (needed_libs).
 copy_elf() {
-	local arch=$1 f=$2 stage=$3 dest=$4 libs src lib
+	local arch=$1 f=$2 stage=$3 dest=$4 libs lib
 
 	mkdir -p "$stage/$(dirname "$dest")"
 	cp -L "$f" "$stage/$dest" || return 1
 	libs=$(needed_libs "$arch" "$f") || return 1
-	while read -r src lib; do
-		[ -n "$lib" ] || continue
+	for lib in $libs; do
 		[ -e "$stage$lib" ] && continue
 		mkdir -p "$stage$(dirname "$lib")"
-		cp -L "$src" "$stage$lib" || return 1
-	done <<<"$libs"
+		cp -L "$lib" "$stage$lib" || return 1
+	done
 }
 
 # stage_python ARCH STAGE: the interpreter and pyburn.py.  The interpreter
@@ -531,9 +496,11 @@ tcg) accel_args=(-accel tcg -cpu max) ;;
 	;;
 esac
 
-# The arm64 guests: qemu's "virt" board with a Cortex-A72, always under
-# TCG here (an x86 host).  qemu 7.2's "max" CPU has features the 6.12
-# kernels trip on; the A72 (ARMv8.0: no pointer authentication) boots both.
+# The arm64 guests: qemu's "virt" board with a Cortex-A72 (ARMv8.0, the
+# CPU otel's matrix uses for kernels newer than its qemu), always under TCG
+# here (an x86 host).  "-cpu max" boots both kernels too, slower: it
+# emulates pointer authentication, which Debian 12's arm64 userland is not
+# built to use.
 arm64_qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 -accel tcg)
 
 # Set by each row: its status, release, the RESULT line and its log.
