@@ -654,6 +654,85 @@ static int synth_plt_a64(const struct elfm *e, struct dt_builder *b,
 	return ret;
 }
 
+/* ---- the AArch64 vDSO ------------------------------------------------ */
+
+/*
+ * The arm64 vDSO has no CFI (Debian's 6.1 and 6.12 strip its .eh_frame,
+ * and the kernel keeps the sigreturn trampoline out of CFI on purpose).
+ * Its functions are leaves in C: a function whose code never stores the
+ * frame record (no "stp x29, x30, [sp, #-N]!") keeps sp and the return
+ * address in x30 from entry to ret: one row, sp + 0, ra in x30.  One that
+ * does store it gets no rows, and the BPF walk takes its frame pointer.
+ * __kernel_rt_sigreturn, and the nop before it (a handler's return
+ * address minus one lands there), are the signal frame.
+ */
+#define A64_STP_FP_LR_PRE(w) (((w)&0xffc07fffu) == 0xa9807bfdu)
+
+struct vdso_scan {
+	const struct elfm *e;
+	struct dt_builder *b;
+	int n, err;
+};
+
+static int vdso_func(const struct elfm_sym *s, void *arg)
+{
+	static const struct unwind_rule leaf = { .cfa_reg = RULE_REG_SP,
+						 .ra_rule = RULE_RA_LR };
+	struct vdso_scan *v = arg;
+	const uint8_t *code;
+	size_t avail, i;
+
+	if (ELF64_ST_TYPE(s->info) != STT_FUNC || !s->size ||
+	    s->size > (1u << 20) ||
+	    !elfm_in_text(v->e, s->value, s->value + s->size) ||
+	    elfm_vaddr_bytes(v->e, s->value, s->size, &code, &avail) ||
+	    avail < s->size)
+		return 0;
+	for (i = 0; i + 4 <= s->size; i += 4) {
+		uint32_t w = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8 |
+			     (uint32_t)code[i + 2] << 16 |
+			     (uint32_t)code[i + 3] << 24;
+
+		if (A64_STP_FP_LR_PRE(w))
+			return 0;
+	}
+	v->err = dt_builder_add(v->b, s->value, &leaf);
+	if (!v->err)
+		v->err = dt_builder_add_range(v->b, s->value, s->value + s->size);
+	v->n++;
+	return v->err;
+}
+
+int ehf_synth_vdso_a64(const struct elfm *e, struct dt_builder *b,
+		       struct dt_extract_stats *st)
+{
+	static const char *const names[] = { "__kernel_rt_sigreturn" };
+	static const struct unwind_rule sig = { .cmd = RULE_CMD_SIGNAL };
+	struct vdso_scan v = { .e = e, .b = b };
+	uint64_t value = 0, size = 0, lo;
+	const Elf64_Shdr *sh;
+
+	if (elfm_ehdr(e)->e_machine != EM_AARCH64 ||
+	    elfm_find_syms(e, names, 1, &value, &size) != 1 || !value)
+		return 0;
+	dt_builder_set_source(b, DT_SRC_SYNTH);
+	sh = elfm_section(e, ".dynsym");
+	if (sh && elfm_for_each_sym(e, sh, vdso_func, &v) < 0 && v.err)
+		return v.err;
+	/* the trampoline is 8 bytes (mov x8, #139; svc #0) */
+	lo = elfm_in_text(e, value - 4, value) ? value - 4 : value;
+	if (!size)
+		size = 8;
+	v.err = dt_builder_add(b, lo, &sig);
+	if (!v.err)
+		v.err = dt_builder_add_range(b, lo, value + size);
+	if (v.err)
+		return v.err;
+	if (st)
+		st->synth_ranges += v.n + 1;
+	return v.n + 1;
+}
+
 int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
 		  struct dt_extract_stats *st)
 {

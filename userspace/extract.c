@@ -88,6 +88,11 @@ static int extract(const struct elfm *e, const char *path,
 		err = n;
 		goto cleanup;
 	}
+	n = ehf_synth_vdso_a64(e, b, st);
+	if (fatal(n)) {
+		err = n;
+		goto cleanup;
+	}
 	err = dt_builder_finish(b, out);
 	/* a file that shrank while we read it gave rows from zeros */
 	if (!err && (elfm_damaged(e) || (dbg && elfm_damaged(dbg)))) {

@@ -1778,3 +1778,79 @@ out:
 	elfm_free(e);
 	dt_file_free(f);
 }
+
+/* A little arm64 vDSO: its leaf in x30, the frame-record function left
+ * to the frame pointer, the sigreturn trampoline (and the nop before it)
+ * a signal frame. */
+TEST(ehframe_arm64_vdso_synthetic)
+{
+	static const uint32_t text[] = {
+		0xd2800000, 0xd65f03c0,		    /* leaf: mov x0, #0; ret */
+		0xa9bf7bfd, 0x910003fd,		    /* framed: stp x29, x30, [sp, #-16]!; mov x29, sp */
+		0xa8c17bfd, 0xd65f03c0,		    /* ldp x29, x30, [sp], #16; ret */
+		0xd503201f,			    /* nop */
+		0xd2801168, 0xd4000001,		    /* mov x8, #139; svc #0 */
+	};
+	static const char str[] = "\0leaf\0framed\0__kernel_rt_sigreturn";
+	Elf64_Sym syms[4] = { { 0 } };
+	struct synth_sec secs[3] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000,
+		  text, sizeof(text), 0, 0 },
+		{ ".dynstr", SHT_STRTAB, SHF_ALLOC, 0x2000, str, sizeof(str),
+		  0, 0 },
+		{ ".dynsym", SHT_DYNSYM, SHF_ALLOC, 0x3000, syms, sizeof(syms),
+		  2, sizeof(Elf64_Sym) },
+	};
+	struct dt_extract_opts o = { .machine = EM_AARCH64, .no_debuglink = true };
+	static const struct {
+		uint64_t addr;
+		int cmd; /* -1: a leaf rule */
+	} want[] = {
+		{ 0x1000, -1 }, { 0x1004, -1 }, { 0x1008, RULE_CMD_INVALID },
+		{ 0x1014, RULE_CMD_INVALID }, { 0x1018, RULE_CMD_SIGNAL },
+		{ 0x101c, RULE_CMD_SIGNAL }, { 0x1020, RULE_CMD_SIGNAL },
+	};
+	struct dt_file *f = NULL;
+	uint8_t *img;
+	size_t len, i;
+
+	syms[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = 0x1000, .st_size = 8 };
+	syms[2] = (Elf64_Sym){ .st_name = 6, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = 0x1008, .st_size = 16 };
+	syms[3] = (Elf64_Sym){ .st_name = 13, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE),
+			       .st_shndx = 1, .st_value = 0x101c, .st_size = 8 };
+	img = synth_elf(secs, 3, &len);
+	if (!ASSERT_NOT_NULL(img, "image"))
+		return;
+	((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
+	if (!ASSERT_OK(dt_extract_mem(img, len, &o, &f), "extract"))
+		goto out;
+	ASSERT_TRUE(f->source & DT_SRC_SYNTH, "synthetic rows");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int idx = dt_file_lookup(f, want[i].addr);
+		const struct unwind_rule *r = idx >= 0 ? dt_file_rule(f, idx) : NULL;
+		char b[160];
+
+		test_note("0x%llx: %s", (unsigned long long)want[i].addr,
+			  r ? dt_rule_str(r, b, sizeof(b)) : "none");
+		if (want[i].cmd == RULE_CMD_INVALID) {
+			ASSERT_TRUE(!r || r->cmd == RULE_CMD_INVALID,
+				    "no rule: the frame pointer");
+			continue;
+		}
+		if (!ASSERT_NOT_NULL(r, "a rule"))
+			continue;
+		if (want[i].cmd == RULE_CMD_SIGNAL) {
+			ASSERT_EQ(r->cmd, RULE_CMD_SIGNAL, "signal frame");
+			continue;
+		}
+		ASSERT_EQ(r->cmd, RULE_CMD_NONE, "leaf rule");
+		ASSERT_EQ(r->cfa_reg, RULE_REG_SP, "CFA on sp");
+		ASSERT_EQ(r->cfa_off, 0, "sp unchanged");
+		ASSERT_EQ(r->ra_rule, RULE_RA_LR, "ra in x30");
+	}
+out:
+	dt_file_free(f);
+	free(img);
+}
