@@ -16,7 +16,11 @@
 
 #if defined(__TARGET_ARCH_arm64)
 
+#define ARCH_X86_64 0
 #define R_LR RULE_REG_LR
+/* HotSpot's template interpreter keeps the bcp in x22 (rbcp) at the leaf;
+ * loaded into a slot arm64 rules never use */
+#define R_HOTSPOT_BCP 13
 
 /* The user pc of a perf sample's registers (struct user_pt_regs). */
 #define ARCH_CTX_PC(ctx_) ((ctx_)->regs.pc)
@@ -32,6 +36,7 @@
 		(st_)->regs[R_SP] = (pr_)->sp;                                 \
 		(st_)->regs[R_FP] = (pr_)->regs[29];                           \
 		(st_)->regs[R_LR] = (pr_)->regs[30];                           \
+		(st_)->regs[R_HOTSPOT_BCP] = (pr_)->regs[22];                  \
 		(st_)->flags |= ST_LR_VALID;                                   \
 	} while (0)
 
@@ -62,6 +67,9 @@ static __always_inline __u64 strip_ra(__u64 ra)
  * pc; pstate; }.  x29, x30, sp and pc are four words from regs[29].
  */
 #define SIGFRAME_X29 (128 + 176 + 8 + 29 * 8)
+_Static_assert(SIGFRAME_X29 == __builtin_offsetof(struct rt_sigframe,
+						  uc.uc_mcontext.regs[29]),
+	       "rt_sigframe layout (the kernel's BTF)");
 
 static __always_inline __u32 signal_step(struct scratch *s)
 {
@@ -82,6 +90,10 @@ static __always_inline __u32 signal_step(struct scratch *s)
 }
 
 #else /* x86-64 */
+
+#define ARCH_X86_64 1
+/* HotSpot's template interpreter keeps the bcp in r13 at the leaf */
+#define R_HOTSPOT_BCP 13
 
 #define ARCH_CTX_PC(ctx_) ((ctx_)->regs.ip)
 

@@ -303,7 +303,11 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 			v = 0;
 		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
 	}
-	if (cfa <= st->regs[R_SP])
+	/* a leaf whose return address is in the link register may not have
+	 * moved sp (the CFA is sp itself): it is no loop, since the link
+	 * register serves once */
+	if (cfa < st->regs[R_SP] ||
+	    (cfa == st->regs[R_SP] && r->ra_rule != RULE_RA_LR))
 		return METRIC_ERR_SP_LOOP;
 	st->regs[R_SP] = cfa;
 	st->regs[R_FP] = fp;
@@ -421,7 +425,8 @@ unwind:
 		goto next;
 	}
 	err = apply_rule(s, rule);
-	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED) &&
+	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
+	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {
 		metric_inc(err);
 		st->n_fp++;

@@ -175,6 +175,9 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 {
 	__u64 sp = s->st.regs[RULE_REG_SP], w[4];
 
+	/* YJIT's arm64 frames are not read yet: native unwinding */
+	if (!ARCH_X86_64)
+		return INTERP_NOT_HERE;
 	/* other anonymous code (not YJIT's) is left to native unwinding */
 	if (ruby_read(w, sizeof(w), sp) || w[3] < p->text_lo ||
 	    w[3] >= p->text_hi)

@@ -676,11 +676,14 @@ int interp_self_off_of_fd(int fd, int32_t *out)
 	return libc_decode(fd, names, self_from_code, out);
 }
 
-/* The libc the process maps, or NULL. */
+/* The libc the process maps, or NULL (also when there is no process:
+ * an attach replayed from a stored record). */
 static const struct exe_file *proc_libc(const struct pm_proc *p)
 {
 	uint32_t i;
 
+	if (!p)
+		return NULL;
 	for (i = 0; i < p->n_maps; i++) {
 		const struct exe_file *f = p->maps[i].file;
 

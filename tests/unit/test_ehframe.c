@@ -1752,8 +1752,16 @@ TEST(ehframe_arm64_plt_and_machine)
 		test_skip("no arm64 libc (make deps: libc6:arm64)");
 		return;
 	}
-	ASSERT_EQ(dt_extract_file(fd, path, &f), -ENOEXEC,
-		  "the host's extraction refuses an arm64 file");
+	/* on an arm64 host (qemu-aarch64 build-arm64/tests/runner) the
+	 * file is the host's own */
+	if (DT_HOST_MACHINE == EM_AARCH64) {
+		ASSERT_OK(dt_extract_file(fd, path, &f), "the host's machine");
+		dt_file_free(f);
+		f = NULL;
+	} else {
+		ASSERT_EQ(dt_extract_file(fd, path, &f), -ENOEXEC,
+			  "the host's extraction refuses an arm64 file");
+	}
 	ASSERT_OK(dt_extract_file_opts(fd, path, &o, &f), "arm64 extraction");
 	ASSERT_OK(elfm_open_fd(fd, &e), "open");
 	close(fd);
