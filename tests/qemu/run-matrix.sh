@@ -19,7 +19,8 @@
 # or V=1, else its last lines and the path of the whole log.
 #
 # Environment:
-#   EP_QEMU_CACHE     cache of kernels, busybox and logs (tests/qemu/cache)
+#   EP_QEMU_CACHE     cache of kernels, busybox, the arm64 userland and logs
+#                     (tests/qemu/cache)
 #   EP_QEMU_TIMEOUT   seconds a guest may run (default 300)
 #   EP_QEMU_ACCEL     tcg or kvm (default: kvm when the CPU has vmx/svm and
 #                     /dev/kvm is writable, else tcg)
