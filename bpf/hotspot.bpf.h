@@ -38,12 +38,12 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	}
 	if (!method)
 		return INTERP_NOT_HERE;
-	/* at the leaf the interpreter keeps the bcp in r13 and writes its
-	 * slot only at calls: both go, userland takes the one inside the
-	 * method's bytecodes */
+	/* at the leaf the interpreter keeps the bcp in a register (r13,
+	 * x22) and writes its slot only at calls: both go, userland takes
+	 * the one inside the method's bytecodes */
 	if (!(s->st.flags & ST_RETURN_ADDR)) {
 		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
-					      s->st.regs[13]),
+					      s->st.regs[R_HOTSPOT_BCP]),
 				method, bcp, 2))
 			return INTERP_NOT_HERE;
 	} else if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,

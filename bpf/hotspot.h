@@ -46,6 +46,10 @@ INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
  * ConstMethod. */
 
 #define HOTSPOT_X86_SENDER_SP_SLOT (-1 * 8)
+/* aarch64 (frame_aarch64.hpp): the same but for a padding slot (sp stays
+ * 16-byte aligned) between mdp and the mirror, which moves the bcp one
+ * slot down.  Its Method* and sender sp are where x86_64 has them. */
+#define HOTSPOT_A64_BCP_SLOT (-9 * 8)
 
 /*
  * Compiled frames (nmethods, C1 and C2) keep no frame pointer unless

@@ -22,6 +22,8 @@
 #define ST_DONE 0x4	   /* the user stack is finished */
 #define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
+#define ST_LR_VALID 0x20   /* arm64: regs[R_LR] is this frame's link
+			    * register (the leaf, or after a signal frame) */
 
 /* Registers of the frame being unwound, in DWARF numbering (enum
  * rule_reg): all of them at the leaf, from the sample; above it, rsp and
@@ -437,5 +439,8 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *out)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
 }
+
+/* the per-architecture registers and frames (uses struct scratch) */
+#include "arch.bpf.h"
 
 #endif

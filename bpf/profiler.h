@@ -116,6 +116,7 @@ enum interp_kind {
 	X(ERR_PC_ZERO, "unwind: return address zero without stop marker")      \
 	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
 	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
+	X(ERR_LR_INVALID, "unwind: return address in the link register above the leaf (arm64)") \
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
@@ -391,9 +392,13 @@ enum rule_cmd {
 
 /* Registers, in the x86-64 DWARF numbering that CFI uses: a CFA may be
  * computed from any general register (OpenSSL's assembly keeps it in rax,
- * rsi, r9..r15; ld.so's _dl_runtime_resolve in rbx). */
+ * rsi, r9..r15; ld.so's _dl_runtime_resolve in rbx).  On arm64 the same
+ * slots hold the frame pointer x29 (RULE_REG_FP), sp (RULE_REG_SP) and the
+ * link register x30 (RULE_REG_LR, slot 0); its CFI computes a CFA from sp
+ * or x29 only. */
 enum rule_reg {
 	RULE_REG_RAX = 0,
+	RULE_REG_LR = 0, /* arm64: x30 */
 	RULE_REG_RDX = 1,
 	RULE_REG_RCX = 2,
 	RULE_REG_RBX = 3,
@@ -416,6 +421,15 @@ enum rule_fp {
 
 #define RULE_F_DEREF_CFA 0x1 /* CFA = *(reg + cfa_off) + cfa_post */
 
+/* Where the return address is.  Always at CFA - 8 on x86-64; on arm64 the
+ * call leaves it in the link register x30, which a function saves (usually
+ * beside x29) somewhere below the CFA, or never when it is a leaf. */
+enum rule_ra {
+	RULE_RA_CFA_M8 = 0,  /* at CFA - 8 */
+	RULE_RA_CFA_OFF = 1, /* at CFA + ra_off (a multiple of 8) */
+	RULE_RA_LR = 2,	     /* in the link register (arm64 leaf) */
+};
+
 /*
  * The other callee-saved registers a rule restores, in this order (rbp
  * has fp_rule).  saved[i] is where the caller's value was saved, in
@@ -434,8 +448,8 @@ enum rule_fp {
 
 /*
  * One unwind rule, deduplicated in the global table "rules".  The return
- * address is always at CFA - 8 on x86-64 (rows whose CFI says otherwise
- * are lowered to RULE_CMD_INVALID).  Rule indices below RULE_FIXED_COUNT
+ * address is at CFA - 8 on x86-64 (rows whose CFI says otherwise are
+ * lowered to RULE_CMD_INVALID); ra_rule says where it is on arm64.  Rule indices below RULE_FIXED_COUNT
  * are the fixed commands, so a row can name a command without a lookup.
  * The size is a multiple of 8: the kernel rounds array values up to 8
  * bytes, and userland writes the table through an mmap of the array.
@@ -449,7 +463,9 @@ struct unwind_rule {
 	__s32 fp_off;
 	__s16 cfa_post;
 	__s8 saved[RULE_SAVED_COUNT]; /* rbx, r12..r15; see above */
-	__u8 pad[5];
+	__u8 ra_rule;		      /* enum rule_ra */
+	__s16 ra_off;		      /* RULE_RA_CFA_OFF: bytes from the CFA */
+	__u8 pad[2];
 };
 _Static_assert(sizeof(struct unwind_rule) == 24, "unwind_rule layout");
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deltas.h"
 #include "elfmap.h"
 #include "hashmap.h"
 #include "interp.h"
@@ -1187,7 +1188,9 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	hp.interp_lo = vm->interp_lo;
 	hp.interp_hi = vm->interp_hi;
 	hp.method_slot = HOTSPOT_X86_METHOD_SLOT;
-	hp.bcp_slot = HOTSPOT_X86_BCP_SLOT;
+	/* the JVM runs on the daemon's own machine */
+	hp.bcp_slot = DT_HOST_MACHINE == EM_AARCH64 ? HOTSPOT_A64_BCP_SLOT :
+						      HOTSPOT_X86_BCP_SLOT;
 	hp.sender_sp_slot = HOTSPOT_X86_SENDER_SP_SLOT;
 	for (i = 0; i < vm->n_heaps && i < HOTSPOT_HEAPS; i++)
 		hp.heaps[i] = (struct hotspot_heap){
