@@ -70,9 +70,14 @@ static bool profile_java(const struct jdk *j, int idx, const char *class,
 		/* flag: options separated by spaces, "%s" in them standing
 		 * for the directory of the compiled classes */
 		char flags[512], *argv[16], *tok, *save = NULL;
+		const char *pct = strstr(flag, "%s");
 		int n = 0;
 
-		snprintf(flags, sizeof(flags), flag, dir);
+		if (pct)
+			snprintf(flags, sizeof(flags), "%.*s%s%s",
+				 (int)(pct - flag), flag, dir, pct + 2);
+		else
+			snprintf(flags, sizeof(flags), "%s", flag);
 		argv[n++] = java;
 		for (tok = strtok_r(flags, " ", &save); tok && n < 10;
 		     tok = strtok_r(NULL, " ", &save))
