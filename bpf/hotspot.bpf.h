@@ -62,7 +62,8 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 }
 
 /* A pc in a code heap: its blob by the segment map; an nmethod is unwound
- * by its frame size, anything else is left to the frame-pointer walk. */
+ * by its frame size, anything else is named and left to the native step
+ * (the frame-pointer walk of anonymous code). */
 static __always_inline int hotspot_compiled(struct scratch *s,
 					    struct hotspot_proc *p,
 					    __u64 lookup)
@@ -97,9 +98,18 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		return INTERP_NOT_HERE;
 	blob = h->lo + (seg << shift) + p->heapblock;
 	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
-	    bpf_probe_read_user(&nm_name, 8, (const void *)name) ||
-	    nm_name != HOTSPOT_NMETHOD_NAME ||
-	    bpf_probe_read_user(&words, 4,
+	    bpf_probe_read_user(&nm_name, 8, (const void *)name))
+		return INTERP_NOT_HERE;
+	if (nm_name != HOTSPOT_NMETHOD_NAME) {
+		/* a stub, an adapter, a native wrapper: named by userland
+		 * from its blob's name, unwound as native code is */
+		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
+					      lookup),
+				name, blob | HOTSPOT_COMPILED | HOTSPOT_STUB, 2))
+			return INTERP_NOT_HERE;
+		return INTERP_REPLACED;
+	}
+	if (bpf_probe_read_user(&words, 4,
 				(const void *)(blob + p->blob_frame_size)) ||
 	    bpf_probe_read_user(&method, 8, (const void *)(blob + p->nm_method)))
 		return INTERP_NOT_HERE;

@@ -9,7 +9,7 @@ liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
 libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev libzstd-dev libxxhash-dev liblzma-dev
 binutils"
 TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
-libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
+libxml2-utils qemu-system-x86 qemu-system-arm cpio xz-utils zstd lz4 procps iproute2 file
 python3-yaml systemd lld mold sqlite3 perl openssl libc6-dbg php8.2-cli
 elfutils ruby debuginfod"
 # The arm64 cross build (make ARCH=arm64): the cross compiler and binutils
@@ -18,12 +18,14 @@ elfutils ruby debuginfod"
 # multiarch (all Multi-Arch: same, so they sit beside the amd64 ones);
 # libc6:arm64 is also the arm64 libc the unit tests parse; libstdc++6:arm64
 # completes what the daemon needs at run time (ci/elf-libs.sh lists it); and
-# qemu-user-static runs the arm64 unit-test runner on x86.
+# qemu-user-static runs the arm64 unit-test runner on x86.  The kernel
+# matrix's arm64 guests (qemu-system-arm, in TEST) run Debian's arm64
+# python3.11, which links libexpat1 besides libc6 and zlib1g.
 CROSS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
 qemu-user-static"
 CROSS_ARM64="libc6 libc6-dev libbpf-dev libelf-dev zlib1g-dev liblmdb-dev
 libprotobuf-c-dev libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev
-libzstd-dev libxxhash-dev liblzma-dev libstdc++6"
+libzstd-dev libxxhash-dev liblzma-dev libstdc++6 libexpat1"
 
 # The upstream .proto files the strict-decoder tests give protoc (never
 # committed: the project writes its own from the field numbers).  Debian
