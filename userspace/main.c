@@ -404,8 +404,12 @@ static void *prepare(void *arg)
 	return NULL;
 }
 
-/* Load the processes (a thread's start routine): -pid's few, or all that
- * run now.  It fills the maps while the verifier checks the programs. */
+/* Load -pid's processes (a thread's start routine): it fills the maps
+ * while the verifier checks the programs.  Profiling the whole system,
+ * nothing is loaded here: a process loads on its first sample (it comes
+ * unsynced, walked by frame pointer, and asks), so the thousands that
+ * sleep through the run cost no /proc read, no file identification and
+ * no memory, and start-up does not grow with them. */
 static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
@@ -414,8 +418,6 @@ static void *load_processes(void *arg)
 	/* pid_t and uint32_t may alias: the same size, signed and not */
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
-	else
-		pm_scan_all(d->pm);
 	d->load_ns = exe_now_ns() - t0;
 	return NULL;
 }
@@ -518,11 +520,11 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	/* Load what runs now (or -pid's processes) while the programs load,
-	 * so none of their samples is unsynced.  A process that execs after
-	 * its maps were read and before the exec tracepoint attaches keeps
-	 * its old mappings until its first sample with an unknown pc makes
-	 * us read them again. */
+	/* Load -pid's processes while the programs load, so none of their
+	 * samples is unsynced (the whole system loads by first sample).  A
+	 * process that execs after its maps were read and before the exec
+	 * tracepoint attaches keeps its old mappings until its first sample
+	 * with an unknown pc makes us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	if (load_started)
