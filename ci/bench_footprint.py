@@ -71,16 +71,23 @@ def status_kb(pid):
     return out
 
 
-def bpf_map_rss_kb(pid):
-    """Resident KiB of the BPF maps (arrays, rings) pid has mmap'ed."""
-    total, inmap = 0, False
+def rss_parts_kb(pid):
+    """Resident KiB of pid by kind: the BPF maps (arrays, rings) it has
+    mmap'ed, the cache's data file, its heap and anonymous mappings, and
+    the rest (its binary and libraries)."""
+    parts = {"bpf": 0, "cache": 0, "anon": 0, "files": 0}
+    kind = None
     with open("/proc/%d/smaps" % pid) as f:
         for line in f:
             if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
-                inmap = "anon_inode:bpf" in line
-            elif inmap and line.startswith("Rss:"):
-                total += int(line.split()[1])
-    return total
+                f6 = line.split(None, 5)
+                name = f6[5].strip() if len(f6) > 5 else ""
+                kind = "bpf" if name.startswith("anon_inode:bpf") else \
+                    "cache" if name.endswith("data.mdb") else \
+                    "anon" if name in ("", "[heap]") else "files"
+            elif line.startswith("Rss:"):
+                parts[kind] += int(line.split()[1])
+    return parts
 
 
 def cpu_s(pid):
@@ -164,7 +171,7 @@ def part_rss():
             readings.append((time.time() - t0, status_kb(p.pid)))
             time.sleep(0.1)
         last = status_kb(p.pid)
-        bpf = bpf_map_rss_kb(p.pid)
+        parts = rss_parts_kb(p.pid)
         s = stop_daemon(p, errpath)
     finally:
         for q in procs:
@@ -183,12 +190,14 @@ def part_rss():
            s.get("rss_max_kb", -1)))
     print()
     print("| VmRSS steady MB | VmHWM peak MB | RssAnon MB | RssFile MB | "
-          "RssShmem MB | of RSS: BPF maps mmap'ed MB | RSS without them MB |")
-    print("|---|---|---|---|---|---|---|")
-    print("| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" %
+          "of RSS at the end: BPF maps mmap'ed MB | cache file MB | heap "
+          "and anonymous MB | binary and libraries MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("| %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" %
           (steady / 1024, last["VmHWM"] / 1024, last["RssAnon"] / 1024,
-           last["RssFile"] / 1024, last.get("RssShmem", 0) / 1024,
-           bpf / 1024, (steady - bpf) / 1024))
+           last["RssFile"] / 1024, parts["bpf"] / 1024,
+           parts["cache"] / 1024, parts["anon"] / 1024,
+           parts["files"] / 1024))
 
 
 # ---- execs ----------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +68,8 @@ struct daemon {
 	 * "error"), NULL when it is on */
 	const char *cache_off;
 	uint64_t service_ns_max; /* the longest pm_service step */
+	uint64_t work_seen; /* syncs and file loads at the last release */
+	uint64_t releases;  /* release_memory calls that gave memory back */
 };
 
 /* The poll loop serves sync requests this long at a time, then polls. */
@@ -126,6 +129,27 @@ static void serve_requests(struct daemon *d, uint64_t budget_ns, bool force)
 	tp_retry(d->tp, force);
 	if (d->tp_run)
 		tp_retry(d->tp_run, force);
+}
+
+/* A parse's buffers are freed when it returns, but glibc keeps the
+ * heap's free top and the cache's mapped pages stay resident: give both
+ * back once a second when a process or a file was loaded since the last
+ * time (a steady host loads nothing, and pays nothing). */
+static void release_memory(struct daemon *d)
+{
+	struct pm_stats ps;
+	struct exe_stats es;
+	uint64_t work;
+
+	pm_get_stats(d->pm, &ps);
+	exe_get_stats(d->em, &es);
+	work = ps.syncs + es.extracted + es.cache_hits + es.files;
+	if (work == d->work_seen)
+		return;
+	d->work_seen = work;
+	malloc_trim(0);
+	store_release_pages(d->store);
+	d->releases++;
 }
 
 static int check_pids(const struct config *c)
@@ -599,6 +623,7 @@ static int run(struct daemon *d)
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
+			release_memory(d);
 			publish_metrics(d);
 			if (elfm_fault_count())
 				log_warn_once("a file was truncated while it was read "
@@ -674,6 +699,10 @@ int main(int argc, char **argv)
 	if (d.cfg.verbose && !getenv("EBPF_PROFILER_DEBUG"))
 		log_set_level(LOG_INFO);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	/* a fixed threshold: glibc's own rises with each large block freed
+	 * (up to 32 MiB), after which a file's parse buffers come from the
+	 * heap and stay there; mapped, they go back when freed */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	err = run(&d);
 	cleanup(&d);
 	return err ? 1 : 0;
