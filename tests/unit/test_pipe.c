@@ -214,6 +214,55 @@ out:
 	fixture_free(&f);
 }
 
+/* An exec forgets the old image and reads nothing: the new one loads
+ * on its first sample (a SYNC request), or together with the exec when
+ * a sample asked first. */
+TEST(pm_exec_forgets_and_reads_nothing)
+{
+	struct pm_fixture f;
+	struct pm_stats ps;
+	struct pm_proc *p;
+	pid_t self = getpid();
+	uint32_t key = (uint32_t)self;
+	struct pid_info pi;
+	uint64_t syncs;
+
+	if (!fixture(&f))
+		goto out;
+	if (!ASSERT_OK(pm_sync(f.pm, self), "loaded"))
+		goto out;
+	ASSERT_OK(bm_lookup(f.bm, BM_PID_INFO, &key, &pi), "pid_info written");
+	pm_get_stats(f.pm, &ps);
+	syncs = ps.syncs;
+	ASSERT_TRUE(ps.mappings > 0 && ps.procs == 1, "mappings held");
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_EXEC), "an exec");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "served");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs, "no maps read");
+	ASSERT_TRUE(pm_find(f.pm, self) == NULL, "the process is forgotten");
+	ASSERT_EQ(ps.procs, 0, "procs");
+	ASSERT_EQ(ps.mappings, 0, "no mapping held");
+	ASSERT_EQ(ps.trie_entries, 0, "its trie entries removed");
+	ASSERT_EQ(bm_lookup(f.bm, BM_PID_INFO, &key, &pi), -ENOENT,
+		  "pid_info removed");
+	/* a sample asked, then the exec came: both in one entry, the new
+	 * image read after the old one was forgotten */
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_SYNC), "a sample");
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_EXEC), "an exec");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "one entry");
+	p = pm_find(f.pm, self);
+	ASSERT_TRUE(p && p->synced, "loaded again");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs + 1, "one read");
+	/* an exec of a process never loaded: nothing to do */
+	ASSERT_OK(pm_request(f.pm, NO_PID(1), PM_REQ_EXEC), "unknown");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "served");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs + 1, "still one read");
+out:
+	fixture_free(&f);
+}
+
 /* A function of this binary to sample. */
 __attribute__((noinline)) static int pipe_probe_fn(int x)
 {
