@@ -428,12 +428,13 @@ static void *prepare(void *arg)
 	return NULL;
 }
 
-/* Load -pid's processes (a thread's start routine): it fills the maps
- * while the verifier checks the programs.  Profiling the whole system,
- * nothing is loaded here: a process loads on its first sample (it comes
+/* Load -pid's processes, or the whole system's running ones (a thread's
+ * start routine): it fills the maps while the verifier checks the
+ * programs.  Any other process loads on its first sample (it comes
  * unsynced, walked by frame pointer, and asks), so the thousands that
- * sleep through the run cost no /proc read, no file identification and
- * no memory, and start-up does not grow with them. */
+ * sleep through the run cost no maps read, no file identification and
+ * no memory, and start-up does not grow with them; the busy ones, which
+ * are sampled first, start complete. */
 static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
@@ -442,6 +443,8 @@ static void *load_processes(void *arg)
 	/* pid_t and uint32_t may alias: the same size, signed and not */
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
+	else
+		pm_scan_running(d->pm);
 	d->load_ns = exe_now_ns() - t0;
 	return NULL;
 }
@@ -544,8 +547,9 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	/* Load -pid's processes while the programs load, so none of their
-	 * samples is unsynced (the whole system loads by first sample).  A
+	/* Load -pid's processes (or the running ones) while the programs
+	 * load, so none of their samples is unsynced (the others load by
+	 * first sample).  A
 	 * process that execs after its maps were read and before the exec
 	 * tracepoint attaches keeps its old mappings until its first sample
 	 * with an unknown pc makes us read them again. */

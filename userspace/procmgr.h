@@ -96,6 +96,14 @@ void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg);
 /* Called when a process' state is dropped (exit, exec). */
 typedef void (*pm_forget_fn)(void *arg, pid_t pid);
 void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg);
+/* Load the processes running now (state R): at start-up, so that the
+ * busy ones have complete stacks from their first sample; the others
+ * load on their first sample.  One read of /proc/PID/stat per process.
+ * Returns how many were synced. */
+int pm_scan_running(struct pm *pm);
+/* The state of pid's main thread in /proc/PID/stat ('R' running or
+ * runnable, 'S' asleep...), or 0 when it cannot be read. */
+char pm_proc_state(pid_t pid);
 /* Load these n processes, opening each file they map once (pm_sync
  * opens every mapping's file, to tell changed files).  Returns how many
  * were synced. */

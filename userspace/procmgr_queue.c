@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The process manager's request queue (bounded at PM_REQ_MAX, requests for
- * one pid merged) and its batches of syncs (pm_sync_many).
+ * one pid merged) and its batches of syncs (pm_sync_many, pm_scan_running).
  */
 #include "procmgr.h"
 #include "procmgr_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -83,4 +84,35 @@ int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
 	pm->scanning = false;
 	hm_free(&pm->scan_files);
 	return synced;
+}
+
+int pm_scan_running(struct pm *pm)
+{
+	DIR *d = opendir("/proc");
+	pid_t *pids = NULL, *tmp;
+	struct dirent *e;
+	int n = 0, cap = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid > INT32_MAX ||
+		    pm_proc_state((pid_t)pid) != 'R')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(pids, cap * sizeof(*pids));
+			if (!tmp)
+				break; /* load those listed so far */
+			pids = tmp;
+		}
+		pids[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	n = pm_sync_many(pm, pids, n);
+	free(pids);
+	return n;
 }

@@ -263,6 +263,46 @@ out:
 	fixture_free(&f);
 }
 
+/* At start-up only the running processes load: a spinning child does,
+ * a sleeping one waits for its first sample. */
+TEST(pm_scan_running_loads_the_busy_not_the_sleeping)
+{
+	struct pm_fixture f;
+	pid_t busy, idle;
+	int n, i;
+
+	busy = fork();
+	if (busy == 0)
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	idle = fork();
+	if (idle == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_GT(busy, 0, "fork") || !ASSERT_GT(idle, 0, "fork"))
+		goto kill;
+	/* the sleeper asleep; the spinner runnable whenever it is looked at */
+	for (i = 0; i < 100 && pm_proc_state(idle) != 'S'; i++)
+		usleep(10000);
+	if (!fixture(&f))
+		goto kill;
+	n = pm_scan_running(f.pm);
+	test_note("%d running processes loaded", n);
+	ASSERT_GE(n, 1, "at least the spinner");
+	ASSERT_TRUE(pm_find(f.pm, busy) && pm_find(f.pm, busy)->synced,
+		    "the spinner loaded");
+	ASSERT_TRUE(pm_find(f.pm, idle) == NULL, "the sleeper not read");
+	fixture_free(&f);
+kill:
+	if (busy > 0)
+		kill(busy, SIGKILL);
+	if (idle > 0)
+		kill(idle, SIGKILL);
+	waitpid(busy, NULL, 0);
+	waitpid(idle, NULL, 0);
+}
+
 /* A function of this binary to sample. */
 __attribute__((noinline)) static int pipe_probe_fn(int x)
 {
