@@ -5,8 +5,9 @@ stack-delta cache on a machine running python3, node, java and a few native
 programs; `cache warm` throughput over /usr/lib; store size per file.
 
 startup_ms is the daemon's own figure: from start until the programs
-(given with -pid: the whole system loads each process on its first sample,
-not at start) are loaded and sampling is live.  Medians of REPEAT runs.
+(given with -pid: profiling the whole system, the daemon loads only the
+running processes at start, and these sleep) are loaded and sampling is
+live.  Medians of REPEAT runs.
 Environment: EP_BIN, BENCH_REPEAT (5), BENCH_WARM_DIR (/usr/lib).
 """
 import os, re, shutil, statistics, subprocess, sys, tempfile, time
