@@ -88,7 +88,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss fuzz run install help
+.PHONY: all clean deps test unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss bench-footprint fuzz run install help
 .SUFFIXES:
 
 all: $(BIN)
@@ -266,6 +266,12 @@ bench-ring: ebpf-profiler workloads
 # start-up with a cold and a warm cache, cache warm throughput
 bench-cache: ebpf-profiler
 	$(Q)EP_BIN=$(abspath ebpf-profiler) ci/bench_cache.py
+
+# the daemon's footprint: RSS with 3,000 sleeping processes of 30
+# binaries, CPU at 300 execs/s, start-up with five runtimes (BENCH_* in the
+# script)
+bench-footprint: ebpf-profiler
+	$(Q)EP_BIN=$(abspath ebpf-profiler) ci/bench_footprint.py
 
 fuzz:
 	$(Q)$(MAKE) --no-print-directory -f tests/fuzz/fuzz.mk O=$(abspath $(O)) FUZZ_SECONDS=$(FUZZ_SECONDS)

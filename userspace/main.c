@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +71,8 @@ struct daemon {
 	 * "error"), NULL when it is on */
 	const char *cache_off;
 	uint64_t service_ns_max; /* the longest pm_service step */
+	uint64_t work_seen; /* syncs and file loads at the last release */
+	uint64_t releases;  /* release_memory calls that gave memory back */
 };
 
 /* The poll loop serves sync requests this long at a time, then polls. */
@@ -129,6 +132,27 @@ static void serve_requests(struct daemon *d, uint64_t budget_ns, bool force)
 	tp_retry(d->tp, force);
 	if (d->tp_run)
 		tp_retry(d->tp_run, force);
+}
+
+/* A parse's buffers are freed when it returns, but glibc keeps the
+ * heap's free top and the cache's mapped pages stay resident: give both
+ * back once a second when a process or a file was loaded since the last
+ * time (a steady host loads nothing, and pays nothing). */
+static void release_memory(struct daemon *d)
+{
+	struct pm_stats ps;
+	struct exe_stats es;
+	uint64_t work;
+
+	pm_get_stats(d->pm, &ps);
+	exe_get_stats(d->em, &es);
+	work = ps.syncs + es.extracted + es.cache_hits + es.files;
+	if (work == d->work_seen)
+		return;
+	d->work_seen = work;
+	malloc_trim(0);
+	store_release_pages(d->store);
+	d->releases++;
 }
 
 static int check_pids(const struct config *c)
@@ -457,8 +481,13 @@ static void *prepare(void *arg)
 	return NULL;
 }
 
-/* Load the processes (a thread's start routine): -pid's few, or all that
- * run now.  It fills the maps while the verifier checks the programs. */
+/* Load -pid's processes, or the whole system's running ones (a thread's
+ * start routine): it fills the maps while the verifier checks the
+ * programs.  Any other process loads on its first sample (it comes
+ * unsynced, walked by frame pointer, and asks), so the thousands that
+ * sleep through the run cost no maps read, no file identification and
+ * no memory, and start-up does not grow with them; the busy ones, which
+ * are sampled first, start complete. */
 static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
@@ -468,7 +497,7 @@ static void *load_processes(void *arg)
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
 	else
-		pm_scan_all(d->pm);
+		pm_scan_running(d->pm);
 	d->load_ns = exe_now_ns() - t0;
 	return NULL;
 }
@@ -583,11 +612,12 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	/* Load what runs now (or -pid's processes) while the programs load,
-	 * so none of their samples is unsynced.  A process that execs after
-	 * its maps were read and before the exec tracepoint attaches keeps
-	 * its old mappings until its first sample with an unknown pc makes
-	 * us read them again. */
+	/* Load -pid's processes (or the running ones) while the programs
+	 * load, so none of their samples is unsynced (the others load by
+	 * first sample).  A
+	 * process that execs after its maps were read and before the exec
+	 * tracepoint attaches keeps its old mappings until its first sample
+	 * with an unknown pc makes us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	if (load_started)
@@ -662,6 +692,7 @@ static int run(struct daemon *d)
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
+			release_memory(d);
 			publish_metrics(d);
 			if (elfm_fault_count())
 				log_warn_once("a file was truncated while it was read "
@@ -739,6 +770,10 @@ int main(int argc, char **argv)
 	if (d.cfg.verbose && !getenv("EBPF_PROFILER_DEBUG"))
 		log_set_level(LOG_INFO);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	/* a fixed threshold: glibc's own rises with each large block freed
+	 * (up to 32 MiB), after which a file's parse buffers come from the
+	 * heap and stay there; mapped, they go back when freed */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	err = run(&d);
 	cleanup(&d);
 	return err ? 1 : 0;

@@ -165,10 +165,10 @@
 	  "Probabilistic on/off switches.", "sampling_toggles",                \
 	  VALUE(s->sampling_toggles))                                          \
 	X(startup_seconds, gauge, "",                                          \
-	  "Time from start until every process was loaded.", "startup_ms",     \
-	  SCALED(s->startup_ns / 1e9, 1e3))                                    \
+	  "Time from start until sampling is live and the processes loaded at start (-pid's, or the running ones) are loaded.", \
+	  "startup_ms", SCALED(s->startup_ns / 1e9, 1e3))                      \
 	X(load_seconds, gauge, "",                                             \
-	  "Of startup_seconds, the time loading the processes (what the cache speeds up).", \
+	  "Of startup_seconds, the time loading -pid's processes or the running ones (what the cache speeds up; the others load on their first sample).", \
 	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \
 	X(uptime_seconds, gauge, "", "Time since the agent started.",          \
 	  "seconds", VALUE(s->uptime_ns / 1e9))                                \
