@@ -331,7 +331,11 @@ static __always_inline void report_pid(__u32 pid, __u32 type, __u64 addr,
 	ev->pid = pid;
 	ev->type = type;
 	ev->addr = addr;
-	bpf_ringbuf_submit(ev, 0);
+	/* a process waits for its load with its stacks walked by frame
+	 * pointer: wake the drain thread now (the exec and exit events
+	 * before it in the ring wake nobody, so the ring's own "wake when
+	 * it was empty" would not) */
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	metric_inc(METRIC_EVENTS_SENT);
 }
 

@@ -34,13 +34,21 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
+	__u64 key;
 
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
 		return 0;
 	if (filter_cgroups && !cgroup_wanted())
 		return 0;
-	/* a new image: whatever was known of the old one is stale */
+	/* a new image: whatever was known of the old one is stale, and
+	 * its first sample asks for its load at once (a fork's child
+	 * sampled before its exec was reported; the rate limit would hold
+	 * the new image's report back for report_interval_ns) */
 	bpf_map_delete_elem(&pid_info, &pid);
+	key = (__u64)pid << 8 | PEV_UNKNOWN_PID;
+	bpf_map_delete_elem(&reported, &key);
+	key = (__u64)pid << 8 | PEV_UNKNOWN_PC;
+	bpf_map_delete_elem(&reported, &key);
 	send_event(pid, PEV_EXEC);
 	return 0;
 }

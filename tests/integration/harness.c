@@ -183,6 +183,30 @@ void h_each_decoded(pid_t w, const char *const *extra,
 	free(out);
 }
 
+void h_workload_decoded(const char *name, const char *const *extra,
+			void (*check)(const char *kind, const char *decoded))
+{
+	const char *bin = h_workload(name);
+	char *wargv[] = { (char *)bin, "20", NULL };
+	pid_t w;
+
+	if (access(bin, X_OK)) {
+		test_skip("%s not built: see the workloads build", name);
+		return;
+	}
+	if (!fix_upstream_protos()) {
+		test_skip("no upstream .proto files (run 'make deps' as root)");
+		return;
+	}
+	w = h_spawn(wargv);
+	if (!ASSERT_GT(w, 0, "workload started"))
+		return;
+	usleep(200000);
+	h_each_decoded(w, extra, check);
+	kill(w, SIGKILL);
+	h_wait(w, 5);
+}
+
 pid_t h_profile_started(const char *const *args, const char *stderr_path,
 			int timeout_s)
 {

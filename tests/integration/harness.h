@@ -40,6 +40,11 @@ int h_profile(const char *const *args, char **err, int timeout_s);
  * failed assertion, and that kind is not checked. */
 void h_each_decoded(pid_t w, const char *const *extra,
 		    void (*check)(const char *kind, const char *decoded));
+/* The same over workload NAME (h_workload) started with one argument,
+ * "20" (seconds), and killed after; a visible SKIP when it is not built or
+ * the upstream .proto files are missing. */
+void h_workload_decoded(const char *name, const char *const *extra,
+			void (*check)(const char *kind, const char *decoded));
 /* Start the profiler in the background; returns its pid. */
 pid_t h_profile_bg(const char *const *args, const char *stderr_path);
 /* The same, then wait until it says it is sampling ("started in": args

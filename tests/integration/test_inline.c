@@ -434,22 +434,7 @@ static void one_location_many_lines(const char *kind, const char *decoded)
 
 TEST_ROOT(inline_frames_one_location_many_lines)
 {
-	const char *bin = h_workload("inline");
 	const char *extra[] = { "-inline-frames", NULL };
 
-	if (access(bin, X_OK)) {
-		test_skip("inline not built: see the workloads build");
-	} else if (!fix_upstream_protos()) {
-		test_skip("no upstream .proto files (run 'make deps' as root)");
-	} else {
-		char *wargv[] = { (char *)bin, "20", NULL };
-		pid_t w = h_spawn(wargv);
-
-		usleep(200000);
-		if (w > 0) {
-			h_each_decoded(w, extra, one_location_many_lines);
-			kill(w, SIGKILL);
-			h_wait(w, 5);
-		}
-	}
+	h_workload_decoded("inline", extra, one_location_many_lines);
 }

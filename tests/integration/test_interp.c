@@ -121,22 +121,7 @@ static void beta_inlines_gamma(const char *kind, const char *decoded)
 
 TEST_ROOT(interp_test_runtime_inline_chain_one_location)
 {
-	const char *bin = h_workload("fakert");
 	const char *extra[] = { "-tracers", "native,test", NULL };
 
-	if (access(bin, X_OK)) {
-		test_skip("fakert not built: see the workloads build");
-	} else if (!fix_upstream_protos()) {
-		test_skip("no upstream .proto files (run 'make deps' as root)");
-	} else {
-		char *wargv[] = { (char *)bin, "20", NULL };
-		pid_t w = h_spawn(wargv);
-
-		usleep(200000);
-		if (w > 0) {
-			h_each_decoded(w, extra, beta_inlines_gamma);
-			kill(w, SIGKILL);
-			h_wait(w, 5);
-		}
-	}
+	h_workload_decoded("fakert", extra, beta_inlines_gamma);
 }
