@@ -40,8 +40,9 @@ static bool have_node(const char *path)
 	return false;
 }
 
-static int profile_node(const struct node_bin *n, const char *script,
-			bool jitless, struct folded *f, char **err)
+static int profile_node_for(const struct node_bin *n, const char *script,
+			    bool jitless, const char *duration,
+			    struct folded *f, char **err)
 {
 	char path[512], bin[256];
 	char *plain[] = { bin, path, "30", NULL };
@@ -53,8 +54,14 @@ static int profile_node(const struct node_bin *n, const char *script,
 	snprintf(bin, sizeof(bin), "%s", n->path);
 	snprintf(path, sizeof(path), "%s/tests/workloads/node/%s",
 		 test_srcdir(), script);
-	return h_profile_workload(jitless ? interp : plain, "6s", HZ, extra, f,
-				  err);
+	return h_profile_workload(jitless ? interp : plain, duration, HZ, extra,
+				  f, err);
+}
+
+static int profile_node(const struct node_bin *n, const char *script,
+			bool jitless, struct folded *f, char **err)
+{
+	return profile_node_for(n, script, jitless, "6s", f, err);
 }
 
 static const struct node_bin node20 = { NODE, "node", true };
@@ -161,15 +168,25 @@ TEST_ROOT(v8_split_60_30_10)
 
 /* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
  * their bytecode lives in V8's trusted space, laid out otherwise. */
-static void split_version(unsigned major, const char *comm)
+static void on_version(unsigned major, const char *comm,
+		       void (*test)(const struct node_bin *nb, bool jitless))
 {
 	struct node_bin nb = { .comm = comm, .lines = true };
 
-	snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
+	/* major 0: the machine's node */
+	if (major)
+		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
+	else
+		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
 	if (test_start_subtest("jitless"))
-		split_test(&nb, true);
+		test(&nb, true);
 	if (test_start_subtest("jit"))
-		split_test(&nb, false);
+		test(&nb, false);
+}
+
+static void split_version(unsigned major, const char *comm)
+{
+	on_version(major, comm, split_test);
 }
 
 TEST_ROOT(v8_split_60_30_10_node18)
@@ -186,6 +203,143 @@ TEST_ROOT(v8_split_60_30_10_node24)
 {
 	/* node 24 names its main thread */
 	split_version(24, "MainThread");
+}
+
+/* Whether the JavaScript frames at js (from the top level's, up to the
+ * kernel's if any) are one of the chains or its start: the top level
+ * alone (its loop), round at any line (its own loop), or a chain from
+ * round's call on, each frame with its line. */
+static bool chain_prefix(const char *js, char chain[3][256])
+{
+	const char *end = strstr(js, "_[k]"), *p;
+	size_t len;
+	int k;
+
+	/* the kernel's frames (a sample in an interrupt) end the chain */
+	if (end)
+		while (end > js && end[-1] != ';')
+			end--;
+	len = end ? (size_t)(end - js - 1) : strlen(js);
+	p = memchr(js + 1, ';', len - 1);
+	if (!p)
+		return true; /* the top level alone */
+	if (!strncmp(p, ";round (inline.js:", 18) && !memchr(p + 1, ';', len - (size_t)(p + 1 - js)))
+		return true; /* in round's own code */
+	for (k = 0; k < 3; k++)
+		if (!strncmp(js, chain[k], len) &&
+		    (chain[k][len] == ';' || !chain[k][len]))
+			return true;
+	return false;
+}
+
+/* The split again, with chains TurboFan inlines (inline.js: mix into
+ * heavy, medium and light, them into chain_*, those into round, round
+ * into the top level's loop, compiled on the stack): with default flags
+ * a sample's JavaScript frames are one or two optimized frames, and the
+ * logical chain, with the line of each call, comes from the code's
+ * inlining data; with --jitless every function has its frame.  A sample
+ * is complete when it has the whole chain, in order, under _start. */
+static void inline_test(const struct node_bin *nb, bool jitless)
+{
+	static const char *const names[3] = { "heavy", "medium", "light" };
+	static const double want[3] = { 60, 30, 10 };
+	/* the line of each call in inline.js */
+	static const int round_line[3] = { 23, 25, 26 };
+	static const int chain_line[3] = { 16, 17, 18 };
+	static const int fn_line[3] = { 13, 14, 15 };
+	static const int pct[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 }, inlined = 0, in_chains;
+	char chain[3][256], mark[3][64];
+	struct folded f = { 0 };
+	char *err = NULL;
+	int i, k;
+
+	if (!have_node(nb->path))
+		return;
+	for (k = 0; k < 3; k++) {
+		snprintf(chain[k], sizeof(chain[k]),
+			 ";<anonymous> (inline.js:34);round (inline.js:%d);"
+			 "chain_%d (inline.js:%d);%s (inline.js:%d);"
+			 "mix (inline.js:12)",
+			 round_line[k], pct[k], chain_line[k], names[k],
+			 fn_line[k]);
+		snprintf(mark[k], sizeof(mark[k]), ";%s (inline.js:", names[k]);
+	}
+	if (!ASSERT_EQ(profile_node_for(nb, "inline.js", jitless, "10s", &f,
+					&err),
+		       0, "profiler exit code")) {
+		printf("%s\n", err ? err : "");
+		goto out;
+	}
+	for (i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack, *at;
+		uint64_t c = f.lines[i].count;
+
+		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
+		    s[strlen(nb->comm)] != ';')
+			continue;
+		total += c;
+		if (strstr(s, ";mix (inline.js:12)"))
+			inlined += c;
+		for (k = 0; k < 3; k++)
+			if (strstr(s, mark[k]))
+				n[k] += c;
+		if (strncmp(s + strlen(nb->comm), ";_start;", 8) ||
+		    !(at = strstr(s, ";<anonymous> (inline.js:3")))
+			continue;
+		if (chain_prefix(at, chain))
+			complete += c;
+	}
+	in_chains = n[0] + n[1] + n[2];
+	test_note("%s %s: %llu samples, %.1f%% complete with every call's line; "
+		  "%.1f%% in the chains, split heavy %.1f%% medium %.1f%% "
+		  "light %.1f%%; %.1f%% in mix",
+		  nb->path, jitless ? "--jitless" : "default flags (JIT)",
+		  (unsigned long long)total,
+		  100.0 * complete / (total ? total : 1),
+		  100.0 * in_chains / (total ? total : 1),
+		  100.0 * n[0] / (in_chains ? in_chains : 1),
+		  100.0 * n[1] / (in_chains ? in_chains : 1),
+		  100.0 * n[2] / (in_chains ? in_chains : 1),
+		  100.0 * inlined / (total ? total : 1));
+	ASSERT_GE(total, 300, "samples");
+	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
+		       ">= 95% with the logical chain and its lines, to _start"))
+		h_dump_top(&f, nb->comm, 8);
+	/* the chains' time (round's own loop and the top level's take a
+	 * few percent outside them) */
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (in_chains ? in_chains : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
+out:
+	free(err);
+	h_free_folded(&f);
+}
+
+static void inline_version(unsigned major, const char *comm)
+{
+	on_version(major, comm, inline_test);
+}
+
+TEST_ROOT(v8_inline_split_node20)
+{
+	inline_version(0, "node");
+}
+
+TEST_ROOT(v8_inline_split_node18)
+{
+	inline_version(18, "node");
+}
+
+TEST_ROOT(v8_inline_split_node22)
+{
+	inline_version(22, "node");
+}
+
+TEST_ROOT(v8_inline_split_node24)
+{
+	inline_version(24, "MainThread");
 }
 
 /* A JavaScript comparator called back from Array.prototype.sort (a
