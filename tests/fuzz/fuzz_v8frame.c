@@ -13,6 +13,7 @@
 
 #include "fuzz.h"
 #include "interp_v8.h"
+#include "v8.h"
 
 static const struct v8_layout node20 = {
 	.map = 0, .map_type = 12, .fn_shared = 24, .sfi_name = 16,

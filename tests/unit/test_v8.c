@@ -17,6 +17,7 @@
 #include "interp_v8.h"
 #include "rep_fixture.h"
 #include "test.h"
+#include "../fuzz/v8_image.h"
 #include "v8.h"
 
 #define NODE "/usr/bin/node"
@@ -317,31 +318,15 @@ TEST(v8_frame_name_from_image)
 		   "refused");
 }
 
-/* A zigzag VLQ at *at (V8's source position tables). */
-static void put_vlq(struct image *im, unsigned *at, int64_t v)
-{
-	uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-
-	do {
-		im->b[(*at)++] = (uint8_t)((z & 0x7f) | (z > 0x7f ? 0x80 : 0));
-		z >>= 7;
-	} while (z);
-}
-
-/* A raw source position: script offset, inlining id. */
-static int64_t raw_pos(unsigned offset, unsigned inlining)
-{
-	return (int64_t)(((uint64_t)inlining << 31) | ((uint64_t)(offset + 1) << 1));
-}
-
 /*
- * An optimized frame (node 20's layout) whose pc is in code where
- * TurboFan inlined mid into outer and inner into mid: the code found
- * from the pc by its InstructionStream's header, the position at the pc
- * offset (inlining id 2), its InliningPositions (2: inner, called in mid
- * at id 1; 1: mid, called in outer) and the literal array's
- * SharedFunctionInfos (a weak reference): inner, mid, outer innermost
- * first, each with the line of its own position.
+ * An optimized frame (node 20's layout; the image: ../fuzz/v8_image.h)
+ * whose pc is in code where TurboFan inlined mid into outer and inner
+ * into mid: the code found from the pc by its InstructionStream's
+ * header, the position at the pc offset (inlining id 2), its
+ * InliningPositions (2: inner, called in mid at id 1; 1: mid, called in
+ * outer) and the literal array's SharedFunctionInfos (a weak reference):
+ * inner, mid, outer innermost first, each with the line of its own
+ * position.
  */
 TEST(v8_inlined_chain_from_image)
 {
@@ -361,74 +346,14 @@ TEST(v8_inlined_chain_from_image)
 		.deopt_count_idx = 1, .deopt_literals_idx = 2,
 		.deopt_inlining_idx = 7,
 	};
-	enum { M_SFI = 1408, M_STR = 1440, M_SCRIPT = 1472, M_CODE = 1504,
-	       M_ISTREAM = 1536, M_BYTES = 1568, M_FIXED = 1600 };
-	static const unsigned maps[][2] = {
-		{ M_SFI, 262 }, { M_STR, 8 }, { M_SCRIPT, 167 }, { M_CODE, 245 },
-		{ M_ISTREAM, 252 }, { M_BYTES, 190 }, { M_FIXED, 175 } };
-	/* lines 1..5 start at offsets 0, 2, 4, 6, 8 */
-	static const char src[] = "a\nb\nc\nd\ne\n";
-	static const char *const names[] = { "outer", "mid", "inner" };
 	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2 };
 	struct interp_symbol out[4];
-	struct image im = { { 0 } };
-	int64_t raw;
-	uint64_t v;
-	unsigned i, at;
+	struct image im;
 
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-		memcpy(im.b + maps[i][0] + 12, &maps[i][1], 2);
-	put_ptr(&im, 24, 64); /* JSFunction.shared: outer */
-	for (i = 0; i < 3; i++) {
-		put_ptr(&im, 64 * (i + 1), M_SFI);
-		put_ptr(&im, 64 * (i + 1) + 16, 384 + 32 * i);
-		put_ptr(&im, 64 * (i + 1) + 32, 320);
-		put_str(&im, 384 + 32 * i, M_STR, names[i]);
-	}
-	put_ptr(&im, 320, M_SCRIPT);
-	put_ptr(&im, 320 + 16, 480);
-	put_str(&im, 480, M_STR, "/srv/inline.js");
-	put_ptr(&im, 320 + 8, 512);
-	put_str(&im, 512, M_STR, src);
-	/* the Code: TurboFan (13), 128 bytes of instructions at 1920,
-	 * after its InstructionStream's header at 1904 */
-	put_ptr(&im, 1024, M_CODE);
-	put_ptr(&im, 1024 + 16, 1152);
-	put_ptr(&im, 1024 + 24, 1280);
-	v = 0x10000 + 1920;
-	memcpy(im.b + 1024 + 40, &v, 8);
-	put_u32(&im, 1024 + 48, 13);
-	put_u32(&im, 1024 + 56, 128);
-	put_ptr(&im, 1904, M_ISTREAM);
-	put_ptr(&im, 1904 + 8, 1024);
-	/* DeoptimizationData: 2 inlined, literals, InliningPositions */
-	put_ptr(&im, 1152, M_FIXED);
-	memcpy(im.b + 1152 + 8, &(uint64_t){ 8ULL << 32 }, 8);
-	memcpy(im.b + 1152 + 16 + 8, &(uint64_t){ 2ULL << 32 }, 8);
-	put_ptr(&im, 1152 + 16 + 16, 1232);
-	put_ptr(&im, 1152 + 16 + 56, 1344);
-	put_ptr(&im, 1232, M_FIXED);
-	memcpy(im.b + 1232 + 8, &(uint64_t){ 2ULL << 32 }, 8);
-	put_ptr(&im, 1232 + 16, 192); /* 0: inner, weakly */
-	im.b[1232 + 16] |= 2;
-	put_ptr(&im, 1232 + 24, 128); /* 1: mid */
-	/* the position table: one entry, at the function's entry (-1) */
-	put_ptr(&im, 1280, M_BYTES);
-	at = 1296;
-	put_vlq(&im, &at, 0);
-	put_vlq(&im, &at, raw_pos(8, 2)); /* inner's line 5 */
-	memcpy(im.b + 1280 + 8, &(uint64_t){ (uint64_t)(at - 1296) << 32 }, 8);
-	put_ptr(&im, 1344, M_BYTES);
-	memcpy(im.b + 1344 + 8, &(uint64_t){ 32ULL << 32 }, 8);
-	raw = raw_pos(2, 0); /* 1: mid, called at outer's line 2 */
-	memcpy(im.b + 1360, &raw, 8);
-	put_u32(&im, 1360 + 8, 1);
-	raw = raw_pos(6, 1); /* 2: inner, called at mid's line 4 */
-	memcpy(im.b + 1376, &raw, 8);
-	put_u32(&im, 1376 + 8, 0);
-
-	f.payload[0] = 0x10000 + 1;
-	f.data = V8_FRAME_PC(0x10000 + 2040);
+	_Static_assert(sizeof(im.b) == V8_IMAGE_SIZE, "the image's size");
+	v8_inline_image(im.b);
+	f.payload[0] = V8_IMAGE_BASE + 1;
+	f.data = V8_FRAME_PC(V8_IMAGE_PC);
 	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 3,
 		  "three functions at the pc");
 	ASSERT_STREQ(out[0].name, "inner", "the innermost first");
@@ -441,15 +366,14 @@ TEST(v8_inlined_chain_from_image)
 	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 2), 2,
 		  "cut to the innermost two");
 	ASSERT_STREQ(out[1].name, "mid", "then mid");
-	/* a pc past the code's end: the function alone, no line known */
-	f.data = V8_FRAME_PC(0x10000 + 2047 + 64);
+	/* a pc past the code's end: the function alone */
+	f.data = V8_FRAME_PC(V8_IMAGE_BASE + V8_IMAGE_SIZE + 64);
 	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
 		  "outer alone");
 	ASSERT_STREQ(out[0].name, "outer", "by its JSFunction");
 	/* ids that do not decrease: refused, the frame named alone */
-	f.data = V8_FRAME_PC(0x10000 + 2040);
-	raw = raw_pos(6, 2);
-	memcpy(im.b + 1376, &raw, 8);
+	f.data = V8_FRAME_PC(V8_IMAGE_PC);
+	v8i_inlining(im.b, 2, v8i_pos(6, 2), 0);
 	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
 		  "a loop in the inlining ids is not followed");
 }
