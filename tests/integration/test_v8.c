@@ -30,6 +30,10 @@ struct node_bin {
 	char path[256];
 	const char *comm;
 	bool lines; /* its lines are asserted */
+	/* Debian's node: V8 in libnode.so.108 in this directory, the
+	 * JavaScript its builtins load from /usr/share/nodejs in its share/
+	 * (run in a mount namespace that lays it over /usr/share) */
+	const char *debian;
 };
 
 static bool have_node(const char *path)
@@ -51,9 +55,22 @@ static int profile_node_for(const struct node_bin *n, const char *script,
 	 * wrote under this runtime's kind number: detect afresh */
 	static const char *const extra[] = { "-no-cache", NULL };
 
+	char sh[2048];
+	char *wrapped[] = { "unshare", "-m", "sh", "-c", sh, NULL };
+
 	snprintf(bin, sizeof(bin), "%s", n->path);
 	snprintf(path, sizeof(path), "%s/tests/workloads/node/%s",
 		 test_srcdir(), script);
+	if (n->debian) {
+		/* exec: the profiled pid is node's */
+		snprintf(sh, sizeof(sh),
+			 "mount --make-rprivate / && mount -t overlay overlay "
+			 "-o lowerdir=%s/share:/usr/share /usr/share && "
+			 "LD_LIBRARY_PATH=%s exec %s %s %s 30",
+			 n->debian, n->debian, bin, jitless ? "--jitless" : "",
+			 path);
+		return h_profile_workload(wrapped, duration, HZ, extra, f, err);
+	}
 	return h_profile_workload(jitless ? interp : plain, duration, HZ, extra,
 				  f, err);
 }
@@ -330,6 +347,30 @@ TEST_ROOT(v8_inline_split_node20)
 TEST_ROOT(v8_inline_split_node18)
 {
 	inline_version(18, "node");
+}
+
+/* Debian's node 18: V8 in the stripped libnode.so.108 (.dynsym only),
+ * with the node and JavaScript packages make deps does not unpack
+ * (nodejs, node-acorn, node-cjs-module-lexer, node-undici: apt-get
+ * download, dpkg-deb -x; node and usr/share/nodejs into
+ * NODE_DIR/18-debian/ and its share/). */
+TEST_ROOT(v8_inline_split_node18_debian)
+{
+	static const char dir[] = NODE_DIR "/18-debian";
+	struct node_bin nb = { .comm = "node", .lines = true, .debian = dir };
+
+	snprintf(nb.path, sizeof(nb.path), "%s/node", dir);
+	if (access(NODE_DIR "/18-debian/libnode.so.108", R_OK) ||
+	    access(NODE_DIR "/18-debian/share/nodejs/cjs-module-lexer/lexer.js",
+		   R_OK)) {
+		test_skip("%s: Debian's node, libnode.so.108 or its "
+			  "share/nodejs are not unpacked there", dir);
+		return;
+	}
+	if (test_start_subtest("jitless"))
+		inline_test(&nb, true);
+	if (test_start_subtest("jit"))
+		inline_test(&nb, false);
 }
 
 TEST_ROOT(v8_inline_split_node22)
