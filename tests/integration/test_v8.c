@@ -385,18 +385,21 @@ TEST_ROOT(v8_inline_split_node24)
 
 /* A JavaScript comparator called back from Array.prototype.sort (a
  * builtin, named "sort" as V8 names it): sort sits between sortAll and
- * compare, and the interpreted compare has the line of its loop (its
- * bytecode offset from the interpreter's register at the leaf). */
-static void sort_test(bool jitless)
+ * compare, and compare has the line of its loop (interpreted: its
+ * bytecode offset from the interpreter's register at the leaf;
+ * optimized: its pc's source position). */
+static void sort_test(const struct node_bin *nb, bool jitless)
 {
 	struct folded f = { 0 };
 	char *err = NULL;
 	uint64_t compare = 0, ordered = 0, loop = 0;
+	char start[64];
 	int i;
 
-	if (!have_node(NODE))
+	if (!have_node(nb->path))
 		return;
-	if (!ASSERT_EQ(profile_node(&node20, "sort.js", jitless, &f, &err), 0,
+	snprintf(start, sizeof(start), "%s;_start;", nb->comm);
+	if (!ASSERT_EQ(profile_node(nb, "sort.js", jitless, &f, &err), 0,
 		       "profiler exit code")) {
 		printf("%s\n", err ? err : "");
 		goto out;
@@ -404,18 +407,19 @@ static void sort_test(bool jitless)
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 
-		if (strncmp(s, "node;", 5) || !strstr(s, ";compare (sort.js:"))
+		if (strncmp(s, start, strlen(nb->comm) + 1) ||
+		    !strstr(s, ";compare (sort.js:"))
 			continue;
 		compare += f.lines[i].count;
-		if (!strncmp(s, "node;_start;", 12) &&
+		if (!strncmp(s, start, strlen(start)) &&
 		    strstr(s, ";sortAll (sort.js:15);sort;compare (sort.js:"))
 			ordered += f.lines[i].count;
 		if (strstr(s, ";compare (sort.js:9)") ||
 		    strstr(s, ";compare (sort.js:10)"))
 			loop += f.lines[i].count;
 	}
-	test_note("%s: %llu samples in compare, %.1f%% under sortAll;sort, "
-		  "%.1f%% at the lines of its loop",
+	test_note("%s %s: %llu samples in compare, %.1f%% under sortAll;sort, "
+		  "%.1f%% at the lines of its loop", nb->path,
 		  jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)compare,
 		  100.0 * ordered / (compare ? compare : 1),
@@ -423,10 +427,10 @@ static void sort_test(bool jitless)
 	ASSERT_GE(compare, 200, "samples in the comparator");
 	if (!ASSERT_GE(1000 * ordered / (compare ? compare : 1), 950,
 		       "compare under sortAll;sort"))
-		h_dump_top(&f, "node", 8);
-	if (jitless)
-		ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
-			  ">= 90% at the lines of the loop");
+		h_dump_top(&f, nb->comm, 8);
+	/* interpreted: the bytecode's line; optimized: the pc's */
+	ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
+		  ">= 90% at the lines of the loop");
 out:
 	free(err);
 	h_free_folded(&f);
@@ -434,10 +438,26 @@ out:
 
 TEST_ROOT(v8_sort_comparator_jitless)
 {
-	sort_test(true);
+	sort_test(&node20, true);
 }
 
 TEST_ROOT(v8_sort_comparator)
 {
-	sort_test(false);
+	sort_test(&node20, false);
+}
+
+/* the other versions, jitless and default flags */
+TEST_ROOT(v8_sort_comparator_node18)
+{
+	on_version(18, "node", sort_test);
+}
+
+TEST_ROOT(v8_sort_comparator_node22)
+{
+	on_version(22, "node", sort_test);
+}
+
+TEST_ROOT(v8_sort_comparator_node24)
+{
+	on_version(24, "MainThread", sort_test);
 }
