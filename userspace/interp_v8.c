@@ -41,7 +41,7 @@ struct v8_info {
 	struct v8_layout l;
 	uint16_t pad2;
 };
-_Static_assert(sizeof(struct v8_info) == 144, "v8_info layout");
+_Static_assert(sizeof(struct v8_info) == 920, "v8_info layout");
 
 /*
  * A v8dbg_* field: its spellings (the type suffix changed with the
@@ -162,6 +162,8 @@ static const struct v8_sym syms[] = {
 	  L_(type_sfi_wrapper), 0 },
 	{ { "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_" },
 	  L_(sfi_wrapper_shared), 8 },
+	{ { "v8dbg_class_BytecodeArray__length__SMI",
+	    "v8dbg_class_FixedArrayBase__length__SMI" }, L_(bca_length), 8 },
 };
 #undef L_
 #undef I_
@@ -174,6 +176,7 @@ enum {
 	X_PATCH,
 	X_BLOB,
 	X_BLOB_SIZE,
+	X_BC_SIZES,
 	X_COUNT,
 };
 static const char *const extra[X_COUNT] = {
@@ -183,6 +186,7 @@ static const char *const extra[X_COUNT] = {
 	"_ZN2v88internal7Version6patch_E",
 	"_ZN2v88internal23DefaultEmbeddedBlobCodeEv",
 	"_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv",
+	"_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE",
 };
 
 /* The n (4 or 8) little-endian bytes the file keeps at vaddr, as an
@@ -305,6 +309,25 @@ static void v8_code_layout(struct v8_info *info)
 	}
 }
 
+/* Bytecodes::kBytecodeSizes (uint8_t[3][count]: each bytecode's size
+ * at operand scale 1, 2 and 4) into l; left unknown when the file has
+ * no such table or it holds a size no bytecode has. */
+static void bc_sizes(const struct elfm *e, uint64_t addr, uint64_t size,
+		     struct v8_layout *l)
+{
+	const uint8_t *p;
+	size_t avail, i;
+
+	if (!addr || !size || size % 3 || size > sizeof(l->bc_sizes) ||
+	    elfm_vaddr_bytes(e, addr, size, &p, &avail) || avail < size)
+		return;
+	for (i = 0; i < size; i++)
+		if (!p[i] || p[i] > 32)
+			return;
+	memcpy(l->bc_sizes, p, size);
+	l->bc_count = (uint16_t)(size / 3);
+}
+
 /* elfm_find_syms looks up at most this many names in one walk */
 #define FIND_MAX 64
 
@@ -417,6 +440,7 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 		info->patch = (uint16_t)int_at(e, value[base + X_PATCH]);
 	}
 	v8_code_layout(info);
+	bc_sizes(e, value[base + X_BC_SIZES], size[base + X_BC_SIZES], &info->l);
 	if (blob_range(e, value[base + X_BLOB], value[base + X_BLOB_SIZE],
 		       &info->blob_lo, &info->blob_hi))
 		goto out; /* no embedded builtins: nothing to unwind through */
@@ -1074,15 +1098,84 @@ static int optimized_chain(const struct v8_reader *r, const struct v8_code *c,
 	return (int)n;
 }
 
+/* An unsigned VLQ (7 bits a byte, low group first, 0x80: more). */
+static bool uvlq(const uint8_t *p, size_t n, size_t *i, uint64_t *out)
+{
+	unsigned shift = 0;
+
+	*out = 0;
+	do {
+		if (*i >= n || shift > 63)
+			return false;
+		*out |= (uint64_t)(p[*i] & 0x7f) << shift;
+		shift += 7;
+	} while (p[(*i)++] & 0x80);
+	return true;
+}
+
+/* The bytecode a baseline (Sparkplug) frame runs: Sparkplug compiles
+ * bytecode by bytecode, and its Code's position table holds the length
+ * of each one's instructions (unsigned VLQs, the prologue's first): walk
+ * it and the bytecodes (sizes from kBytecodeSizes, after a scaling
+ * prefix 0..3) until the range holding pc_off (a return address's
+ * offset, or the leaf's plus one).  -1: the function's entry. */
+static int64_t baseline_bytecode(const struct v8_reader *r,
+				 const struct v8_code *c, uint64_t bca,
+				 uint64_t pc_off, bool *ok)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t table, n, end, d;
+	uint8_t *map = NULL, *bc = NULL;
+	size_t map_len, i = 0, o = 0;
+	int64_t cur = -1;
+	unsigned b, scale, prefix;
+
+	*ok = false;
+	if (field(r, c->code, l->code_positions, &table) ||
+	    byte_array(r, table, &map, &map_len))
+		return -1;
+	if (field(r, bca, l->bca_length, &n) || (n & 0xffffffff) ||
+	    !(n >>= 32) || n > V8_POS_TABLE_MAX || !(bc = malloc(n)) ||
+	    rd(r, bca - 1 + l->bca_data, bc, n) || !uvlq(map, map_len, &i, &end))
+		goto out;
+	while (end < pc_off) {
+		if (o >= n || !uvlq(map, map_len, &i, &d))
+			goto out;
+		cur = (int64_t)o;
+		b = bc[o];
+		scale = 0;
+		prefix = 0;
+		if (b <= 3) { /* Wide, ExtraWide and their DebugBreak forms */
+			scale = b == 0 || b == 2 ? 1 : 2;
+			prefix = 1;
+			if (o + 1 >= n)
+				goto out;
+			b = bc[o + 1];
+		}
+		if (b >= l->bc_count)
+			goto out;
+		o += prefix + l->bc_sizes[scale * l->bc_count + b];
+		end += d;
+	}
+	*ok = true;
+out:
+	free(map);
+	free(bc);
+	return cur;
+}
+
 int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
 		       const struct v8_layout *l, const struct interp_frame *f,
 		       struct interp_symbol *out, unsigned max)
 {
 	const struct v8_reader r = { read, arg, pid, l };
 	uint64_t fn = f->n_payload ? f->payload[0] : 0, sfi, script, bca;
-	bool jit = f->data & V8_F_JIT;
+	uint64_t pc = f->data & V8_PC_MASK, frame_bca;
+	bool jit = f->data & V8_F_JIT, have_off, found = false;
+	uint32_t off = (uint32_t)f->data;
 	struct v8_code c;
-	int64_t pos = -1;
+	int64_t pos = -1, bc_off;
+	uint16_t type;
 	int err, n;
 
 	if (!max)
@@ -1091,19 +1184,33 @@ int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
 	if (err)
 		return err;
 	/* optimized code (Maglev, TurboFan): the kinds after baseline */
-	if (jit && l->kind_baseline && code_at(&r, f->data & V8_PC_MASK, &c) == 0 &&
-	    c.kind > l->kind_baseline) {
-		n = optimized_chain(&r, &c, sfi, f->data & V8_PC_MASK, out, max);
+	if (jit && l->kind_baseline && code_at(&r, pc, &c) == 0)
+		found = true;
+	if (found && c.kind > l->kind_baseline) {
+		n = optimized_chain(&r, &c, sfi, pc, out, max);
 		if (n > 0)
 			return n;
 	}
 	err = sfi_symbol(&r, sfi, out, &script);
 	if (err || !script)
 		return err ? err : 1;
-	/* the frame's own bytecode when it is interpreted, else the
-	 * function's (its start) */
-	pos = frame_position(&r, f->n_payload > 1 ? f->payload[1] : 0,
-			     !jit && (f->data & V8_F_BCOFF), (uint32_t)f->data);
+	/* the frame's own bytecode when it is interpreted (its offset
+	 * slot) or baseline (its pc mapped to it), else the function's
+	 * (its start) */
+	frame_bca = f->n_payload > 1 ? f->payload[1] : 0;
+	have_off = !jit && (f->data & V8_F_BCOFF);
+	if (found && c.kind == l->kind_baseline && l->bc_count &&
+	    !type_of(&r, frame_bca, &type) && type == l->type_bytecode_array) {
+		bool ok;
+
+		bc_off = baseline_bytecode(&r, &c, frame_bca, pc - c.start + 1,
+					   &ok);
+		if (ok && bc_off >= 0) {
+			have_off = true;
+			off = (uint32_t)bc_off + l->bca_data - 1;
+		}
+	}
+	pos = frame_position(&r, frame_bca, have_off, off);
 	if (pos < 0 && field(&r, sfi, l->sfi_function_data, &bca) == 0)
 		pos = frame_position(&r, bca, false, 0);
 	out->line = source_line(&r, script, pos);

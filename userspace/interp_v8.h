@@ -50,6 +50,11 @@ struct v8_layout {
 	 * array (the inlined SharedFunctionInfos first), InliningPositions */
 	uint16_t deopt_count_idx, deopt_literals_idx, deopt_inlining_idx;
 	uint16_t type_sfi_wrapper, sfi_wrapper_shared; /* V8 13 */
+	uint16_t bca_length;		 /* BytecodeArray::length (Smi) */
+	/* V8's Bytecodes::kBytecodeSizes[3][bc_count] (0: not known): a
+	 * baseline frame's pc maps to its bytecode through them */
+	uint16_t bc_count;
+	uint8_t bc_sizes[3 * 256];
 };
 
 /* Name one V8 frame (bpf/v8.h: payload = the JSFunction, the frame's
