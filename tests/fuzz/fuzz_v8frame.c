@@ -32,7 +32,10 @@ static const struct v8_layout node20 = {
 	.code_instr_size = 56, .code_flags = 48, .istream_header = 16,
 	.type_istream = 252, .kind_mask = 15, .kind_baseline = 11,
 	.deopt_count_idx = 1, .deopt_literals_idx = 2, .deopt_inlining_idx = 7,
-	.sfi_wrapper_shared = 8,
+	.sfi_wrapper_shared = 8, .bca_length = 8,
+	/* baseline frames: a bytecode table of 200 (sizes 1 to 3) */
+	.bc_count = 200, .bc_sizes = { [0 ... 199] = 1, [200 ... 399] = 2,
+				       [400 ... 599] = 3 },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -121,6 +121,9 @@ TEST(v8_detect_node_vs_nm)
 	ASSERT_EQ(r.layout.code_flags, 48, "Code::flags");
 	ASSERT_EQ(r.layout.code_instr_size, 56, "Code::instruction_size");
 	ASSERT_EQ(r.layout.istream_header, 16, "InstructionStream's header");
+	/* kBytecodeSizes: 3 scales of every bytecode, the prefixes 1 byte */
+	ASSERT_GT(r.layout.bc_count, 100, "Bytecodes::kBytecodeSizes");
+	ASSERT_EQ(r.layout.bc_sizes[0], 1, "Wide's size");
 out:
 	free(data);
 }
