@@ -38,12 +38,12 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	}
 	if (!method)
 		return INTERP_NOT_HERE;
-	/* at the leaf the interpreter keeps the bcp in r13 and writes its
-	 * slot only at calls: both go, userland takes the one inside the
-	 * method's bytecodes */
+	/* at the leaf the interpreter keeps the bcp in a register (r13,
+	 * x22) and writes its slot only at calls: both go, userland takes
+	 * the one inside the method's bytecodes */
 	if (!(s->st.flags & ST_RETURN_ADDR)) {
 		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
-					      s->st.regs[13]),
+					      s->st.regs[R_HOTSPOT_BCP]),
 				method, bcp, 2))
 			return INTERP_NOT_HERE;
 	} else if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
@@ -56,13 +56,14 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 		sender = fp + 16;
 	s->st.regs[R_SP] = sender;
 	s->st.regs[R_FP] = frame[0];
-	s->st.pc = frame[1];
+	s->st.pc = strip_ra(frame[1]);
 	s->st.flags |= ST_RETURN_ADDR;
 	return INTERP_UNWOUND;
 }
 
 /* A pc in a code heap: its blob by the segment map; an nmethod is unwound
- * by its frame size, anything else is left to the frame-pointer walk. */
+ * by its frame size, anything else is named and left to the native step
+ * (the frame-pointer walk of anonymous code). */
 static __always_inline int hotspot_compiled(struct scratch *s,
 					    struct hotspot_proc *p,
 					    __u64 lookup)
@@ -97,9 +98,18 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		return INTERP_NOT_HERE;
 	blob = h->lo + (seg << shift) + p->heapblock;
 	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
-	    bpf_probe_read_user(&nm_name, 8, (const void *)name) ||
-	    nm_name != HOTSPOT_NMETHOD_NAME ||
-	    bpf_probe_read_user(&words, 4,
+	    bpf_probe_read_user(&nm_name, 8, (const void *)name))
+		return INTERP_NOT_HERE;
+	if (nm_name != HOTSPOT_NMETHOD_NAME) {
+		/* a stub, an adapter, a native wrapper: named by userland
+		 * from its blob's name, unwound as native code is */
+		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
+					      lookup),
+				name, blob | HOTSPOT_COMPILED | HOTSPOT_STUB, 2))
+			return INTERP_NOT_HERE;
+		return INTERP_REPLACED;
+	}
+	if (bpf_probe_read_user(&words, 4,
 				(const void *)(blob + p->blob_frame_size)) ||
 	    bpf_probe_read_user(&method, 8, (const void *)(blob + p->nm_method)))
 		return INTERP_NOT_HERE;
@@ -117,7 +127,7 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	metric_inc(METRIC_HOTSPOT_COMPILED);
 	s->st.regs[R_SP] = sp;
 	s->st.regs[R_FP] = frame[0];
-	s->st.pc = frame[1];
+	s->st.pc = strip_ra(frame[1]);
 	s->st.flags |= ST_RETURN_ADDR;
 	return INTERP_UNWOUND;
 }

@@ -18,9 +18,9 @@
  * tables (gHotSpotVMStructs and friends) read from the live process at
  * attach; the frame slots are x86_64 constants the tables do not export.
  *
- * What is unwound now: interpreted frames (-Xint, or methods not yet
- * compiled).  Code cache pcs outside the interpreter (stubs, nmethods)
- * are walked by frame pointer as anonymous code.
+ * What is unwound: interpreted frames (-Xint, or methods not yet
+ * compiled) and compiled ones (below); stubs, adapters and native
+ * wrappers are named and walked by frame pointer as anonymous code.
  */
 #ifndef EP_HOTSPOT_H
 #define EP_HOTSPOT_H
@@ -46,6 +46,10 @@ INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
  * ConstMethod. */
 
 #define HOTSPOT_X86_SENDER_SP_SLOT (-1 * 8)
+/* aarch64 (frame_aarch64.hpp): the same but for a padding slot (sp stays
+ * 16-byte aligned) between mdp and the mirror, which moves the bcp one
+ * slot down.  Its Method* and sender sp are where x86_64 has them. */
+#define HOTSPOT_A64_BCP_SLOT (-9 * 8)
 
 /*
  * Compiled frames (nmethods, C1 and C2) keep no frame pointer unless
@@ -56,11 +60,15 @@ INTERP_METRIC_IDS(HOTSPOT, HOTSPOT_METRICS);
  * frame size: the caller's sp is sp + frame_size words, the return
  * address and the saved rbp the two words below it.  A compiled frame:
  * data = the pc, payload = the Method* and the nmethod with bit 63 set.
- * Other blobs (stubs, adapters) are walked by frame pointer.
+ * Other blobs (stubs, adapters, native wrappers) are walked by frame
+ * pointer as native code is, their frame pushed first: data = the pc,
+ * payload = the blob's _name (a C string) and the blob with bits 63 and
+ * 62 set.
  */
 #define HOTSPOT_HEAPS 3
 #define HOTSPOT_SEGMAP_HOPS 16
 #define HOTSPOT_COMPILED (1ULL << 63)
+#define HOTSPOT_STUB (1ULL << 62)
 
 struct hotspot_heap {
 	__u64 lo, hi, segmap;

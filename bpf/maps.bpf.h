@@ -22,6 +22,8 @@
 #define ST_DONE 0x4	   /* the user stack is finished */
 #define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
+#define ST_LR_VALID 0x20   /* arm64: regs[R_LR] is this frame's link
+			    * register (the leaf, or after a signal frame) */
 
 /* Registers of the frame being unwound, in DWARF numbering (enum
  * rule_reg): all of them at the leaf, from the sample; above it, rsp and
@@ -46,10 +48,12 @@ struct ustate {
 	/* frames unwound per kind, added to the counters once per sample */
 	__u16 n_native, n_fp;
 	__u16 n_cached; /* rule lookups the rule cache answered */
+	__u16 n_map_cached; /* mapping lookups the mapping cache answered */
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
 			     * asked at anonymous code (their JIT) */
+	__u32 map_gen;	    /* pid_info.map_gen (map_cache) */
 	/* each interpreter's cursor between its calls in one sample (zeroed
 	 * per sample; the meaning is the unwinder's own) */
 	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];
@@ -104,9 +108,8 @@ __weak const volatile __u64 offcpu_threshold = 0;
 
 /* Entries of rule_cache - 1 (a power of two minus one); 0: no cache. */
 __weak const volatile __u32 rule_cache_mask = 0;
-/* The stack-delta tables' generation: userland bumps it after it removes
- * pages or frees rules, so rule_cache entries from before are ignored. */
-__weak volatile __u32 delta_gen = 0;
+/* Entries of map_cache - 1 (a power of two minus one); 0: no cache. */
+__weak const volatile __u32 map_cache_mask = 0;
 
 /* ---- maps --------------------------------------------------------------- */
 
@@ -229,6 +232,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rule_cache_ent);
 } rule_cache SEC(".maps") __weak;
+
+/* Recent mapping lookups per CPU (struct map_cache_ent); sized by
+ * userland (-map-cache-entries). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAP_CACHE_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct map_cache_ent);
+} map_cache SEC(".maps") __weak;
 
 /* Rate limit for process events: (pid << 8 | type) -> last ktime. */
 struct {
@@ -375,6 +387,8 @@ static __always_inline void count_frames(struct scratch *s)
 		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
 	if (s->st.n_cached)
 		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
+	if (s->st.n_map_cached)
+		metric_add(METRIC_MAP_CACHE_HITS, s->st.n_map_cached);
 	for (int k = 1; k < INTERP_COUNT; k++)
 		if (s->st.n_interp[k])
 			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
@@ -425,5 +439,8 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *out)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
 }
+
+/* the per-architecture registers and frames (uses struct scratch) */
+#include "arch.bpf.h"
 
 #endif

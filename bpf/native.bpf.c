@@ -17,16 +17,12 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* User addresses on x86-64 stop at 2^47 (4-level paging) or 2^56. */
+/* User addresses stop at 2^47 or 2^56 on x86-64, at 2^48 or 2^52 on
+ * arm64; kernel addresses start at 0xff.. on both. */
 #define USER_MAX 0x00ffffffffffffffULL
 #define PC_MIN 0x1000
 /* A frame-pointer walk accepts a new frame only this far above sp. */
 #define FP_MAX_JUMP (8ULL << 20)
-
-/* rt_sigframe: at the trampoline, sp points at the ucontext; its
- * sigcontext (uc_mcontext) starts 40 bytes in (uc_flags, uc_link,
- * uc_stack) with the general registers first (SIGCTX_REGS). */
-#define SIGFRAME_MCONTEXT 40
 
 /* Row idx of a chunk (an inner map of delta_rows). */
 static __always_inline __u32 *row_at(void *chunk, __u32 idx)
@@ -97,7 +93,7 @@ static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 					    __u64 addr, __u32 *err)
 {
-	__u32 gen = delta_gen, slot;
+	__u32 gen = st->cur.load_gen, slot;
 	struct rule_cache_ent *e;
 	int rule;
 
@@ -139,8 +135,9 @@ static __always_inline __u32 fp_step_to(struct ustate *st, bool any_stack)
 		return METRIC_ERR_READ_FAULT;
 	st->regs[R_SP] = fp + 16;
 	st->regs[R_FP] = next_fp;
-	st->pc = ra;
+	st->pc = strip_ra(ra);
 	st->flags |= ST_RETURN_ADDR;
+	st->flags &= ~ST_LR_VALID;
 	return 0;
 }
 
@@ -163,7 +160,7 @@ static __always_inline __u32 go_switch(struct ustate *st,
 	if ((r->flags & RULE_F_GO_TLS_GOT) &&
 	    read_user_u64(st->cur.bias + (__u32)r->cfa_off, (__u64 *)&tls))
 		return METRIC_ERR_READ_FAULT;
-	if (read_user_u64(task->thread.fsbase + tls, &g) ||
+	if (read_user_u64(task_tp(task) + tls, &g) ||
 	    read_user_u64(g + GO_G_M, &m) || read_user_u64(m, &g0))
 		return METRIC_ERR_READ_FAULT;
 	if (g != g0) {
@@ -196,32 +193,6 @@ static __always_inline __u32 go_switch(struct ustate *st,
 	st->regs[R_FP] = bp;
 	st->pc = pc;
 	/* the saved pc is where the goroutine stands, not a return address */
-	st->flags &= ~ST_RETURN_ADDR;
-	return 0;
-}
-
-/* Every general register from an rt_sigframe's sigcontext: the frame the
- * signal interrupted, whose pc is exact (not a return address). */
-static __always_inline __u32 signal_step(struct scratch *s)
-{
-	struct ustate *st = &s->st;
-	__u64 *g = s->win;
-	int i;
-
-	if (bpf_probe_read_user(g, SIGCTX_REGS * 8,
-				(const void *)(st->regs[R_SP] + SIGFRAME_MCONTEXT)))
-		return METRIC_ERR_READ_FAULT;
-	for (i = 0; i < 8; i++)
-		st->regs[RULE_REG_R8 + i] = g[i];
-	st->regs[RULE_REG_RDI] = g[8];
-	st->regs[RULE_REG_RSI] = g[9];
-	st->regs[R_FP] = g[10];
-	st->regs[RULE_REG_RBX] = g[11];
-	st->regs[RULE_REG_RDX] = g[12];
-	st->regs[RULE_REG_RAX] = g[13];
-	st->regs[RULE_REG_RCX] = g[14];
-	st->regs[R_SP] = g[15];
-	st->pc = g[16];
 	st->flags &= ~ST_RETURN_ADDR;
 	return 0;
 }
@@ -287,8 +258,21 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 	 * unmapped page) are read one by one */
 	win_ok = bpf_probe_read_user(s->win, CFA_WINDOW * 8,
 				     (const void *)(cfa - CFA_WINDOW * 8)) == 0;
-	if (cfa_slot(s, cfa, -1, win_ok, &ra))
-		return METRIC_ERR_READ_FAULT;
+	switch (r->ra_rule) {
+	case RULE_RA_CFA_OFF:
+		if (cfa_slot(s, cfa, r->ra_off >> 3, win_ok, &ra))
+			return METRIC_ERR_READ_FAULT;
+		break;
+	case RULE_RA_LR:
+		/* only the leaf's (or a signalled frame's) lr is its own */
+		if (!(st->flags & ST_LR_VALID))
+			return METRIC_ERR_LR_INVALID;
+		ra = st->regs[RULE_REG_LR];
+		break;
+	default:
+		if (cfa_slot(s, cfa, -1, win_ok, &ra))
+			return METRIC_ERR_READ_FAULT;
+	}
 	/* a PLT stub leaves rbp alone: its rule is RULE_FP_SAME */
 	fp = st->regs[R_FP];
 	switch (r->fp_rule) {
@@ -319,20 +303,60 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 			v = 0;
 		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
 	}
-	if (cfa <= st->regs[R_SP])
+	/* a leaf whose return address is in the link register may not have
+	 * moved sp (the CFA is sp itself): it is no loop, since the link
+	 * register serves once */
+	if (cfa < st->regs[R_SP] ||
+	    (cfa == st->regs[R_SP] && r->ra_rule != RULE_RA_LR))
 		return METRIC_ERR_SP_LOOP;
 	st->regs[R_SP] = cfa;
 	st->regs[R_FP] = fp;
-	st->pc = ra;
+	st->pc = strip_ra(ra);
 	st->flags |= ST_RETURN_ADDR;
+	st->flags &= ~ST_LR_VALID;
 	return 0;
+}
+
+/* The trie lookup of pc's mapping through the per-CPU cache of recent
+ * answers (struct map_cache_ent): NULL when pc is in no mapping. */
+static __always_inline struct mapping_info *
+lookup_mapping_cached(struct ustate *st, __u64 pc)
+{
+	struct mapping_key key;
+	struct mapping_info *mi;
+	struct map_cache_ent *e = NULL;
+	__u32 slot;
+
+	if (map_cache_mask && st->map_gen) {
+		slot = (__u32)((((__u64)st->pid << 40) ^
+				(pc >> MAP_CACHE_REGION_BITS)) *
+			       0x9e3779b97f4a7c15ULL >> 32) &
+		       map_cache_mask;
+		e = bpf_map_lookup_elem(&map_cache, &slot);
+		if (e && e->pid == st->pid && e->gen == st->map_gen &&
+		    pc >= e->mi.start && pc < e->mi.end &&
+		    e->check == MAP_CACHE_CHECK(e)) {
+			st->n_map_cached++;
+			return &e->mi;
+		}
+	}
+	key.prefixlen = 32 + 64;
+	key.pid_be = bpf_htonl(st->pid);
+	key.addr_be = bpf_cpu_to_be64(pc);
+	mi = bpf_map_lookup_elem(&mappings, &key);
+	if (mi && e) {
+		e->pid = st->pid;
+		e->gen = st->map_gen;
+		e->mi = *mi;
+		e->check = MAP_CACHE_CHECK(e);
+	}
+	return mi;
 }
 
 /* Resolve pc's mapping into st->cur, from the two-entry cache or the
  * trie.  Returns false when the pc is in no known mapping. */
 static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 {
-	struct mapping_key key;
 	struct mapping_info *mi, tmp;
 
 	if ((st->flags & ST_MAP_VALID) && pc >= st->cur.start && pc < st->cur.end)
@@ -346,10 +370,7 @@ static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 		st->flags |= ST_MAP_VALID;
 		return true;
 	}
-	key.prefixlen = 32 + 64;
-	key.pid_be = bpf_htonl(st->pid);
-	key.addr_be = bpf_cpu_to_be64(pc);
-	mi = bpf_map_lookup_elem(&mappings, &key);
+	mi = lookup_mapping_cached(st, pc);
 	if (!mi) {
 		if (st->flags & ST_MAP_VALID)
 			st->prev = st->cur;
@@ -436,7 +457,8 @@ unwind:
 		goto next;
 	}
 	err = apply_rule(s, rule);
-	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED) &&
+	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
+	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {
 		metric_inc(err);
 		st->n_fp++;
@@ -498,31 +520,7 @@ int unwind_native(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Every general register of the user context: at the leaf a CFA may be
- * kept in any of them.  regs is the perf context's copy or the task's
- * saved user registers (a BTF pointer: direct loads, no helper calls). */
-#define load_regs(st_, pr_)                                                    \
-	do {                                                                   \
-		(st_)->pc = (pr_)->ip;                                         \
-		(st_)->regs[RULE_REG_RAX] = (pr_)->ax;                         \
-		(st_)->regs[RULE_REG_RDX] = (pr_)->dx;                         \
-		(st_)->regs[RULE_REG_RCX] = (pr_)->cx;                         \
-		(st_)->regs[RULE_REG_RBX] = (pr_)->bx;                         \
-		(st_)->regs[RULE_REG_RSI] = (pr_)->si;                         \
-		(st_)->regs[RULE_REG_RDI] = (pr_)->di;                         \
-		(st_)->regs[R_FP] = (pr_)->bp;                                 \
-		(st_)->regs[R_SP] = (pr_)->sp;                                 \
-		(st_)->regs[8] = (pr_)->r8;                                    \
-		(st_)->regs[9] = (pr_)->r9;                                    \
-		(st_)->regs[10] = (pr_)->r10;                                  \
-		(st_)->regs[11] = (pr_)->r11;                                  \
-		(st_)->regs[12] = (pr_)->r12;                                  \
-		(st_)->regs[13] = (pr_)->r13;                                  \
-		(st_)->regs[14] = (pr_)->r14;                                  \
-		(st_)->regs[15] = (pr_)->r15;                                  \
-	} while (0)
-
-/* Its own function: inlined, the compiler merges the two load_regs
+/* The user registers: load_regs (bpf/arch.bpf.h).  Its own function: inlined, the compiler merges the two load_regs
  * sequences, and the verifier refuses one instruction that reads both the
  * context and a BTF pointer. */
 static __noinline void regs_from_ctx(struct bpf_perf_event_data *ctx,
@@ -566,8 +564,10 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 {
 	struct pid_info *pi = bpf_map_lookup_elem(&pid_info, &pid);
 
-	if (pi)
+	if (pi) {
 		s->st.proc_interps = pi->interp_mask;
+		s->st.map_gen = pi->map_gen;
+	}
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk
 		 * and ask userland to load the process */
@@ -606,7 +606,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	/* a sample taken in user mode has no kernel stack: skip the helper
 	 * (it costs microseconds even when it finds nothing) */
 	kbytes = 0;
-	if (ctx->regs.ip > USER_MAX) {
+	if (ARCH_CTX_PC(ctx) > USER_MAX) {
 		kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8, 0);
 		if (kbytes < 0) {
 			metric_inc(METRIC_KSTACK_ERR);
@@ -624,7 +624,7 @@ int sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	/* a sample in user mode has a user pc in the perf registers */
-	if (ctx->regs.ip <= USER_MAX) {
+	if (ARCH_CTX_PC(ctx) <= USER_MAX) {
 		regs_from_ctx(ctx, &s->st);
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);

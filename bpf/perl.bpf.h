@@ -111,7 +111,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 				perl_read(&key, 4, p->thr_key);
 				if (key >= 32 ||
 				    perl_read(&interp, 8,
-					      task->thread.fsbase + p->tsd_off +
+					      task_tp(task) + (__s64)p->tsd_off +
 						      (__u64)p->tsd_mul * key +
 						      p->tsd_val))
 					interp = 0;

@@ -49,10 +49,12 @@ struct perl_proc {
 	 * the interpreter's variables as globals, for every thread */
 	__u64 g_curcop, g_curstackinfo;
 	__u64 loop_lo, loop_hi; /* Perl_runops_standard */
-	/* glibc's TSD: the thread's my_perl is at fsbase + tsd_off +
-	 * tsd_mul * key + tsd_val for a key below 32; tsd_mul 0: unknown,
-	 * only the main thread is walked (with PL_curinterp) */
-	__u16 tsd_off, tsd_mul, tsd_val, pad16;
+	/* glibc's TSD: the thread's my_perl is at the thread pointer +
+	 * tsd_off (negative on arm64) + tsd_mul * key + tsd_val for a key
+	 * below 32; tsd_mul 0: unknown, only the main thread is walked (with
+	 * PL_curinterp) */
+	__s16 tsd_off;
+	__u16 tsd_mul, tsd_val, pad16;
 	__u16 i_curcop, i_curstackinfo;		/* struct interpreter */
 	__u16 si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
 	__u16 cx_size, cx_oldcop, cx_cv;	/* PERL_CONTEXT */

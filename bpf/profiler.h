@@ -116,10 +116,12 @@ enum interp_kind {
 	X(ERR_PC_ZERO, "unwind: return address zero without stop marker")      \
 	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
 	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
+	X(ERR_LR_INVALID, "unwind: return address in the link register above the leaf (arm64)") \
 	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
 	X(FRAMES_FP, "frames unwound by frame pointer")                        \
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
 	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
+	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
 	X(OFFCPU_KEPT, "off-CPU: switch-outs unwound and kept until the switch-in") \
 	X(OFFCPU_FULL, "off-CPU: switch-outs lost: the per-thread map was full")   \
 	X(OFFCPU_SENT, "off-CPU: records written at the switch-in")
@@ -237,8 +239,14 @@ _Static_assert(sizeof(struct pid_event) == 24, "pid_event layout");
 struct pid_info {
 	__u32 flags;
 	__u32 interp_mask; /* bit per interp_kind present in the process */
+	/* the generation of the process' entries in "mappings": userland
+	 * gives every sync a new one (one counter for all processes, so a
+	 * reused pid never repeats it); map_cache entries of another
+	 * generation are ignored */
+	__u32 map_gen;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct pid_info) == 8, "pid_info layout");
+_Static_assert(sizeof(struct pid_info) == 16, "pid_info layout");
 
 /* Key of the LPM trie "mappings": the pid and the address are big-endian
  * so that the pid forms the leading 32 bits of the prefix. */
@@ -261,8 +269,14 @@ struct mapping_info {
 	__u32 flags;   /* MAP_F_* */
 	__u32 interp_mask; /* bit per enum interp_kind, with MAP_F_INTERP: a
 			    * file may hold more than one runtime */
+	/* which load of the file's stack deltas the mapping uses (userland
+	 * numbers each load; never 0 with MAP_F_DELTAS): rule_cache
+	 * entries of another load are ignored, since a file reloaded may
+	 * use other rule indexes, and freed ones are reused */
+	__u32 load_gen;
+	__u32 pad;
 };
-_Static_assert(sizeof(struct mapping_info) == 40, "mapping_info layout");
+_Static_assert(sizeof(struct mapping_info) == 48, "mapping_info layout");
 
 /* ---- stack deltas ------------------------------------------------------- */
 
@@ -283,9 +297,12 @@ struct page_info {
 _Static_assert(sizeof(struct page_info) == 8, "page_info layout");
 
 /* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
- * index, valid while gen equals the tables' generation (delta_gen, bumped
- * by userland whenever rows or rules go away).  check guards against an
- * entry torn by a program that interrupted its writer on the same CPU. */
+ * index, valid for the load of the file's deltas it was cached from (gen:
+ * the mapping's load_gen).  A file's rows and its references on rules
+ * stay while any process maps it, so the entries of a loaded file stay
+ * right; those of a file unloaded are never matched again, whatever
+ * becomes of its rule indexes.  check guards against an entry torn by a
+ * program that interrupted its writer on the same CPU. */
 struct rule_cache_ent {
 	__u64 file_id;
 	__u64 addr;
@@ -297,6 +314,29 @@ _Static_assert(sizeof(struct rule_cache_ent) == 32, "rule_cache_ent layout");
 #define RULE_CACHE_CHECK(e) ((e)->file_id ^ (e)->addr ^ ((__u64)(e)->gen << 32 | (e)->rule) ^ 0x5bd1e9955bd1e995ULL)
 /* default entries per CPU (-rule-cache-entries), a power of two */
 #define RULE_CACHE_DEFAULT 2048
+
+/* A per-CPU cache of recent "mappings" lookups: (pid, a 64 KiB region of
+ * pcs) -> the mapping holding the pc.  A sample's pcs fall in the same few
+ * mappings from one sample of a process to the next, and the trie's walk
+ * is a dozen cold nodes; an entry is one line.  Valid while the process'
+ * pid_info.map_gen is the one it was cached under.  check: as
+ * rule_cache's, against an entry torn by a program that interrupted its
+ * writer on the same CPU. */
+struct map_cache_ent {
+	__u32 pid;
+	__u32 gen;
+	struct mapping_info mi;
+	__u64 check;
+};
+_Static_assert(sizeof(struct map_cache_ent) == 64, "map_cache_ent layout");
+#define MAP_CACHE_CHECK(e)                                                     \
+	(((__u64)(e)->pid << 32 | (e)->gen) ^ (e)->mi.file_id ^ (e)->mi.bias ^ \
+	 (e)->mi.start ^ (e)->mi.end ^                                         \
+	 ((__u64)(e)->mi.flags << 32 | (e)->mi.interp_mask) ^                  \
+	 (__u64)(e)->mi.load_gen ^ 0x9ae16a3b2f90404fULL)
+/* default entries per CPU (-map-cache-entries), a power of two */
+#define MAP_CACHE_DEFAULT 1024
+#define MAP_CACHE_REGION_BITS 16
 
 /* A row: low 16 bits of the address in the page, and a rule index. */
 #define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))
@@ -352,9 +392,13 @@ enum rule_cmd {
 
 /* Registers, in the x86-64 DWARF numbering that CFI uses: a CFA may be
  * computed from any general register (OpenSSL's assembly keeps it in rax,
- * rsi, r9..r15; ld.so's _dl_runtime_resolve in rbx). */
+ * rsi, r9..r15; ld.so's _dl_runtime_resolve in rbx).  On arm64 the same
+ * slots hold the frame pointer x29 (RULE_REG_FP), sp (RULE_REG_SP) and the
+ * link register x30 (RULE_REG_LR, slot 0); its CFI computes a CFA from sp
+ * or x29 only. */
 enum rule_reg {
 	RULE_REG_RAX = 0,
+	RULE_REG_LR = 0, /* arm64: x30 */
 	RULE_REG_RDX = 1,
 	RULE_REG_RCX = 2,
 	RULE_REG_RBX = 3,
@@ -377,6 +421,15 @@ enum rule_fp {
 
 #define RULE_F_DEREF_CFA 0x1 /* CFA = *(reg + cfa_off) + cfa_post */
 
+/* Where the return address is.  Always at CFA - 8 on x86-64; on arm64 the
+ * call leaves it in the link register x30, which a function saves (usually
+ * beside x29) somewhere below the CFA, or never when it is a leaf. */
+enum rule_ra {
+	RULE_RA_CFA_M8 = 0,  /* at CFA - 8 */
+	RULE_RA_CFA_OFF = 1, /* at CFA + ra_off (a multiple of 8) */
+	RULE_RA_LR = 2,	     /* in the link register (arm64 leaf) */
+};
+
 /*
  * The other callee-saved registers a rule restores, in this order (rbp
  * has fp_rule).  saved[i] is where the caller's value was saved, in
@@ -395,8 +448,8 @@ enum rule_fp {
 
 /*
  * One unwind rule, deduplicated in the global table "rules".  The return
- * address is always at CFA - 8 on x86-64 (rows whose CFI says otherwise
- * are lowered to RULE_CMD_INVALID).  Rule indices below RULE_FIXED_COUNT
+ * address is at CFA - 8 on x86-64 (rows whose CFI says otherwise are
+ * lowered to RULE_CMD_INVALID); ra_rule says where it is on arm64.  Rule indices below RULE_FIXED_COUNT
  * are the fixed commands, so a row can name a command without a lookup.
  * The size is a multiple of 8: the kernel rounds array values up to 8
  * bytes, and userland writes the table through an mmap of the array.
@@ -410,7 +463,9 @@ struct unwind_rule {
 	__s32 fp_off;
 	__s16 cfa_post;
 	__s8 saved[RULE_SAVED_COUNT]; /* rbx, r12..r15; see above */
-	__u8 pad[5];
+	__u8 ra_rule;		      /* enum rule_ra */
+	__s16 ra_off;		      /* RULE_RA_CFA_OFF: bytes from the CFA */
+	__u8 pad[2];
 };
 _Static_assert(sizeof(struct unwind_rule) == 24, "unwind_rule layout");
 

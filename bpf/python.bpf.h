@@ -58,7 +58,8 @@ static __always_inline __u32 py_find_frame(struct ustate *st,
 					   const struct py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = task->thread.fsbase, interp = 0, ts = 0, v = 0, cur = 0;
+	__u64 self = task_tp(task) + (__s64)p->self_off, interp = 0, ts = 0;
+	__u64 v = 0, cur = 0;
 	int i;
 
 	if (py_read_u64(p->runtime + p->rt_interp_main, &interp) || !interp ||
@@ -67,12 +68,12 @@ static __always_inline __u32 py_find_frame(struct ustate *st,
 	for (i = 0; i < PY_TSTATE_SCAN_MAX && ts; i++) {
 		if (py_read_u64(ts + p->ts_thread_id, &v))
 			return METRIC_ERR_PYTHON_READ;
-		if (v == fsbase)
+		if (v == self)
 			break;
 		if (py_read_u64(ts + p->ts_next, &ts))
 			return METRIC_ERR_PYTHON_READ;
 	}
-	if (!ts || v != fsbase)
+	if (!ts || v != self)
 		return METRIC_ERR_PYTHON_NO_TSTATE;
 	if (py_read_u64(ts + p->ts_frame, &cur))
 		return METRIC_ERR_PYTHON_READ;

@@ -70,10 +70,12 @@ _Static_assert(PY_FRAME_READ_MAX <= INTERP_BUF_MAX, "a frame fits ibuf");
  *   interp = *(runtime + rt_interp_main)
  *   ts = *(interp + is_tstate_head)
  *   up to PY_TSTATE_SCAN_MAX times, while ts:
- *     if *(ts + ts_thread_id) == task->thread.fsbase: found
+ *     if *(ts + ts_thread_id) == thread pointer + self_off: found
  *     ts = *(ts + ts_next)
- *   (thread_id is pthread_self(), the thread pointer on x86-64 for glibc
- *   and musl; 3.11+ may compare *(ts + ts_native_tid) with the tid.)
+ *   (thread_id is pthread_self(): the thread pointer on x86-64 for glibc
+ *   and musl; on arm64 (TLS variant I) struct pthread lies below it, by
+ *   the self_off read from the process's libc; 3.11+ may compare
+ *   *(ts + ts_native_tid) with the tid.)
  *   cur = *(ts + ts_frame); if cf_current_frame != PY_OFF_NONE and cur:
  *   cur = *(cur + cf_current_frame)
  *
@@ -123,7 +125,9 @@ struct py_proc {
 	__u16 f_is_entry; /* is_entry (u8, 3.11) */
 	__u16 f_owner;	  /* owner (u8, 3.11+) */
 	__u16 co_code_adaptive; /* bytecode in the code object (3.11+) */
-	__u16 pad[4];
+	__s32 self_off; /* pthread_self() - thread pointer (interp_libc_self):
+			 * 0 on x86-64, -sizeof(struct pthread) on arm64 */
+	__u16 pad[2];
 };
 _Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
 

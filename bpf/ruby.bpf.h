@@ -130,7 +130,7 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 					  struct ruby_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp = task->thread.fsbase, ec = 0, v = 0, dtv = 0;
+	__u64 tp = task_tp(task), ec = 0, v = 0, dtv = 0;
 
 	switch (p->ec_mode) {
 	case RUBY_EC_DTV:
@@ -175,6 +175,9 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 {
 	__u64 sp = s->st.regs[RULE_REG_SP], w[4];
 
+	/* YJIT's arm64 frames are not read yet: native unwinding */
+	if (!ARCH_X86_64)
+		return INTERP_NOT_HERE;
 	/* other anonymous code (not YJIT's) is left to native unwinding */
 	if (ruby_read(w, sizeof(w), sp) || w[3] < p->text_lo ||
 	    w[3] >= p->text_hi)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Process lifecycle events for the process manager: exec (load the new
- * image's mappings at once, before the first sample asks) and exit (drop
- * the process' state).  Raw tracepoints need no tracefs, see the
+ * Process lifecycle events for the process manager: exec (forget the old
+ * image; the new one loads on its first sample) and exit (drop the
+ * process' state).  Raw tracepoints need no tracefs, see the
  * tracepoint's arguments rather than its record (so the 6.16 change of
  * sched_process_exit's record layout does not affect them; the task stays
  * the first argument), and, unlike BTF tracepoints, need no kernel BTF to
@@ -23,7 +23,10 @@ static __always_inline void send_event(__u32 pid, __u32 type)
 	ev->pid = pid;
 	ev->type = type;
 	ev->addr = 0;
-	bpf_ringbuf_submit(ev, 0);
+	/* neither is urgent (an exec only forgets, an exit lingers): the
+	 * drain thread's next pass takes them, so a host's hundreds of execs
+	 * a second do not each wake it */
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
 	metric_inc(METRIC_EVENTS_SENT);
 }
 

@@ -6,11 +6,26 @@ set -eu
 
 BUILD="make gcc g++ clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler protobuf-compiler
-libcurl4-openssl-dev libssl-dev libdw-dev libzstd-dev libxxhash-dev binutils"
+libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev libzstd-dev libxxhash-dev liblzma-dev
+binutils"
 TEST="golang-1.19-go python3 python3-grpcio linux-perf bpftrace chromium
-libxml2-utils qemu-system-x86 cpio xz-utils zstd lz4 procps iproute2 file
+libxml2-utils qemu-system-x86 qemu-system-arm cpio xz-utils zstd lz4 procps iproute2 file
 python3-yaml systemd lld mold sqlite3 perl openssl libc6-dbg php8.2-cli
-elfutils ruby"
+elfutils ruby debuginfod"
+# The arm64 cross build (make ARCH=arm64): the cross compiler and binutils
+# (aarch64-linux-gnu-readelf is the oracle of the arm64 CFI tests), and
+# the arm64 builds of every library in the Makefile's PKGS through
+# multiarch (all Multi-Arch: same, so they sit beside the amd64 ones);
+# libc6:arm64 is also the arm64 libc the unit tests parse; libstdc++6:arm64
+# completes what the daemon needs at run time (ci/elf-libs.sh lists it); and
+# qemu-user-static runs the arm64 unit-test runner on x86.  The kernel
+# matrix's arm64 guests (qemu-system-arm, in TEST) run Debian's arm64
+# python3.11, which links libexpat1 besides libc6 and zlib1g.
+CROSS="gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
+qemu-user-static"
+CROSS_ARM64="libc6 libc6-dev libbpf-dev libelf-dev zlib1g-dev liblmdb-dev
+libprotobuf-c-dev libcurl4-openssl-dev libssl-dev libdw-dev libdebuginfod-dev
+libzstd-dev libxxhash-dev liblzma-dev libstdc++6 libexpat1"
 
 # The upstream .proto files the strict-decoder tests give protoc (never
 # committed: the project writes its own from the field numbers).  Debian
@@ -142,9 +157,14 @@ node_versions || true
 libnode || true
 
 missing=""
-for p in $BUILD $TEST; do
+for p in $BUILD $TEST $CROSS; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
 		missing="$missing $p"
+	fi
+done
+for p in $CROSS_ARM64; do
+	if ! dpkg-query -W -f='${Status}' "$p:arm64" 2>/dev/null | grep -q 'install ok installed'; then
+		missing="$missing $p:arm64"
 	fi
 done
 if [ -z "$missing" ]; then
@@ -157,6 +177,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	echo "deps: dpkg --add-architecture arm64"
+	dpkg --add-architecture arm64
+fi
 apt-get -o DPkg::Lock::Timeout=600 update -qq
 # shellcheck disable=SC2086
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing

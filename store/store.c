@@ -10,7 +10,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "log.h"
 
@@ -120,6 +123,35 @@ int store_read(struct store *s, const uint8_t id[16], enum store_kind kind,
 int store_has(struct store *s, const uint8_t id[16], enum store_kind kind)
 {
 	return lookup(s, id, kind, NULL, NULL, NULL);
+}
+
+void store_release_pages(struct store *s)
+{
+	unsigned long long start, end, ino;
+	unsigned major, minor;
+	mdb_filehandle_t fd;
+	struct stat st;
+	char line[512];
+	FILE *f;
+
+	if (!s || !s->env || s->broken || mdb_env_get_fd(s->env, &fd) ||
+	    fstat(fd, &st) < 0)
+		return;
+	/* LMDB tells its map's address only when it is fixed: find the
+	 * mappings of the data file */
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	/* shared: a remap (exclusive) cannot move the map meanwhile */
+	pthread_rwlock_rdlock(&s->map_lock);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &start, &end,
+			   &major, &minor, &ino) == 5 &&
+		    makedev(major, minor) == st.st_dev && ino == st.st_ino)
+			madvise((void *)(uintptr_t)start, end - start,
+				MADV_DONTNEED);
+	pthread_rwlock_unlock(&s->map_lock);
+	fclose(f);
 }
 
 /* ---- public: writes ----------------------------------------------------- */

@@ -76,7 +76,8 @@
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
 	X(SYMBOLS, 3, "symbols")   /* on-host symbol table */                  \
 	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */ \
-	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */
+	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */ \
+	X(INLINE, 6, "inline")     /* dwi_blob(): a file's inline table */
 
 enum store_kind {
 #define STORE_KIND_ENUM_(name, val, label) STORE_KIND_##name = val,
@@ -250,6 +251,14 @@ int store_del(struct store *s, const uint8_t id[16], enum store_kind kind);
  * Returns 0 (also for a read-only store: nothing to do), -EBUSY, or
  * another negative errno; the uses of a failed write are lost. */
 int store_flush(struct store *s);
+
+/* Drop the pages of the data file that reads mapped from this process'
+ * resident set (madvise MADV_DONTNEED on LMDB's read-only map): they stay
+ * in the page cache, and the next read maps them again.  A daemon that
+ * loaded many records holds tens of megabytes of them otherwise.  Safe
+ * beside readers on other threads (they fault the page in again); NULL
+ * or a store without a map: nothing. */
+void store_release_pages(struct store *s);
 
 /* Fill *out (all of it: fields that cannot be read stay 0).  Reads the
  * counters without a lock (each one is exact, the set not a snapshot) and

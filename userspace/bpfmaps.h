@@ -76,18 +76,7 @@ struct bpfmaps {
 	/* failures per map (full maps mostly), for the metrics */
 	uint64_t update_errors[BM_COUNT];
 	uint64_t entries[BM_COUNT]; /* entries we inserted and not removed */
-	/* the tables' generation in BPF's memory (delta_gen), or NULL */
-	volatile uint32_t *gen;
 };
-
-/* Rules were freed (their indexes may be reused): BPF's per-CPU cache of
- * rule lookups must forget what it learnt before.  Called after the
- * file's pages left the map and before any freed rule is reused. */
-static inline void bm_tables_changed(struct bpfmaps *bm)
-{
-	if (bm->gen)
-		__atomic_add_fetch(bm->gen, 1, __ATOMIC_SEQ_CST);
-}
 
 static inline int bm_update(struct bpfmaps *bm, enum bm_map m, const void *k,
 			    const void *v)

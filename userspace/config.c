@@ -73,12 +73,16 @@ static const struct opt opts[] = {
 	  "user frames kept per sample"),
 	O("rule-cache-entries", NULL, OPT_INT, rule_cache_entries, 0, 1 << 20,
 	  "per-CPU cache of recent stack-delta lookups, entries per CPU (32 bytes each; rounded up to a power of two; 0: off)"),
+	O("map-cache-entries", NULL, OPT_INT, map_cache_entries, 0, 1 << 20,
+	  "per-CPU cache of recent mapping lookups, entries per CPU (64 bytes each; rounded up to a power of two; 0: off)"),
 	O("frame-pointers-only", NULL, OPT_BOOL, fp_only, 0, 0,
 	  "walk native stacks by frame pointer only, without stack deltas (to compare; wrong stacks for code without frame pointers)"),
 	O("send-error-frames", NULL, OPT_BOOL, send_error_frames, 0, 0,
 	  "keep the frame that names an unwinding error in the output"),
 	O("inline-frames", NULL, OPT_BOOL, inline_frames, 0, 0,
 	  "name native frames from DWARF when the file has it: one frame per function inlined at the address, with file:line"),
+	O("folded-lines", NULL, OPT_BOOL, folded_lines, 0, 0,
+	  "folded and SVG: native frames named from DWARF as \"func (file.c:line)\" (default: function only, compact flame graphs; pprof and OTLP always carry lines)"),
 	O("cache-dir", NULL, OPT_STRING, cache_dir, 0, 0,
 	  "directory of the persistent stack-delta cache"),
 	O("cache-size", NULL, OPT_SIZE, cache_size, 0, 0,
@@ -108,6 +112,7 @@ void config_init(struct config *c)
 	c->max_frames = 1024;
 	c->off_cpu_max_threads = OFFCPU_THREADS_DEFAULT;
 	c->rule_cache_entries = RULE_CACHE_DEFAULT;
+	c->map_cache_entries = MAP_CACHE_DEFAULT;
 	c->cache_dir = "/var/cache/ebpf-profiler";
 	c->cache_size = 0; /* the limit the directory records, else 1 GiB */
 }

@@ -33,6 +33,7 @@ struct config {
 	uint64_t ringbuf_bytes; /* 0 = sized from the rate */
 	int max_frames;
 	int rule_cache_entries;
+	int map_cache_entries;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
 	/* output */
 	const char *output;
@@ -41,6 +42,7 @@ struct config {
 	bool disable_tls;
 	bool send_error_frames;
 	bool inline_frames;	/* native inline chains from DWARF */
+	bool folded_lines;	/* folded/SVG: "func (file.c:line)" native frames */
 	/* cache */
 	const char *cache_dir;
 	uint64_t cache_size;

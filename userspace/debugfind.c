@@ -384,7 +384,10 @@ fetch:
 	/* nothing local: the remote source, last (it may be slow) */
 	err = try_fetch(e, out, keep_fd);
 	if (err) {
-		err = -ENOENT;
+		/* "later" (a download queued) stays itself for callers
+		 * that can ask again */
+		if (err != -EAGAIN)
+			err = -ENOENT;
 		goto out;
 	}
 	snprintf(rel, sizeof(rel), "(fetched)");

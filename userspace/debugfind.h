@@ -35,7 +35,8 @@
  * path is e's absolute path, or NULL to look by build id only; debug_dir
  * NULL means DBGF_DEBUG_DIR.  On success returns 0, *out is the mapped
  * debug file (the caller frees it with elfm_free) and found (if
- * non-NULL) its path.  -ENOENT when there is none.
+ * non-NULL) its path.  -ENOENT when there is none, -EAGAIN when the
+ * fetch hook has queued a download (there may be one later).
  */
 int dbgf_open(const struct elfm *e, const char *path, const char *debug_dir,
 	      struct elfm **out, char *found, size_t found_len);
@@ -56,11 +57,12 @@ int dbgf_build_id_path(const uint8_t *id, size_t id_len,
 
 /*
  * A source of debug files by build id past the local ones: a debuginfod
- * client, later.  fn returns a file descriptor open for reading (the
- * finder closes it), or a negative errno; the file is then checked as
+ * client (dbgfetch.h).  fn returns a file descriptor open for reading
+ * (the finder closes it), or a negative errno (-EAGAIN: ask again
+ * later, passed to the caller; any other: none); the file is checked as
  * one found by build id (regular, not sparse, the same build id).  It is
- * asked last, on the thread that extracts, so it must be bounded in
- * time.  Set once before any thread uses the finder; NULL (the default)
+ * asked last, on the threads that extract and name frames, so it must
+ * not block (dbgfetch.h downloads on its own thread).  Set once before any thread uses the finder; NULL (the default)
  * turns it off.
  */
 typedef int (*dbgf_fetch_fn)(const uint8_t *id, size_t id_len, void *arg);

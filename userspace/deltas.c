@@ -185,7 +185,8 @@ int dt_canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
 	switch (in->cmd) {
 	case RULE_CMD_NONE:
 		if (in->cfa_reg >= RULE_REG_COUNT || in->fp_rule > RULE_FP_UNDEF ||
-		    (in->flags & ~RULE_F_DEREF_CFA))
+		    (in->flags & ~RULE_F_DEREF_CFA) || in->ra_rule > RULE_RA_LR ||
+		    (in->ra_rule == RULE_RA_CFA_OFF && (in->ra_off & 7)))
 			return -EINVAL;
 		*r = *in;
 		memset(r->pad, 0, sizeof(r->pad));
@@ -193,6 +194,8 @@ int dt_canonicalize(const struct unwind_rule *in, struct unwind_rule *r)
 			r->cfa_post = 0;
 		if (r->fp_rule == RULE_FP_SAME || r->fp_rule == RULE_FP_UNDEF)
 			r->fp_off = 0;
+		if (r->ra_rule != RULE_RA_CFA_OFF)
+			r->ra_off = 0;
 		return 0;
 	case RULE_CMD_PLT:
 		memset(r, 0, sizeof(*r));

@@ -191,7 +191,19 @@ struct dt_extract_opts {
 	const char *debug_dir;	       /* NULL: "/usr/lib/debug" */
 	bool no_debuglink;	       /* never open another file */
 	struct dt_extract_stats *stats; /* optional */
+	/* the ELF machine whose files give rows (their CFI is lowered for
+	 * that architecture's BPF programs); 0: DT_HOST_MACHINE, the one
+	 * the daemon runs on.  Tests on x86 parse arm64 files with
+	 * EM_AARCH64. */
+	uint16_t machine;
 };
+
+/* The machine of the daemon's own BPF programs. */
+#if defined(__aarch64__)
+#define DT_HOST_MACHINE EM_AARCH64
+#else
+#define DT_HOST_MACHINE EM_X86_64
+#endif
 
 /* dt_extract_file with options (opts may be NULL). */
 int dt_extract_file_opts(int fd, const char *path,

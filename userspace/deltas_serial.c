@@ -351,6 +351,11 @@ const char *dt_rule_str(const struct unwind_rule *r, char *buf, size_t len)
 		snprintf(buf + n, len - n, " rbp=u");
 		break;
 	}
+	n = strlen(buf);
+	if (r->ra_rule == RULE_RA_CFA_OFF)
+		snprintf(buf + n, len - n, " ra=c%+d", r->ra_off);
+	else if (r->ra_rule == RULE_RA_LR)
+		snprintf(buf + n, len - n, " ra=lr");
 	for (i = 0; i < RULE_SAVED_COUNT; i++) {
 		n = strlen(buf);
 		if (r->saved[i] == RULE_SAVED_UNDEF)

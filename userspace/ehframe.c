@@ -201,6 +201,7 @@ static bool parse_cie(struct parser *P, const struct entry *en,
 
 	memset(cie, 0, sizeof(*cie));
 	cie->off = en->off;
+	cie->a64 = P->a64;
 	cie->fde_enc = PE_ABSPTR;
 	cie->addr_size = 8;
 	version = rd_u8(&c);
@@ -270,7 +271,7 @@ aug_done:
 	cie->ins = c.p;
 	cie->ins_end = en->end;
 	cie->init.cfa_how = CFA_RULE_REG;
-	cie->init.cfa_reg = REG_RSP;
+	cie->init.cfa_reg = P->a64 ? REG_A64_SP : REG_RSP;
 	if (!ehf_run_cfi(P, cie, cie->ins, cie->ins_end, &cie->init, NULL, &loc))
 		return false;
 	cie->valid = true;
@@ -412,6 +413,7 @@ static void parser_init(struct parser *P, const struct elfm *e,
 	P->text_of = text_of;
 	P->b = b;
 	P->st = st;
+	P->a64 = elfm_ehdr(e)->e_machine == EM_AARCH64;
 	/* Data-relative pointers are relative to the GOT on x86-64. */
 	sh = elfm_section(e, ".got.plt");
 	if (!sh)
@@ -592,6 +594,7 @@ struct synth_row {
 	uint8_t cmd;
 	int32_t cfa_off; /* rsp + cfa_off */
 	int16_t post;
+	uint8_t ra_rule; /* enum rule_ra */
 };
 
 /* Rows for one section when it exists and is code.  Returns 1 when rows
@@ -611,7 +614,8 @@ static int synth_section(const struct elfm *e, const Elf64_Shdr *sh,
 		struct unwind_rule r = { .cmd = rows[i].cmd,
 					 .cfa_reg = RULE_REG_SP,
 					 .cfa_off = rows[i].cfa_off,
-					 .cfa_post = rows[i].post };
+					 .cfa_post = rows[i].post,
+					 .ra_rule = rows[i].ra_rule };
 
 		err = dt_builder_add(b, sh->sh_addr + rows[i].off, &r);
 		if (err)
@@ -619,6 +623,114 @@ static int synth_section(const struct elfm *e, const Elf64_Shdr *sh,
 	}
 	err = dt_builder_add_range(b, sh->sh_addr, sh->sh_addr + sh->sh_size);
 	return err ? err : 1;
+}
+
+/*
+ * AArch64's .plt: PLT0 stores x16 and x30 below sp (stp x16, x30,
+ * [sp, #-16]!) as its first instruction, after a "bti c" when the PLT has
+ * BTI landing pads, then jumps to the resolver; the 16-byte entries only
+ * jump through the GOT.  The return address stays in x30 throughout.
+ */
+static int synth_plt_a64(const struct elfm *e, struct dt_builder *b,
+			 struct dt_extract_stats *st)
+{
+	static const uint8_t bti_c[] = { 0x5f, 0x24, 0x03, 0xd5 };
+	struct synth_row plt[] = {
+		{ 0, RULE_CMD_NONE, 0, 0, RULE_RA_LR },
+		{ 4, RULE_CMD_NONE, 16, 0, RULE_RA_LR },
+		{ 32, RULE_CMD_NONE, 0, 0, RULE_RA_LR },
+	};
+	const Elf64_Shdr *sh = elfm_section(e, ".plt");
+	const uint8_t *p;
+	size_t avail;
+	int ret;
+
+	if (sh && elfm_vaddr_bytes(e, sh->sh_addr, 4, &p, &avail) == 0 &&
+	    memcmp(p, bti_c, 4) == 0)
+		plt[1].off = 8;
+	ret = synth_section(e, sh, plt, 3, b);
+	if (ret > 0 && st)
+		st->synth_ranges += ret;
+	return ret;
+}
+
+/* ---- the AArch64 vDSO ------------------------------------------------ */
+
+/*
+ * The arm64 vDSO has no CFI (Debian's 6.1 and 6.12 strip its .eh_frame,
+ * and the kernel keeps the sigreturn trampoline out of CFI on purpose).
+ * Its functions are leaves in C: a function whose code never stores the
+ * frame record (no "stp x29, x30, [sp, #-N]!") keeps sp and the return
+ * address in x30 from entry to ret: one row, sp + 0, ra in x30.  One that
+ * does store it gets no rows, and the BPF walk takes its frame pointer.
+ * __kernel_rt_sigreturn, and the nop before it (a handler's return
+ * address minus one lands there), are the signal frame.
+ */
+#define A64_STP_FP_LR_PRE(w) (((w)&0xffc07fffu) == 0xa9807bfdu)
+
+struct vdso_scan {
+	const struct elfm *e;
+	struct dt_builder *b;
+	int n, err;
+};
+
+static int vdso_func(const struct elfm_sym *s, void *arg)
+{
+	static const struct unwind_rule leaf = { .cfa_reg = RULE_REG_SP,
+						 .ra_rule = RULE_RA_LR };
+	struct vdso_scan *v = arg;
+	const uint8_t *code;
+	size_t avail, i;
+
+	if (ELF64_ST_TYPE(s->info) != STT_FUNC || !s->size ||
+	    s->size > (1u << 20) ||
+	    !elfm_in_text(v->e, s->value, s->value + s->size) ||
+	    elfm_vaddr_bytes(v->e, s->value, s->size, &code, &avail) ||
+	    avail < s->size)
+		return 0;
+	for (i = 0; i + 4 <= s->size; i += 4) {
+		uint32_t w = (uint32_t)code[i] | (uint32_t)code[i + 1] << 8 |
+			     (uint32_t)code[i + 2] << 16 |
+			     (uint32_t)code[i + 3] << 24;
+
+		if (A64_STP_FP_LR_PRE(w))
+			return 0;
+	}
+	v->err = dt_builder_add(v->b, s->value, &leaf);
+	if (!v->err)
+		v->err = dt_builder_add_range(v->b, s->value, s->value + s->size);
+	v->n++;
+	return v->err;
+}
+
+int ehf_synth_vdso_a64(const struct elfm *e, struct dt_builder *b,
+		       struct dt_extract_stats *st)
+{
+	static const char *const names[] = { "__kernel_rt_sigreturn" };
+	static const struct unwind_rule sig = { .cmd = RULE_CMD_SIGNAL };
+	struct vdso_scan v = { .e = e, .b = b };
+	uint64_t value = 0, size = 0, lo;
+	const Elf64_Shdr *sh;
+
+	if (elfm_ehdr(e)->e_machine != EM_AARCH64 ||
+	    elfm_find_syms(e, names, 1, &value, &size) != 1 || !value)
+		return 0;
+	dt_builder_set_source(b, DT_SRC_SYNTH);
+	sh = elfm_section(e, ".dynsym");
+	if (sh && elfm_for_each_sym(e, sh, vdso_func, &v) < 0 && v.err)
+		return v.err;
+	/* the trampoline is 8 bytes (mov x8, #139; svc #0) */
+	lo = elfm_in_text(e, value - 4, value) ? value - 4 : value;
+	if (!size)
+		size = 8;
+	v.err = dt_builder_add(b, lo, &sig);
+	if (!v.err)
+		v.err = dt_builder_add_range(b, lo, value + size);
+	if (v.err)
+		return v.err;
+	if (st)
+		st->synth_ranges += v.n + 1;
+	return v.n + 1;
 }
 
 int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
@@ -645,6 +757,8 @@ int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
 	size_t i, avail;
 
 	dt_builder_set_source(b, DT_SRC_SYNTH);
+	if (elfm_ehdr(e)->e_machine == EM_AARCH64)
+		return synth_plt_a64(e, b, st);
 	sh = elfm_section(e, ".plt");
 	if (sh && elfm_vaddr_bytes(e, sh->sh_addr + 16, 4, &p, &avail) == 0 &&
 	    memcmp(p, endbr64, 4) == 0)

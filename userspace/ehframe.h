@@ -53,4 +53,11 @@ int ehf_debug_frame(const struct elfm *e, const struct elfm *text_of,
 int ehf_synth_plt(const struct elfm *e, struct dt_builder *b,
 		  struct dt_extract_stats *st);
 
+/* Synthetic rows for the AArch64 vDSO (a file of that machine defining
+ * __kernel_rt_sigreturn): its leaf functions (sp + 0, ra in x30) and the
+ * signal trampoline (SIGNAL).  Returns the number of ranges given rows, 0
+ * for another file, or -ENOMEM / -E2BIG. */
+int ehf_synth_vdso_a64(const struct elfm *e, struct dt_builder *b,
+		       struct dt_extract_stats *st);
+
 #endif

@@ -85,6 +85,90 @@ static void lower_saved(const struct cfa_state *s, struct unwind_rule *r)
 	}
 }
 
+/* The frame pointer (rbp, x29): kept, undefined, or saved at CFA + off.
+ * Returns -1, DT_UNSUP_RANGE, or DT_UNSUP_FP for any other form. */
+static int lower_fp(const struct rrule *fp, struct unwind_rule *r)
+{
+	switch (fp->how) {
+	case RR_UNSPEC:
+	case RR_SAME:
+		r->fp_rule = RULE_FP_SAME;
+		return -1;
+	case RR_UNDEF:
+		r->fp_rule = RULE_FP_UNDEF;
+		return -1;
+	case RR_OFFSET:
+		if (fp->val < INT32_MIN || fp->val > INT32_MAX)
+			return DT_UNSUP_RANGE;
+		r->fp_rule = RULE_FP_CFA_OFF;
+		r->fp_off = (int32_t)fp->val;
+		return -1;
+	default:
+		return DT_UNSUP_FP;
+	}
+}
+
+/* x86-64: rbp saved at rbp + k (DW_OP_breg6 k: GCC's stack realignment).
+ * Returns -1 or a DT_UNSUP_* reason. */
+static int lower_fp_expr(const struct rrule *fp, struct unwind_rule *r)
+{
+	struct cur c = { .p = fp->expr, .end = fp->expr + fp->expr_len };
+	int64_t k;
+
+	if (rd_u8(&c) != OP_breg0 + REG_RBP)
+		return DT_UNSUP_FP;
+	k = rd_sleb(&c);
+	if (c.bad || c.p != c.end)
+		return DT_UNSUP_FP;
+	if (k < INT32_MIN || k > INT32_MAX)
+		return DT_UNSUP_RANGE;
+	r->fp_rule = RULE_FP_REG_OFF;
+	r->fp_off = (int32_t)k;
+	return -1;
+}
+
+/*
+ * AArch64: CFA = sp|x29 + off; the return address (x30, the CIE's return
+ * column) either still in the link register (never saved: a leaf, a
+ * prologue before its store, an epilogue after its load) or saved at
+ * CFA + off; x29 kept, saved at CFA + off, or undefined.  The other
+ * callee-saved registers (x19..x28) never compute a CFA in compiled code:
+ * they are not tracked.  Anything else (a CFA expression or on another
+ * register, the return address in another register) is unsupported.
+ * Returns -1 or a DT_UNSUP_* reason, as lower().
+ */
+static int lower_a64(const struct cfa_state *s, struct unwind_rule *r)
+{
+	if (s->cfa_how != CFA_RULE_REG)
+		return DT_UNSUP_CFA_EXPR;
+	if (s->cfa_reg == REG_A64_SP)
+		r->cfa_reg = RULE_REG_SP;
+	else if (s->cfa_reg == REG_A64_X29)
+		r->cfa_reg = RULE_REG_FP;
+	else
+		return DT_UNSUP_CFA_REG;
+	if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX)
+		return DT_UNSUP_RANGE;
+	r->cfa_off = (int32_t)s->cfa_off;
+	switch (s->ra.how) {
+	case RR_UNSPEC:
+	case RR_SAME:
+		r->ra_rule = RULE_RA_LR;
+		break;
+	case RR_OFFSET:
+		if (s->ra.val % 8 != 0)
+			return DT_UNSUP_RA;
+		if (s->ra.val < INT16_MIN || s->ra.val > INT16_MAX)
+			return DT_UNSUP_RANGE;
+		r->ra_rule = RULE_RA_CFA_OFF;
+		r->ra_off = (int16_t)s->ra.val;
+		break;
+	default:
+		return DT_UNSUP_RA;
+	}
+	return lower_fp(&s->fp, r);
+}
+
 /* Lower the state at one location.  Returns -1 for a usable rule, else
  * a DT_UNSUP_* reason with *r set to UNSUPPORTED. */
 static int lower(const struct cie *cie, const struct cfa_state *s,
@@ -100,6 +184,14 @@ static int lower(const struct cie *cie, const struct cfa_state *s,
 	if (s->ra.how == RR_UNDEF) {
 		r->cmd = RULE_CMD_STOP;
 		return -1;
+	}
+	if (cie->a64) {
+		why = lower_a64(s, r);
+		if (why >= 0) {
+			memset(r, 0, sizeof(*r));
+			r->cmd = RULE_CMD_UNSUPPORTED;
+		}
+		return why;
 	}
 	if (s->cfa_how == CFA_RULE_REG) {
 		/* any general register: its value is known at the leaf, and
@@ -119,47 +211,9 @@ static int lower(const struct cie *cie, const struct cfa_state *s,
 	if (why < 0 && !(s->ra.how == RR_OFFSET && s->ra.val == -8))
 		why = DT_UNSUP_RA;
 	if (why < 0) {
-		switch (s->fp.how) {
-		case RR_UNSPEC:
-		case RR_SAME:
-			r->fp_rule = RULE_FP_SAME;
-			break;
-		case RR_UNDEF:
-			r->fp_rule = RULE_FP_UNDEF;
-			break;
-		case RR_OFFSET:
-			if (s->fp.val < INT32_MIN || s->fp.val > INT32_MAX) {
-				why = DT_UNSUP_RANGE;
-				break;
-			}
-			r->fp_rule = RULE_FP_CFA_OFF;
-			r->fp_off = (int32_t)s->fp.val;
-			break;
-		case RR_EXPR: {
-			struct cur c = { .p = s->fp.expr,
-					 .end = s->fp.expr + s->fp.expr_len };
-			int64_t k;
-
-			if (rd_u8(&c) != OP_breg0 + REG_RBP) {
-				why = DT_UNSUP_FP;
-				break;
-			}
-			k = rd_sleb(&c);
-			if (c.bad || c.p != c.end) {
-				why = DT_UNSUP_FP;
-				break;
-			}
-			if (k < INT32_MIN || k > INT32_MAX) {
-				why = DT_UNSUP_RANGE;
-				break;
-			}
-			r->fp_rule = RULE_FP_REG_OFF;
-			r->fp_off = (int32_t)k;
-			break;
-		}
-		default:
-			why = DT_UNSUP_FP;
-		}
+		why = lower_fp(&s->fp, r);
+		if (why == DT_UNSUP_FP && s->fp.how == RR_EXPR)
+			why = lower_fp_expr(&s->fp, r);
 	}
 	if (why < 0)
 		lower_saved(s, r);
@@ -292,6 +346,9 @@ bool ehf_run_cfi(struct parser *P, const struct cie *cie, const uint8_t *p,
 		switch (op) {
 		case CFA_nop:
 		case CFA_GNU_window_save:
+			/* on AArch64 DW_CFA_AARCH64_negate_ra_state: the
+			 * return address is signed from here on; the BPF
+			 * side strips every return address's PAC anyway */
 			break;
 		case CFA_GNU_args_size:
 			rd_uleb(&c);

@@ -68,6 +68,11 @@ enum {
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16
+/* AArch64 DWARF register numbers: the frame pointer, the link register
+ * (the return-address column) and sp. */
+#define REG_A64_X29 29
+#define REG_A64_X30 30
+#define REG_A64_SP 31
 
 /* Nesting of DW_CFA_remember_state; GCC uses 1 or 2. */
 #define STATE_STACK 16
@@ -213,6 +218,7 @@ struct cie {
 	uint64_t code_align;
 	int64_t data_align;
 	uint64_t ra_reg;
+	bool a64; /* the file is AArch64: its register numbers and rules */
 	const uint8_t *ins, *ins_end;
 	struct cfa_state init;
 };
@@ -225,6 +231,12 @@ static inline int state_slot(const struct cie *cie, uint64_t reg)
 	static const uint8_t saved_regs[RULE_SAVED_COUNT] = RULE_SAVED_REGS;
 	int i;
 
+	if (cie->a64) {
+		/* x19..x28 are never a CFA's base: only x29 and x30 count */
+		if (reg == REG_A64_X29)
+			return 0;
+		return reg == cie->ra_reg ? 1 : -1;
+	}
 	if (reg == REG_RBP)
 		return 0;
 	if (reg == cie->ra_reg)
@@ -248,6 +260,7 @@ struct parser {
 	size_t sec_len;
 	uint64_t sec_vaddr; /* address of sec[0] (eh_frame) */
 	bool debug_frame;
+	bool a64; /* e is an AArch64 file */
 	uint64_t datarel_base, textrel_base;
 	uint64_t got; /* the usual data-relative base */
 	struct dt_builder *b;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <lzma.h>
 
 #include "budget.h"
 
@@ -803,4 +804,62 @@ Elf *elfm_libelf(struct elfm *e, int fd)
 		e->libelf = NULL;
 	}
 	return e->libelf;
+}
+
+int elfm_section_xz(const struct elfm *e, const Elf64_Shdr *sh, void **out,
+		    size_t *len)
+{
+	uint64_t budget = elfm_decompress_budget(e);
+	lzma_stream zs = LZMA_STREAM_INIT;
+	const uint8_t *raw;
+	size_t raw_len, cap = 0;
+	uint8_t *buf = NULL, *nb;
+	lzma_ret r;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	err = elfm_section_bytes(e, sh, &raw, &raw_len);
+	if (err)
+		return err;
+	if (lzma_stream_decoder(&zs, ELFM_XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -ENOMEM;
+	zs.next_in = raw;
+	zs.avail_in = raw_len;
+	do {
+		if (zs.avail_out == 0) {
+			/* xz has no size up front: grow by doubling, within
+			 * the budget */
+			size_t ncap = cap ? cap * 2 : 64 * 1024;
+
+			if (cap >= budget) {
+				budget_over(BUDGET_DECOMPRESSED);
+				err = -EFBIG;
+				break;
+			}
+			if (ncap > budget)
+				ncap = budget;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			zs.next_out = buf + cap;
+			zs.avail_out = ncap - cap;
+			cap = ncap;
+		}
+		r = lzma_code(&zs, LZMA_FINISH);
+	} while (r == LZMA_OK);
+	if (!err && r != LZMA_STREAM_END)
+		err = r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR ? -ENOMEM :
+									 -EINVAL;
+	if (!err) {
+		*len = zs.total_out;
+		*out = buf;
+		buf = NULL;
+	}
+	lzma_end(&zs);
+	free(buf);
+	return err;
 }

@@ -80,6 +80,16 @@ int elfm_section_bytes(const struct elfm *e, const Elf64_Shdr *sh,
 #define ELFM_DECOMPRESS_SLACK (8ULL << 20)
 int elfm_section_load(const struct elfm *e, const Elf64_Shdr *sh,
 		      const uint8_t **p, size_t *len, void **owned);
+/* A section that holds an xz stream (.gnu_debugdata, MiniDebugInfo:
+ * an ELF file with a .symtab), decompressed into *out (malloc'd; the
+ * caller frees it) within the same budget as elfm_section_load, and a
+ * decoder memory limit of ELFM_XZ_MEMLIMIT.  Returns 0, -EFBIG past the
+ * budget (counted as there), -EINVAL for a stream that is not xz or is
+ * damaged, -ENOMEM, or elfm_section_bytes' errors. */
+#define ELFM_XZ_MEMLIMIT (64ULL << 20)
+int elfm_section_xz(const struct elfm *e, const Elf64_Shdr *sh, void **out,
+		    size_t *len);
+
 /* The most elfm_section_load() decompresses for one section of e. */
 uint64_t elfm_decompress_budget(const struct elfm *e);
 

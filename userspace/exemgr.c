@@ -239,8 +239,6 @@ static void put_rules(struct exe_mgr *m, struct exe_file *f)
 
 	for (i = 0; i < f->n_rule_idx; i++)
 		rule_put(m, f->rule_idx[i]);
-	if (f->n_rule_idx)
-		bm_tables_changed(m->bm);
 	free(f->rule_idx);
 	f->rule_idx = NULL;
 	f->n_rule_idx = 0;
@@ -559,6 +557,9 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	err = bm_update_batch(m->bm, BM_PAGES, keys, vals, t->n_pages, &done);
 	f->n_pages = err ? done : t->n_pages;
 	f->deltas = EXE_DELTAS_LOADED;
+	/* a new number for each load (never 0): BPF's rule cache keeps its
+	 * answers per load (mapping_info.load_gen) */
+	f->load_gen = ++m->load_gen ? m->load_gen : ++m->load_gen;
 	m->st.loaded++;
 	m->st.rows_used += (uint64_t)f->n_blocks * ROWS_PER_BLOCK;
 	{

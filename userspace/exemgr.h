@@ -45,6 +45,7 @@ struct exe_file {
 	int refs;
 	enum exe_deltas deltas;
 	uint32_t interp_mask; /* bit per enum interp_kind found in the file */
+	uint32_t load_gen; /* the load of its deltas (mapping_info.load_gen) */
 	bool is_vdso;
 	uint32_t n_segs;
 	struct ea_seg segs[EA_MAX_SEGS]; /* PT_LOADs, executable first */

@@ -23,6 +23,7 @@ struct extent {
 
 struct exe_mgr {
 	struct bpfmaps *bm;
+	uint32_t load_gen; /* the last exe_file.load_gen given */
 	struct store *store;
 	struct hm by_id;    /* id64 -> struct exe_file * */
 	struct hm by_inode; /* hash(dev, ino, size, mtime) -> struct exe_file * */

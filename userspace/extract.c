@@ -36,7 +36,8 @@ static int extract(const struct elfm *e, const char *path,
 
 	*out = NULL;
 	memset(st, 0, sizeof(*st));
-	if (elfm_ehdr(e)->e_machine != EM_X86_64)
+	if (elfm_ehdr(e)->e_machine !=
+	    (opts && opts->machine ? opts->machine : DT_HOST_MACHINE))
 		return -ENOEXEC;
 	err = dt_builder_new(&b);
 	if (err)
@@ -83,6 +84,11 @@ static int extract(const struct elfm *e, const char *path,
 	}
 
 	n = ehf_synth_plt(e, b, st);
+	if (fatal(n)) {
+		err = n;
+		goto cleanup;
+	}
+	n = ehf_synth_vdso_a64(e, b, st);
 	if (fatal(n)) {
 		err = n;
 		goto cleanup;

@@ -278,7 +278,8 @@ int gopc_open(const struct elfm *e, struct gopc_table **out)
 	int err;
 
 	*out = NULL;
-	if (elfm_ehdr(e)->e_machine != EM_X86_64)
+	if (elfm_ehdr(e)->e_machine != EM_X86_64 &&
+	    elfm_ehdr(e)->e_machine != EM_AARCH64)
 		return -ENOENT;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -475,6 +476,9 @@ static struct unwind_rule go_switch_rule(const struct elfm *e,
 	struct gopc_func f;
 	size_t avail, i, n;
 
+	/* arm64 keeps g in x28, not in TLS: the frame pointer leads on */
+	if (elfm_ehdr(e)->e_machine != EM_X86_64)
+		return r;
 	for (i = 0; i < t->nfunc; i++)
 		if (gopc_func(t, i, &f) == 0 &&
 		    special_func(f.name) == SP_SWITCH &&
@@ -522,6 +526,46 @@ static int add(struct dt_builder *b, uint64_t addr, const struct unwind_rule *r)
 	return b ? dt_builder_add(b, addr, r) : 0;
 }
 
+/*
+ * arm64 (LR-based): the call leaves the return address in x30; a function
+ * with a frame stores it at the new sp ("MOVD.W R30, -N(RSP)", where pcsp
+ * becomes N) and the caller's x29 just below, at sp - 8 ("MOVD R29,
+ * -8(RSP)", the next instruction).  So with sp delta val: 0, CFA = sp and
+ * ra in x30; else CFA = sp + val, ra at CFA - val, x29 at CFA - val - 8
+ * once stored.  Returns 0 or the builder's error.
+ */
+static int a64_rows(const struct elfm *e, uint64_t lo, int64_t val,
+		    struct dt_builder *b)
+{
+	static const uint8_t str_fp[] = { 0xfd, 0x83, 0x1f, 0xf8 };
+	struct unwind_rule r = { .cfa_reg = RULE_REG_SP,
+				 .ra_rule = RULE_RA_LR };
+	const uint8_t *p;
+	size_t avail;
+	int err;
+
+	if (val == 0)
+		return add(b, lo, &r);
+	if (val > -(INT16_MIN + 8) || (val & 7)) {
+		r = (struct unwind_rule){ .cmd = RULE_CMD_UNSUPPORTED };
+		return add(b, lo, &r);
+	}
+	r.cfa_off = (int32_t)val;
+	r.ra_rule = RULE_RA_CFA_OFF;
+	r.ra_off = (int16_t)-val;
+	if (elfm_vaddr_bytes(e, lo, 4, &p, &avail) == 0 &&
+	    !memcmp(p, str_fp, 4)) {
+		/* at the store itself x29 is still the caller's */
+		err = add(b, lo, &r);
+		if (err)
+			return err;
+		lo += 4;
+	}
+	r.fp_rule = RULE_FP_CFA_OFF;
+	r.fp_off = (int32_t)(-val - 8);
+	return add(b, lo, &r);
+}
+
 /* The rows of one function from its pcsp table; with b NULL only checks
  * that the table decodes (-EINVAL when not). */
 static int func_rows(const struct elfm *e, const struct gopc_table *t,
@@ -545,6 +589,12 @@ static int func_rows(const struct elfm *e, const struct gopc_table *t,
 		if (val < 0 || val > MAX_FRAME) {
 			r.cmd = RULE_CMD_INVALID;
 			err = add(b, lo, &r);
+			if (err)
+				return err;
+			continue;
+		}
+		if (elfm_ehdr(e)->e_machine == EM_AARCH64) {
+			err = a64_rows(e, lo, val, b);
 			if (err)
 				return err;
 			continue;
@@ -576,6 +626,7 @@ int gopc_add_rows(const struct elfm *e, const struct gopc_table *t,
 		  struct dt_builder *b, struct dt_extract_stats *st)
 {
 	struct unwind_rule go_switch = go_switch_rule(e, t);
+	bool a64 = elfm_ehdr(e)->e_machine == EM_AARCH64;
 	int n = 0, err;
 	size_t i;
 
@@ -615,7 +666,9 @@ int gopc_add_rows(const struct elfm *e, const struct gopc_table *t,
 			err = add(b, start, &r);
 			break;
 		default:
-			if (!f.pcsp) {
+			if (!f.pcsp && a64) {
+				err = a64_rows(e, start, 0, b);
+			} else if (!f.pcsp) {
 				/* No table: nothing pushed anywhere. */
 				r.cfa_off = 8;
 				err = add(b, start, &r);

@@ -11,12 +11,17 @@
 #include "debugfind.h"
 #include "elfmap.h"
 #include "hashmap.h"
+#include "store.h"
 
 struct inl_cache {
 	struct inl_opts o;
-	struct hm by_id;	/* file id64 -> table pointer, 0: none */
+	/* file id64 -> table pointer, 0: none, or PENDING(generation): its
+	 * debug file is being downloaded (pointers are even) */
+	struct hm by_id;
 	struct inl_stats st;
 };
+
+#define PENDING(gen) (((gen) << 1) | 1)
 
 int inl_new(const struct inl_opts *o, struct inl_cache **out)
 {
@@ -46,7 +51,8 @@ void inl_free(struct inl_cache *c)
 	if (!c)
 		return;
 	while (hm_next(&c->by_id, &it, &k, &v))
-		dwi_free((struct dwi_table *)(uintptr_t)v);
+		if (!(v & 1))
+			dwi_free((struct dwi_table *)(uintptr_t)v);
 	hm_free(&c->by_id);
 	free(c);
 }
@@ -84,6 +90,45 @@ static int own_debug_fd(const struct exe_file *f)
 	return ret;
 }
 
+static int load_stored(void *arg, const void *val, size_t len)
+{
+	return dwi_load(val, len, arg);
+}
+
+/* f's table from the persistent cache, or NULL.  A record that passed
+ * the store's checksum but not dwi_load's checks (another version, or
+ * written damaged) is counted, and replaced by the table built next. */
+static struct dwi_table *stored(struct inl_cache *c, const struct exe_file *f)
+{
+	struct dwi_table *t = NULL;
+	int err;
+
+	if (!c->o.store)
+		return NULL;
+	err = store_read(c->o.store, f->id.b, STORE_KIND_INLINE, load_stored,
+			 &t);
+	if (!err) {
+		c->st.from_store++;
+		return t;
+	}
+	if (err == -EPROTO || err == -EBADMSG)
+		c->st.store_rejected++;
+	return NULL;
+}
+
+static void keep(struct inl_cache *c, const struct exe_file *f,
+		 const struct dwi_table *t)
+{
+	const void *blob;
+	size_t len;
+
+	if (!c->o.store)
+		return;
+	blob = dwi_blob(t, &len);
+	if (store_put(c->o.store, f->id.b, STORE_KIND_INLINE, blob, len))
+		c->st.store_errors++;
+}
+
 static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 {
 	struct dwi_opts o = { .max_bytes = c->o.file_max_bytes,
@@ -98,7 +143,17 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 		c->st.full++;
 		goto none;
 	}
+	t = stored(c, f);
+	if (t)
+		goto have;
 	fd = c->o.debug_fd ? c->o.debug_fd(c->o.arg, f) : own_debug_fd(f);
+	if (fd == -EAGAIN && c->o.fetch_gen) {
+		/* asked again when a download has ended */
+		if (hm_put(&c->by_id, f->id64,
+			   PENDING(c->o.fetch_gen(c->o.fetch_arg))) == 0)
+			c->st.pending++;
+		return NULL;
+	}
 	err = fd < 0 ? fd : dwi_build_fd(fd, &o, &t);
 	if (fd >= 0)
 		close(fd);
@@ -112,6 +167,9 @@ static struct dwi_table *build(struct inl_cache *c, const struct exe_file *f)
 			c->st.errors++;
 		goto none;
 	}
+	c->st.built++;
+	keep(c, f, t);
+have:
 	dwi_stats(t, &ds);
 	if (c->st.bytes + ds.bytes > c->o.max_bytes) {
 		c->st.full++;
@@ -141,11 +199,23 @@ int inl_lookup(struct inl_cache *c, const struct exe_file *f, uint64_t addr,
 	struct dwi_table *t;
 	uint64_t v;
 
-	if (hm_get(&c->by_id, f->id64, &v))
-		t = (struct dwi_table *)(uintptr_t)v;
-	else
+	if (!hm_get(&c->by_id, f->id64, &v)) {
 		t = build(c, f);
+	} else if (v & 1) {
+		if (PENDING(c->o.fetch_gen(c->o.fetch_arg)) == v)
+			return 0;
+		hm_del(&c->by_id, f->id64);
+		c->st.pending--;
+		t = build(c, f);
+	} else {
+		t = (struct dwi_table *)(uintptr_t)v;
+	}
 	return t ? dwi_lookup(t, addr, out, INL_MAX_FRAMES) : 0;
+}
+
+bool inl_busy(struct inl_cache *c)
+{
+	return c->o.fetch_busy && c->o.fetch_busy(c->o.fetch_arg);
 }
 
 void inl_get_stats(const struct inl_cache *c, struct inl_stats *out)

@@ -15,6 +15,7 @@
 #ifndef EP_INLCACHE_H
 #define EP_INLCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,7 @@
 #include "exemgr.h"
 
 struct inl_cache;
+struct store;
 
 /* An fd open on the file that holds f's .debug_info (the caller closes
  * it after the call), or a negative errno when f has none. */
@@ -47,6 +49,19 @@ struct inl_opts {
 	uint64_t max_build_ns;	/* one table, 0: INL_MAX_BUILD_NS */
 	inl_debug_fd_fn debug_fd; /* NULL: the file, else debugfind */
 	void *arg;
+	/* A debug file that may come later (debugfind's -EAGAIN: a
+	 * debuginfod download queued, dbgfetch.h): the file is tried again
+	 * once fetch_gen() has moved; inl_busy() is fetch_busy().  NULL:
+	 * -EAGAIN is "none". */
+	uint64_t (*fetch_gen)(void *fetch_arg);
+	bool (*fetch_busy)(void *fetch_arg);
+	void *fetch_arg;
+	/* The persistent cache (not owned; NULL: none): a file's table is
+	 * read from it by file id (STORE_KIND_INLINE) before DWARF is
+	 * parsed, through dwi_load's checks, and a table built is put
+	 * there, so a restart (or a host sharing the cache) parses no
+	 * DWARF again.  A record dwi_load refuses is counted and rebuilt. */
+	struct store *store;
 };
 
 struct inl_stats {
@@ -58,6 +73,11 @@ struct inl_stats {
 	uint64_t full;		/* files left out: bound on files or bytes */
 	uint64_t bytes;		/* bytes the tables hold */
 	uint64_t build_ns;	/* time spent building */
+	uint64_t pending;	/* files waiting for a debug file download */
+	uint64_t built;		/* tables built from DWARF */
+	uint64_t from_store;	/* tables read from the persistent cache */
+	uint64_t store_rejected; /* records dwi_load refused (then rebuilt) */
+	uint64_t store_errors;	/* tables the cache did not take */
 };
 
 int inl_new(const struct inl_opts *o, struct inl_cache **out);
@@ -70,6 +90,10 @@ void inl_free(struct inl_cache *c);
  */
 int inl_lookup(struct inl_cache *c, const struct exe_file *f, uint64_t addr,
 	       struct dwi_frame *out);
+/* True while a debug file some table may need is being downloaded: the
+ * pipeline keeps records back meanwhile, so their frames are named with
+ * it (bounded there). */
+bool inl_busy(struct inl_cache *c);
 void inl_get_stats(const struct inl_cache *c, struct inl_stats *out);
 
 #endif

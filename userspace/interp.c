@@ -122,6 +122,8 @@ struct interp_mgr {
 	struct hm procs;
 	/* libc file id -> its TSD layout (interp_libc_tsd), or 0: none */
 	struct hm libc_tsd;
+	/* libc file id -> pthread_self's offset (interp_libc_self), or 0 */
+	struct hm libc_self;
 };
 
 int interp_mgr_new(struct bpfmaps *bm, struct store *store,
@@ -138,6 +140,7 @@ int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 	im->store = store;
 	hm_init(&im->procs);
 	hm_init(&im->libc_tsd);
+	hm_init(&im->libc_self);
 	err = interp_parse_tracers(tracers, &im->mask);
 	for (k = 1; k < INTERP_COUNT && !err; k++) {
 		const struct interp_module *m = modules[k];
@@ -173,6 +176,7 @@ void interp_mgr_free(struct interp_mgr *im)
 			modules[k]->fini(im->state[k]);
 	hm_free(&im->procs);
 	hm_free(&im->libc_tsd);
+	hm_free(&im->libc_self);
 	free(im);
 }
 
@@ -500,7 +504,8 @@ void interp_get_stats(struct interp_mgr *im, unsigned kind,
  *   cmp $0x1f,%edi; ja; mov %edi,%eax; add $A,%rax; shl $S,%rax;
  *   add %fs:0x10,%rax; mov V(%rax),%rdx
  * so the value is at tp + (A << S) + (key << S) + V. */
-static int tsd_from_code(const uint8_t *c, size_t n, struct interp_tsd *out)
+static int tsd_from_code_x86(const uint8_t *c, size_t n,
+			     struct interp_tsd *out)
 {
 	static const uint8_t fs_self[] = { 0x64, 0x48, 0x03, 0x04, 0x25,
 					   0x10, 0x00, 0x00, 0x00 };
@@ -521,7 +526,7 @@ static int tsd_from_code(const uint8_t *c, size_t n, struct interp_tsd *out)
 			if (m[0] != 0x48 || m[1] != 0x8b ||
 			    (m[2] != 0x50 && m[2] != 0x40) || sh > 8)
 				return -ENOENT;
-			out->off = (uint16_t)(a << sh);
+			out->off = (int16_t)(a << sh);
 			out->mul = (uint16_t)(1u << sh);
 			out->val = m[3];
 			return out->off && out->mul ? 0 : -ENOENT;
@@ -530,59 +535,230 @@ static int tsd_from_code(const uint8_t *c, size_t n, struct interp_tsd *out)
 	return -ENOENT;
 }
 
-int interp_tsd_of_fd(int fd, struct interp_tsd *out)
+/* AArch64 instruction fields. */
+#define A64_RD(w) ((w)&31)
+#define A64_RN(w) (((w) >> 5) & 31)
+/* mrs xD, tpidr_el0 */
+#define A64_IS_MRS_TP(w) (((w) & ~31u) == 0xd53bd040u)
+/* add/sub xD, xN, #imm{, lsl #12} (64-bit, flags untouched) */
+#define A64_IS_ADDSUB_IMM(w) (((w)&0xbf800000u) == 0x91000000u)
+
+/* An add/sub immediate's signed value. */
+static int64_t a64_addsub_imm(uint32_t w)
 {
-	static const char *const names[] = { "pthread_getspecific",
-					     "__pthread_getspecific" };
+	int64_t imm = (int64_t)((w >> 10) & 0xfff) << (((w >> 22) & 1) ? 12 : 0);
+
+	return (w & 0x40000000u) ? -imm : imm;
+}
+
+static uint32_t a64_word(const uint8_t *c)
+{
+	return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 |
+	       (uint32_t)c[3] << 24;
+}
+
+/* glibc 2.34+ pthread_getspecific, first-level keys (AArch64):
+ *   cmp w0, #0x1f; b.hi; ubfiz xK, xkey, #S, #32; mrs xT, tpidr_el0;
+ *   sub xK, xK, #A; add xT, xT, xK; ldr x0, [xT, #V]
+ * so the value is at tp - A + (key << S) + V. */
+static int tsd_from_code_a64(const uint8_t *c, size_t n,
+			     struct interp_tsd *out)
+{
+	int64_t off = 0;
+	int sh = -1;
+	bool tp = false, have_off = false;
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		uint32_t w = a64_word(c + i);
+
+		/* ubfiz = ubfm xD, xN, #(64 - S), #31 */
+		if ((w & 0xffc0fc00u) == 0xd3407c00u && sh < 0)
+			sh = 64 - (int)((w >> 16) & 63);
+		else if (A64_IS_MRS_TP(w))
+			tp = true;
+		else if (A64_IS_ADDSUB_IMM(w) && sh >= 0 && !have_off) {
+			off = a64_addsub_imm(w);
+			have_off = true;
+		} else if ((w & 0xffc00000u) == 0xf9400000u && tp && have_off &&
+			   sh >= 0) {
+			/* ldr xT, [xN, #V]: the first load is the value's */
+			if (sh > 8 || off < INT16_MIN || off > INT16_MAX)
+				return -ENOENT;
+			out->off = (int16_t)off;
+			out->mul = (uint16_t)(1u << sh);
+			out->val = (uint16_t)(((w >> 10) & 0xfff) * 8);
+			return out->off && out->mul ? 0 : -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * pthread_self() minus the thread pointer.  x86-64 (TLS variant II): the
+ * TCB's self pointer, which is the thread pointer (glibc: mov %fs:0x10,
+ * %rax; musl: mov %fs:0,%rax): 0.  AArch64 (variant I): struct pthread
+ * lies just below TPIDR_EL0 (mrs x0, tpidr_el0; sub x0, x0, #size).
+ */
+static int self_from_code(uint16_t machine, const uint8_t *c, size_t n,
+			  void *outp)
+{
+	int32_t *out = outp;
+	static const uint8_t x86_self[] = { 0x64, 0x48, 0x8b, 0x04, 0x25 };
+	uint32_t w0, w1;
+
+	if (machine == EM_X86_64) {
+		if (n < 9 || memcmp(c, x86_self, sizeof(x86_self)))
+			return -ENOENT;
+		*out = 0;
+		return 0;
+	}
+	if (machine != EM_AARCH64 || n < 8)
+		return -ENOENT;
+	w0 = a64_word(c);
+	w1 = a64_word(c + 4);
+	if (!A64_IS_MRS_TP(w0) || !A64_IS_ADDSUB_IMM(w1) ||
+	    A64_RN(w1) != A64_RD(w0) || A64_RD(w1) != 0)
+		return -ENOENT;
+	*out = (int32_t)a64_addsub_imm(w1);
+	return 0;
+}
+
+/* The code of the first of names (two) that e defines, up to 256 bytes. */
+static int libc_func(const struct elfm *e, const char *const *names,
+		     const uint8_t **code, size_t *len)
+{
 	uint64_t value[2] = { 0 }, size[2] = { 0 };
+	size_t avail;
+	int k;
+
+	elfm_find_syms(e, names, 2, value, size);
+	k = size[0] ? 0 : 1;
+	if (!size[k] || size[k] > 256 ||
+	    elfm_vaddr_bytes(e, value[k], size[k], code, &avail))
+		return -ENOENT;
+	*len = size[k];
+	return 0;
+}
+
+/* Decode the first of names (two) that the libc open as fd defines with
+ * decode (given the file's machine).  0 or a negative errno. */
+static int libc_decode(int fd, const char *const *names,
+		       int (*decode)(uint16_t machine, const uint8_t *c,
+				     size_t n, void *out),
+		       void *out)
+{
 	const uint8_t *code;
 	struct elfm *e;
-	size_t avail;
-	int err, k;
+	size_t n;
+	int err;
 
 	err = elfm_open_fd(fd, &e);
 	if (err)
 		return err;
-	elfm_find_syms(e, names, 2, value, size);
-	k = size[0] ? 0 : 1;
-	err = -ENOENT;
-	if (size[k] && size[k] <= 256 &&
-	    !elfm_vaddr_bytes(e, value[k], size[k], &code, &avail))
-		err = tsd_from_code(code, size[k], out);
+	err = libc_func(e, names, &code, &n);
+	if (!err)
+		err = decode(elfm_ehdr(e)->e_machine, code, n, out);
 	elfm_free(e);
 	return err;
+}
+
+static int tsd_from_code(uint16_t machine, const uint8_t *c, size_t n,
+			 void *out)
+{
+	return machine == EM_AARCH64 ? tsd_from_code_a64(c, n, out) :
+				       tsd_from_code_x86(c, n, out);
+}
+
+int interp_tsd_of_fd(int fd, struct interp_tsd *out)
+{
+	static const char *const names[] = { "pthread_getspecific",
+					     "__pthread_getspecific" };
+
+	return libc_decode(fd, names, tsd_from_code, out);
+}
+
+int interp_self_off_of_fd(int fd, int32_t *out)
+{
+	static const char *const names[] = { "pthread_self", "__pthread_self" };
+
+	return libc_decode(fd, names, self_from_code, out);
+}
+
+/* The libc the process maps, or NULL (also when there is no process:
+ * an attach replayed from a stored record). */
+static const struct exe_file *proc_libc(const struct pm_proc *p)
+{
+	uint32_t i;
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < p->n_maps; i++) {
+		const struct exe_file *f = p->maps[i].file;
+
+		if (f && f->name && !strncmp(f->name, "libc.so", 7))
+			return f;
+	}
+	return NULL;
+}
+
+/* What decode reads from libc file f, cached in m by its id: bit 63 set
+ * when found, 0 when not.  Bounded: libc files on a host are few; a full
+ * cache only means reading the code again. */
+static uint64_t libc_cached(struct hm *m, const struct exe_file *f,
+			    uint64_t (*decode)(int fd))
+{
+	uint64_t v;
+
+	if (!hm_get(m, f->id64, &v)) {
+		v = decode(exe_fd(f));
+		if (m->count < 256)
+			hm_put(m, f->id64, v);
+	}
+	return v;
+}
+
+static uint64_t tsd_word(int fd)
+{
+	struct interp_tsd t;
+
+	return interp_tsd_of_fd(fd, &t) ? 0 :
+	       (uint64_t)(uint16_t)t.off | (uint64_t)t.mul << 16 |
+		       (uint64_t)t.val << 32 | 1ULL << 63;
+}
+
+static uint64_t self_word(int fd)
+{
+	int32_t off;
+
+	return interp_self_off_of_fd(fd, &off) ? 0 :
+	       (uint64_t)(uint32_t)off | 1ULL << 63;
 }
 
 int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 		    struct interp_tsd *out)
 {
-	uint64_t v;
-	uint32_t i;
+	const struct exe_file *f = proc_libc(p);
+	uint64_t v = f ? libc_cached(&im->libc_tsd, f, tsd_word) : 0;
 
-	for (i = 0; i < p->n_maps; i++) {
-		const struct exe_file *f = p->maps[i].file;
+	if (!v)
+		return -ENOENT;
+	out->off = (int16_t)(uint16_t)v;
+	out->mul = (uint16_t)(v >> 16);
+	out->val = (uint16_t)(v >> 32);
+	return 0;
+}
 
-		if (!f || !f->name || strncmp(f->name, "libc.so", 7))
-			continue;
-		if (!hm_get(&im->libc_tsd, f->id64, &v)) {
-			struct interp_tsd t;
+int interp_libc_self(struct interp_mgr *im, const struct pm_proc *p,
+		     int32_t *out)
+{
+	const struct exe_file *f = proc_libc(p);
+	uint64_t v = f ? libc_cached(&im->libc_self, f, self_word) : 0;
 
-			v = interp_tsd_of_fd(exe_fd(f), &t) ? 0 :
-			    (uint64_t)t.off | (uint64_t)t.mul << 16 |
-				    (uint64_t)t.val << 32 | 1ULL << 48;
-			/* bounded: libc files on a host are few; a full
-			 * cache only means reading the code again */
-			if (im->libc_tsd.count < 256)
-				hm_put(&im->libc_tsd, f->id64, v);
-		}
-		if (!v)
-			return -ENOENT;
-		out->off = (uint16_t)v;
-		out->mul = (uint16_t)(v >> 16);
-		out->val = (uint16_t)(v >> 32);
-		return 0;
-	}
-	return -ENOENT;
+	if (!v)
+		return -ENOENT;
+	*out = (int32_t)(uint32_t)v;
+	return 0;
 }
 
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,

@@ -193,17 +193,26 @@ int interp_procs_put(void *state, pid_t pid, uint64_t word);
 bool interp_procs_get(void *state, pid_t pid, uint64_t *word);
 
 /* glibc's thread-specific data (pthread_getspecific) of a process: for a
- * key below 32, its value is at thread pointer + off + mul * key + val.
- * Derived from the code of pthread_getspecific in the libc the process
- * maps (cached per file), never assumed.  0, or -ENOENT (no glibc, or
- * code of a form not known). */
+ * key below 32, its value is at thread pointer + off + mul * key + val
+ * (off is negative on AArch64: struct pthread is below the thread
+ * pointer).  Derived from the code of pthread_getspecific in the libc the
+ * process maps (x86-64 or AArch64; cached per file), never assumed.  0,
+ * or -ENOENT (no glibc, or code of a form not known). */
 struct interp_tsd {
-	uint16_t off, mul, val;
+	int16_t off;
+	uint16_t mul, val;
 };
 int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,
 		    struct interp_tsd *out);
 /* The same from a libc open as fd (for tests). */
 int interp_tsd_of_fd(int fd, struct interp_tsd *out);
+/* pthread_self() of a thread minus its thread pointer, from the code of
+ * pthread_self in the libc the process maps: 0 on x86-64, minus the size
+ * of struct pthread on AArch64 (TLS variant I).  0 or -ENOENT. */
+int interp_libc_self(struct interp_mgr *im, const struct pm_proc *p,
+		     int32_t *out);
+/* The same from a libc open as fd (for tests). */
+int interp_self_off_of_fd(int fd, int32_t *out);
 
 /* What the store keeps for a file that holds no runtime of a kind, or one
  * in a version or build not supported (interp.c: detect_one). */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deltas.h"
 #include "elfmap.h"
 #include "hashmap.h"
 #include "interp.h"
@@ -134,11 +135,20 @@ static const struct hs_want {
 	F("nmethod", "_immutable_data", nm_immutable, false),
 	F("nmethod", "_scopes_data_offset", nm_scopes_data_off, false),
 	F("nmethod", "_scopes_pcs_offset", nm_scopes_pcs_off, false),
+	/* the metadata scopes name methods by: to JDK 22, then JDK 25 */
+	F("nmethod", "_metadata_offset", nm_metadata_off, false),
+	/* a frame being deoptimized returns into its nmethod's handler */
+	F("CompiledMethod", "_deopt_handler_begin", cm_deopt_begin, false),
+	F("nmethod", "_deopt_handler_offset", nm_deopt_off, false),
+	F("CodeBlob", "_mutable_data", blob_mutable, false),
+	F("CodeBlob", "_mutable_data_size", blob_mutable_size, false),
+	F("CodeBlob", "_relocation_size", blob_reloc_size, false),
 	F("PcDesc", "_pc_offset", pcd_pc, false),
 	F("PcDesc", "_scope_decode_offset", pcd_scope, false),
 #undef F
 #undef S
 };
+_Static_assert(sizeof(wants) / sizeof(wants[0]) <= 64, "hs_vm.found: a bit each");
 
 static const struct hs_type_want {
 	const char *type;
@@ -442,6 +452,15 @@ static bool have(const struct hs_vm *vm, size_t at)
 	return false;
 }
 
+void hs_vm_have(struct hs_vm *vm, size_t at)
+{
+	unsigned k;
+
+	for (k = 0; k < sizeof(wants) / sizeof(wants[0]); k++)
+		if (wants[k].at == at)
+			vm->found |= 1ull << k;
+}
+
 void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
 		   struct hs_vm *vm)
 {
@@ -625,7 +644,28 @@ static void lambda_name(char *cls)
 		}
 }
 
-/* Bytes of PcDescs read at once, scopes read at most. */
+/* What naming compiled frames met (symbolize runs on the pipeline's
+ * threads): hs_get_counts. */
+static struct hs_counts hs_counts;
+
+static void count(uint64_t *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+void hs_get_counts(struct hs_counts *out)
+{
+	out->inlined = __atomic_load_n(&hs_counts.inlined, __ATOMIC_RELAXED);
+	out->chain_unread = __atomic_load_n(&hs_counts.chain_unread, __ATOMIC_RELAXED);
+	out->chain_mismatch = __atomic_load_n(&hs_counts.chain_mismatch, __ATOMIC_RELAXED);
+	out->chain_cut = __atomic_load_n(&hs_counts.chain_cut, __ATOMIC_RELAXED);
+	out->scope_unnamed = __atomic_load_n(&hs_counts.scope_unnamed, __ATOMIC_RELAXED);
+	out->deopt = __atomic_load_n(&hs_counts.deopt, __ATOMIC_RELAXED);
+}
+
+/* Bytes of PcDescs read at once, PcDescs read at most, scopes followed at
+ * most (C2's MaxInlineLevel is 15: a chain is 16 scopes at most, and
+ * recursive inlining stays under it). */
 #define HS_PCDESC_CHUNK 64
 #define HS_PCDESC_MAX 65536
 #define HS_SCOPE_DEPTH 32
@@ -640,59 +680,89 @@ static int32_t rd_i32(interp_read_fn read, void *arg, pid_t pid,
 	return v;
 }
 
-/* The bytecode index of an nmethod's own method at pc (data of a
- * compiled frame: a return address minus one, or the leaf's pc): the
- * first PcDesc with a scope at or after pc + 1 (as HotSpot's
- * pc_desc_near; else the last one before), then its scope chain out to
- * the outermost scope.  -1 when unknown. */
-static int32_t compiled_bci(interp_read_fn read, void *arg, pid_t pid,
-			    const struct hs_vm *vm, uint64_t nm, uint64_t pc)
-{
-	uint8_t chunk[HS_PCDESC_CHUNK * 16], sd[32];
-	uint64_t code = 0, pcs, pcs_end, scopes, imm = 0, n, i, base;
-	int32_t target, off = 0, before = 0;
-	uint32_t v[3];
-	size_t pos;
-	bool ok = true;
-	int depth, k;
+/* Where an nmethod keeps what names a pc: its code, its PcDescs, its
+ * scopes, and the metadata its scopes name methods by (meta 0: not
+ * known for this layout, only the outermost scope is then named). */
+struct hs_nm {
+	uint64_t code, pcs, pcs_end, scopes, meta, meta_end;
+	uint64_t deopt; /* its deopt handler (0: not known) */
+};
 
-	if (!vm->size_pcdesc || vm->size_pcdesc > 16 || vm->pcd_pc + 4 > vm->size_pcdesc ||
-	    vm->pcd_scope + 4 > vm->size_pcdesc)
-		return -1;
+static int nm_layout(interp_read_fn read, void *arg, pid_t pid,
+		     const struct hs_vm *vm, uint64_t nm, struct hs_nm *l)
+{
+	uint64_t imm = 0, mut = 0;
+	bool ok = true;
+
+	memset(l, 0, sizeof(*l));
 	if (have(vm, offsetof(struct hs_vm, blob_code_begin)) &&
 	    have(vm, offsetof(struct hs_vm, cm_scopes_data)) &&
 	    have(vm, offsetof(struct hs_vm, nm_deps_off))) {
-		/* JDK 17: absolute code and scopes, header-relative pcs */
-		if (rd64(read, arg, pid, nm + vm->blob_code_begin, &code) ||
-		    rd64(read, arg, pid, nm + vm->cm_scopes_data, &scopes))
-			return -1;
-		pcs = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
-		pcs_end = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_deps_off, &ok);
+		/* to JDK 22: absolute code and scopes, header-relative
+		 * pcs and metadata (which ends where the scopes begin) */
+		if (rd64(read, arg, pid, nm + vm->blob_code_begin, &l->code) ||
+		    rd64(read, arg, pid, nm + vm->cm_scopes_data, &l->scopes))
+			return -EFAULT;
+		l->pcs = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
+		l->pcs_end = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_deps_off, &ok);
+		if (have(vm, offsetof(struct hs_vm, cm_deopt_begin)))
+			rd64(read, arg, pid, nm + vm->cm_deopt_begin, &l->deopt);
+		if (have(vm, offsetof(struct hs_vm, nm_metadata_off))) {
+			l->meta = nm + (uint32_t)rd_i32(read, arg, pid,
+							nm + vm->nm_metadata_off, &ok);
+			l->meta_end = l->scopes;
+		}
 	} else if (have(vm, offsetof(struct hs_vm, blob_code_offset)) &&
 		   have(vm, offsetof(struct hs_vm, nm_immutable)) &&
 		   have(vm, offsetof(struct hs_vm, nm_scopes_data_off))) {
-		/* JDK 23 on: the pcs then the scopes in the immutable data */
-		code = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->blob_code_offset, &ok);
+		/* JDK 23 on: the pcs then the scopes in the immutable data;
+		 * from JDK 25 the metadata after the relocations in the
+		 * mutable data (C heap) */
+		l->code = nm + (uint32_t)rd_i32(read, arg, pid, nm + vm->blob_code_offset, &ok);
 		if (rd64(read, arg, pid, nm + vm->nm_immutable, &imm) || !imm)
-			return -1;
-		pcs = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
-		scopes = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_data_off, &ok);
-		pcs_end = scopes;
+			return -EFAULT;
+		l->pcs = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_pcs_off, &ok);
+		l->scopes = imm + (uint32_t)rd_i32(read, arg, pid, nm + vm->nm_scopes_data_off, &ok);
+		l->pcs_end = l->scopes;
+		if (have(vm, offsetof(struct hs_vm, nm_deopt_off)))
+			l->deopt = nm + (uint32_t)rd_i32(read, arg, pid,
+							 nm + vm->nm_deopt_off, &ok);
+		if (have(vm, offsetof(struct hs_vm, blob_mutable)) &&
+		    have(vm, offsetof(struct hs_vm, blob_mutable_size)) &&
+		    have(vm, offsetof(struct hs_vm, blob_reloc_size)) &&
+		    !rd64(read, arg, pid, nm + vm->blob_mutable, &mut) && mut) {
+			l->meta = mut + (uint32_t)rd_i32(read, arg, pid,
+							 nm + vm->blob_reloc_size, &ok);
+			l->meta_end = mut + (uint32_t)rd_i32(read, arg, pid,
+							     nm + vm->blob_mutable_size, &ok);
+		}
 	} else {
-		return -1;
+		return -ENOTSUP;
 	}
-	if (!ok || pcs_end <= pcs || pc + 1 < code || pc + 1 - code > INT32_MAX)
-		return -1;
-	target = (int32_t)(pc + 1 - code);
-	n = (pcs_end - pcs) / vm->size_pcdesc;
-	if (n > HS_PCDESC_MAX)
-		return -1;
-	for (base = 0; base < n && !off; base += HS_PCDESC_CHUNK) {
+	if (!ok || l->pcs_end <= l->pcs)
+		return -EINVAL;
+	if (l->meta_end <= l->meta)
+		l->meta = l->meta_end = 0;
+	return 0;
+}
+
+/* PcDescs from to n, read a chunk at a time: the scope (its decode
+ * offset) of the first with a scope whose pc offset is target or more;
+ * else the last one's with a scope; 0 when none. */
+static int32_t scope_scan(interp_read_fn read, void *arg, pid_t pid,
+			  const struct hs_vm *vm, const struct hs_nm *l,
+			  uint64_t from, uint64_t n, int32_t target)
+{
+	uint8_t chunk[HS_PCDESC_CHUNK * 16];
+	uint64_t i, base;
+	int32_t before = 0;
+
+	for (base = from; base < n; base += HS_PCDESC_CHUNK) {
 		uint64_t m = n - base < HS_PCDESC_CHUNK ? n - base : HS_PCDESC_CHUNK;
 
-		if (rd(read, arg, pid, pcs + base * vm->size_pcdesc, chunk,
+		if (rd(read, arg, pid, l->pcs + base * vm->size_pcdesc, chunk,
 		       m * vm->size_pcdesc))
-			return -1;
+			return 0;
 		for (i = 0; i < m; i++) {
 			int32_t po, so;
 
@@ -700,57 +770,130 @@ static int32_t compiled_bci(interp_read_fn read, void *arg, pid_t pid,
 			memcpy(&so, chunk + i * vm->size_pcdesc + vm->pcd_scope, 4);
 			if (so <= 0)
 				continue; /* no scope here (the sentinel) */
-			if (po >= target) {
-				off = so;
-				break;
-			}
+			if (po >= target)
+				return so;
 			before = so;
 		}
 	}
-	/* past the last PcDesc with a scope (a leaf in the tail of the
-	 * code): the one before */
-	if (!off)
-		off = before;
-	/* each scope: its sender's offset (0: none), the method's
-	 * metadata index, the bci + 1 */
-	for (depth = 0; off > 0 && depth < HS_SCOPE_DEPTH; depth++) {
-		size_t len = sizeof(sd);
-
-		while (len >= 4 && rd(read, arg, pid, scopes + (uint32_t)off, sd, len))
-			len /= 2;
-		if (len < 4)
-			return -1;
-		for (pos = 0, k = 0; k < 3; k++)
-			if (!u5_read(sd, len, &pos, &v[k], vm->u5_excess))
-				return -1;
-		if (!v[0])
-			return (int32_t)v[2] - 1;
-		off = (int32_t)v[0];
-	}
-	return -1;
+	return before;
 }
 
-int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
-		  const struct hs_vm *vm, const struct interp_frame *f,
-		  struct interp_symbol *out)
+/* The decode offset of the innermost scope at pc (data of a compiled
+ * frame: a return address minus one, or the leaf's pc): the first PcDesc
+ * with a scope at or after pc + 1, as HotSpot's pc_desc_near (a call's
+ * PcDesc is at its return address); else the last one before (a leaf in
+ * the tail of the code).  0 when none.  The PcDescs are sorted by pc
+ * (HotSpot searches them so too): a large nmethod's are narrowed by
+ * bisection, 16 reads of 4 bytes at most, to the chunk holding the
+ * first at or after pc + 1, then scanned; from the start when nothing
+ * from there has a scope. */
+static int32_t scope_at(interp_read_fn read, void *arg, pid_t pid,
+			const struct hs_vm *vm, const struct hs_nm *l,
+			uint64_t pc)
 {
-	uint64_t method = f->n_payload ? f->payload[0] : 0, bcp = f->data;
-	uint64_t cm, cp, holder, kname, s_name, s_file;
-	uint16_t code_size = 0, name_index = 0, file_index = 0;
+	uint64_t n, lo = 0, hi, mid;
+	int32_t target, po, so;
+
+	if (pc + 1 < l->code || pc + 1 - l->code > INT32_MAX)
+		return 0;
+	target = (int32_t)(pc + 1 - l->code);
+	n = (l->pcs_end - l->pcs) / vm->size_pcdesc;
+	if (n > HS_PCDESC_MAX)
+		return 0;
+	for (hi = n; hi - lo > HS_PCDESC_CHUNK;) {
+		mid = lo + (hi - lo) / 2;
+		if (rd(read, arg, pid, l->pcs + mid * vm->size_pcdesc + vm->pcd_pc,
+		       &po, 4))
+			return 0;
+		if (po < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	so = scope_scan(read, arg, pid, vm, l, lo, n, target);
+	if (!so && lo)
+		so = scope_scan(read, arg, pid, vm, l, 0, n, target);
+	return so;
+}
+
+int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
+		   const struct hs_vm *vm, uint64_t nm, uint64_t pc,
+		   struct hs_scope *sc, unsigned max, struct hs_scope *outer)
+{
+	uint8_t sd[32];
+	struct hs_nm l;
+	uint32_t v[3];
+	unsigned n;
+	size_t pos;
+	int32_t off;
+	int k, err;
+
+	if (!max || !vm->size_pcdesc || vm->size_pcdesc > 16 ||
+	    vm->pcd_pc + 4 > vm->size_pcdesc ||
+	    vm->pcd_scope + 4 > vm->size_pcdesc)
+		return -ENOTSUP;
+	err = nm_layout(read, arg, pid, vm, nm, &l);
+	if (err)
+		return err;
+	/* a caller being deoptimized: its return address was patched to
+	 * the handler, the pc it had is in its frame, not known here */
+	if (l.deopt && l.deopt > l.code && pc + 1 >= l.deopt)
+		return -ESTALE;
+	off = scope_at(read, arg, pid, vm, &l, pc);
+	/* each scope: its sender's decode offset (0: the outermost), its
+	 * method's index in the metadata (from 1), its bci + 1 */
+	for (n = 0; off > 0 && n < HS_SCOPE_DEPTH; n++) {
+		size_t len = sizeof(sd);
+		struct hs_scope s = { 0 };
+
+		while (len >= 4 && rd(read, arg, pid, l.scopes + (uint32_t)off, sd, len))
+			len /= 2;
+		if (len < 4)
+			return -EFAULT;
+		for (pos = 0, k = 0; k < 3; k++)
+			if (!u5_read(sd, len, &pos, &v[k], vm->u5_excess))
+				return -EINVAL;
+		s.bci = (int32_t)v[2] - 1;
+		if (l.meta && v[1] &&
+		    (uint64_t)v[1] <= (l.meta_end - l.meta) / 8)
+			rd64(read, arg, pid, l.meta + 8ull * (v[1] - 1), &s.method);
+		/* innermost first, the innermost max kept */
+		if (n < max)
+			sc[n] = s;
+		*outer = s;
+		if (!v[0])
+			return (int)n + 1;
+		if ((int32_t)v[0] == off)
+			return -ELOOP;
+		off = (int32_t)v[0];
+	}
+	return off > 0 ? -ELOOP : -ENOENT;
+}
+
+/* A Method's holder, name and source file into out; its ConstMethod and
+ * bytecode size into *cm and *code_size.  0 or an error. */
+static int method_name(interp_read_fn read, void *arg, pid_t pid,
+		       const struct hs_vm *vm, uint64_t method,
+		       struct interp_symbol *out, uint64_t *cm,
+		       uint16_t *code_size)
+{
+	uint64_t cp, holder, kname, s_name, s_file;
+	uint16_t name_index = 0, file_index = 0;
 	char cls[HS_SYMBOL_MAX / 2], fn[INTERP_NAME_MAX / 2];
 	int err;
 
 	out->name[0] = out->file[0] = 0;
 	out->line = 0;
+	*code_size = 0;
 	if (!method)
 		return -EINVAL;
-	err = rd64(read, arg, pid, method + vm->method_const, &cm);
+	err = rd64(read, arg, pid, method + vm->method_const, cm);
 	if (!err)
-		err = rd64(read, arg, pid, cm + vm->cm_constants, &cp);
+		err = rd64(read, arg, pid, *cm + vm->cm_constants, &cp);
 	if (!err)
-		err = rd(read, arg, pid, cm + vm->cm_code_size, &code_size, 2);
+		err = rd(read, arg, pid, *cm + vm->cm_code_size, code_size, 2);
 	if (!err)
-		err = rd(read, arg, pid, cm + vm->cm_name_index, &name_index, 2);
+		err = rd(read, arg, pid, *cm + vm->cm_name_index, &name_index, 2);
 	if (!err)
 		err = rd64(read, arg, pid, cp + vm->cp_holder, &holder);
 	if (!err)
@@ -775,23 +918,145 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	    !rd64(read, arg, pid, cp + vm->size_cp + 8ull * file_index, &s_file))
 		rd_symbol(read, arg, pid, vm, s_file & ~1ull, out->file,
 			  sizeof(out->file), false);
-	if (f->n_payload > 1 && (f->payload[1] >> 63)) {
-		/* compiled: data is the pc; the line of the frame's own
-		 * method from its outermost scope (the methods inlined into
-		 * it are not shown yet) */
-		int32_t bci = compiled_bci(read, arg, pid, vm,
-					   f->payload[1] & ~HOTSPOT_COMPILED,
-					   f->data);
+	return 0;
+}
 
-		out->address = f->data;
-		/* the method's entry (InvocationEntryBci): its first line */
-		if (bci == -1)
-			bci = 0;
-		if (bci >= 0 && bci < code_size)
-			out->line = line_of(read, arg, pid, vm, cm, code_size,
-					    (uint32_t)bci);
+/* The line of bci in a method read by method_name (the method's entry,
+ * InvocationEntryBci -1, is its first line). */
+static uint32_t bci_line(interp_read_fn read, void *arg, pid_t pid,
+			 const struct hs_vm *vm, uint64_t cm,
+			 uint16_t code_size, int32_t bci)
+{
+	if (bci == -1)
+		bci = 0;
+	if (bci < 0 || bci >= code_size)
 		return 0;
+	return line_of(read, arg, pid, vm, cm, code_size, (uint32_t)bci);
+}
+
+/* A compiled frame's scopes into out, innermost first: the methods C1/C2
+ * inlined at its pc, then its own.  When the chain cannot be read, or
+ * names a method the nmethod does not own as its outermost (a layout
+ * misread, code freed and reused), the frame's own method alone. */
+static int compiled_names(interp_read_fn read, void *arg, pid_t pid,
+			  const struct hs_vm *vm, const struct interp_frame *f,
+			  struct interp_symbol *out, unsigned max)
+{
+	struct hs_scope sc[INTERP_CHAIN_MAX], outer = { 0 };
+	uint64_t method = f->payload[0], cm;
+	uint16_t code_size;
+	int n, i, got = 0, err;
+
+	if (max > INTERP_CHAIN_MAX)
+		max = INTERP_CHAIN_MAX;
+	n = hs_scope_chain(read, arg, pid, vm, f->payload[1] & ~HOTSPOT_COMPILED,
+			   f->data, sc, max, &outer);
+	if (n == -ESTALE) {
+		/* its own method, at a line not known */
+		count(&hs_counts.deopt);
+		sc[0] = (struct hs_scope){ method, -2 };
+		n = 1;
+	} else if (n <= 0) {
+		count(&hs_counts.chain_unread);
+		sc[0] = (struct hs_scope){ method, -1 };
+		n = 1;
+	} else if (outer.method != method) {
+		/* the outermost scope is the nmethod's own method, which
+		 * the unwinder read; its bci holds without the metadata
+		 * (not read: a layout without it, JDK 23 and 24) */
+		if (outer.method)
+			count(&hs_counts.chain_mismatch);
+		else if (n > 1)
+			count(&hs_counts.chain_unread);
+		sc[0] = (struct hs_scope){ method, outer.bci };
+		n = 1;
+	} else if (n > (int)max) {
+		count(&hs_counts.chain_cut);
+		n = (int)max;
 	}
+	for (i = 0; i < n; i++) {
+		err = method_name(read, arg, pid, vm, sc[i].method, &out[got],
+				  &cm, &code_size);
+		if (err) {
+			/* an inlined method unread: its frame goes, the
+			 * others stay; the frame's own must be there */
+			if (i == n - 1)
+				return err;
+			count(&hs_counts.scope_unnamed);
+			continue;
+		}
+		out[got].line = bci_line(read, arg, pid, vm, cm, code_size,
+					 sc[i].bci);
+		out[got].address = f->data;
+		got++;
+	}
+	if (got > 1)
+		__atomic_fetch_add(&hs_counts.inlined, (uint64_t)got - 1,
+				   __ATOMIC_RELAXED);
+	return got;
+}
+
+/* A blob that is not an nmethod (bpf/hotspot.h: payload = its _name and
+ * the blob): "[stub: <its name>]" ("StubRoutines (1)", "I2C/C2I
+ * adapters", "RuntimeStub - ..."), but a native method's wrapper
+ * ("native nmethod") by its Java method, which it runs. */
+#define HS_STUB_NAME_MAX 80
+static int stub_name(interp_read_fn read, void *arg, pid_t pid,
+		     const struct hs_vm *vm, const struct interp_frame *f,
+		     struct interp_symbol *out)
+{
+	char name[HS_STUB_NAME_MAX] = { 0 };
+	uint64_t blob = f->payload[1] & ~(HOTSPOT_COMPILED | HOTSPOT_STUB);
+	uint64_t method = 0, cm;
+	uint16_t code_size;
+	size_t got;
+
+	/* 16 bytes a read, a byte a read in the last 16 of a mapping; a
+	 * longer name is cut */
+	for (got = 0; got + 16 < sizeof(name); got += 16) {
+		if (rd(read, arg, pid, f->payload[0] + got, name + got, 16)) {
+			size_t i;
+
+			for (i = 0; i < 16; i++)
+				if (rd(read, arg, pid, f->payload[0] + got + i,
+				       name + got + i, 1) || !name[got + i])
+					break;
+			name[got + i] = 0;
+			break;
+		}
+		if (memchr(name + got, 0, 16))
+			break;
+	}
+	name[sizeof(name) - 1] = 0;
+	if (!name[0])
+		return -EFAULT;
+	if (!strcmp(name, "native nmethod") && vm->nm_method &&
+	    !rd64(read, arg, pid, blob + vm->nm_method, &method) && method &&
+	    !method_name(read, arg, pid, vm, method, out, &cm, &code_size))
+		return 1;
+	snprintf(out->name, sizeof(out->name), "[stub: %s]", name);
+	out->file[0] = 0;
+	out->line = 0;
+	return 1;
+}
+
+int hs_frame_names(interp_read_fn read, void *arg, pid_t pid,
+		   const struct hs_vm *vm, const struct interp_frame *f,
+		   struct interp_symbol *out, unsigned max)
+{
+	uint64_t method = f->n_payload ? f->payload[0] : 0, bcp = f->data, cm;
+	uint16_t code_size;
+	int err;
+
+	if (!max)
+		return -EINVAL;
+	if (f->n_payload > 1 && (f->payload[1] & HOTSPOT_STUB))
+		return stub_name(read, arg, pid, vm, f, out);
+	if (f->n_payload > 1 && (f->payload[1] & HOTSPOT_COMPILED))
+		return compiled_names(read, arg, pid, vm, f, out, max);
+	err = method_name(read, arg, pid, vm, method, out, &cm, &code_size);
+	if (err)
+		return err;
 	/* the bytecode index: the bcp within the bytecodes, which follow
 	 * the ConstMethod; anything else is not this method's */
 	if ((bcp < cm + vm->size_cm || bcp >= cm + vm->size_cm + code_size) &&
@@ -801,6 +1066,19 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		out->line = line_of(read, arg, pid, vm, cm, code_size,
 				    (uint32_t)(bcp - cm - vm->size_cm));
 	out->address = bcp;
+	return 1;
+}
+
+int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
+		  const struct hs_vm *vm, const struct interp_frame *f,
+		  struct interp_symbol *out)
+{
+	struct interp_symbol chain[INTERP_CHAIN_MAX];
+	int n = hs_frame_names(read, arg, pid, vm, f, chain, INTERP_CHAIN_MAX);
+
+	if (n <= 0)
+		return n ? n : -EINVAL;
+	*out = chain[n - 1];
 	return 0;
 }
 
@@ -910,7 +1188,9 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	hp.interp_lo = vm->interp_lo;
 	hp.interp_hi = vm->interp_hi;
 	hp.method_slot = HOTSPOT_X86_METHOD_SLOT;
-	hp.bcp_slot = HOTSPOT_X86_BCP_SLOT;
+	/* the JVM runs on the daemon's own machine */
+	hp.bcp_slot = DT_HOST_MACHINE == EM_AARCH64 ? HOTSPOT_A64_BCP_SLOT :
+						      HOTSPOT_X86_BCP_SLOT;
 	hp.sender_sp_slot = HOTSPOT_X86_SENDER_SP_SLOT;
 	for (i = 0; i < vm->n_heaps && i < HOTSPOT_HEAPS; i++)
 		hp.heaps[i] = (struct hotspot_heap){
@@ -939,14 +1219,11 @@ static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			struct interp_symbol *out, unsigned max)
 {
 	uint64_t v;
-	int err;
 
-	(void)max; /* one function a frame: nothing inlined */
 	if (!hm_get(state, (uint64_t)pid, &v))
 		return -ESRCH;
-	err = hs_frame_name(interp_read_process, NULL, pid,
-			     (const struct hs_vm *)(uintptr_t)v, f, out);
-	return err ? err : 1;
+	return hs_frame_names(interp_read_process, NULL, pid,
+			      (const struct hs_vm *)(uintptr_t)v, f, out, max);
 }
 
 const struct interp_module interp_module_hotspot = {

@@ -70,6 +70,11 @@ struct hs_vm {
 	uint32_t blob_code_begin, blob_code_offset, cm_scopes_data;
 	uint32_t nm_deps_off, nm_immutable, nm_scopes_data_off, nm_scopes_pcs_off;
 	uint32_t pcd_pc, pcd_scope, size_pcdesc;
+	/* the metadata a scope names its method in: header-relative to
+	 * JDK 22; after the relocations in the mutable data from JDK 25 */
+	uint32_t nm_metadata_off, blob_mutable, blob_mutable_size,
+		blob_reloc_size;
+	uint32_t cm_deopt_begin, nm_deopt_off; /* to JDK 22; JDK 23 on */
 	uint64_t found;		/* bit per wanted field seen (interp_hotspot.c) */
 	struct hs_heap heaps[HS_HEAPS_MAX];
 	uint32_t n_heaps;
@@ -84,6 +89,11 @@ struct hs_vm {
 int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 	       const uint64_t sym[HS_SYM_COUNT], struct hs_vm *out);
 
+/* Mark the field at byte offset at of struct hs_vm as found in the
+ * tables, as hs_read_vm does (for tests and fuzzing, which fill a
+ * struct hs_vm by hand with one JDK's offsets). */
+void hs_vm_have(struct hs_vm *vm, size_t at);
+
 /* Fill vm->heaps from the process (hs_read_vm does; attach again when
  * the code cache changed). */
 void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
@@ -95,10 +105,49 @@ int hs_constant(interp_read_fn read, void *arg, pid_t pid,
 		const uint64_t sym[HS_SYM_COUNT], const char *name,
 		int64_t *value);
 
-/* Name one interpreted frame (bpf/hotspot.h: data = bcp, payload = the
- * Method*): "pkg.Class.method", its source file, the line of its
- * bytecode index.  Returns 0, or a negative errno when the method cannot
- * be read. */
+/* Name one frame (bpf/hotspot.h) into out[0..max), innermost first:
+ * "pkg.Class.method", its source file, the line of its bytecode index.
+ * An interpreted frame (data = bcp, payload = the Method*) is one name;
+ * a compiled one (data = pc, payload = the Method* and the nmethod) is
+ * the methods C1/C2 inlined at its pc, innermost first, then its own
+ * (the innermost max when deeper).  Returns how many (>= 1), or a
+ * negative errno when the frame's own method cannot be read. */
+int hs_frame_names(interp_read_fn read, void *arg, pid_t pid,
+		   const struct hs_vm *vm, const struct interp_frame *f,
+		   struct interp_symbol *out, unsigned max);
+
+/* One scope of a compiled pc: its Method* (0 when the nmethod's metadata
+ * is not read) and bytecode index (-1: the method's entry). */
+struct hs_scope {
+	uint64_t method;
+	int32_t bci;
+};
+
+/* The scopes of the nmethod nm at pc (its PcDesc, then each scope's
+ * sender out to the outermost), innermost first into sc[0..max), the
+ * outermost into *outer.  Returns the chain's depth (more than max when
+ * cut), or a negative errno (-ENOTSUP: a layout not known; -ELOOP: more
+ * than 32 scopes; -ESTALE: pc is the nmethod's deopt handler, where a
+ * frame being deoptimized returns). */
+int hs_scope_chain(interp_read_fn read, void *arg, pid_t pid,
+		   const struct hs_vm *vm, uint64_t nm, uint64_t pc,
+		   struct hs_scope *sc, unsigned max, struct hs_scope *outer);
+
+/* What naming compiled frames met, since the start (the manager counts
+ * whole symbolizations only): inlined frames given, chains not read or
+ * whose methods were not (the frame's own method alone is given), chains
+ * whose outermost
+ * method is not the nmethod's (misread: the same), chains cut at max,
+ * inlined methods whose names could not be read (left out), frames
+ * being deoptimized (their pc is their nmethod's deopt handler: their
+ * own method alone, without line). */
+struct hs_counts {
+	uint64_t inlined, chain_unread, chain_mismatch, chain_cut,
+		scope_unnamed, deopt;
+};
+void hs_get_counts(struct hs_counts *out);
+
+/* The frame's own method alone (hs_frame_names' last): 0 or an error. */
 int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		  const struct hs_vm *vm, const struct interp_frame *f,
 		  struct interp_symbol *out);

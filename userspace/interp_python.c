@@ -865,6 +865,10 @@ static int python_attach(void *state, struct interp_mgr *im,
 	if (err)
 		return err;
 	py_proc_fill(f->data, f->bias, &pp);
+	/* arm64: thread_id (pthread_self) is below the thread pointer; with
+	 * no libc read (musl, a static build) 0, as on x86-64 */
+	if (interp_libc_self(im, a->proc, &pp.self_off))
+		pp.self_off = 0;
 	err = interp_map_update(im, INTERP_PYTHON, &key, &pp);
 	if (err) {
 		log_warn_once("py_procs map is full: Python frames of new processes are not unwound");

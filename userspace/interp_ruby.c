@@ -294,6 +294,7 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 	struct ruby_info *info;
 	unsigned v[3], mode;
 	struct elfm *e;
+	bool x86;
 	int err;
 
 	(void)state;
@@ -312,7 +313,11 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 	l = layout_of(v[0], v[1]);
 	if (!l)
 		goto out;
-	mode = size[2] ? tls_slot(e, "ruby_current_ec", &slot) : RUBY_EC_NONE;
+	/* the TLS relocations and variant II are x86-64's: on arm64 the ec
+	 * is reached through a global only (not yet per thread) */
+	x86 = elfm_ehdr(e)->e_machine == EM_X86_64;
+	mode = size[2] && x86 ? tls_slot(e, "ruby_current_ec", &slot) :
+				RUBY_EC_NONE;
 	info = calloc(1, sizeof(*info));
 	err = -ENOMEM;
 	if (!info)
@@ -325,7 +330,7 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 				    .vm_ptr = size[3] ? value[3] : 0 };
 	if (mode == RUBY_EC_DTV)
 		info->ec_off = (int64_t)value[2];
-	if (mode == RUBY_EC_NONE && size[2]) {
+	if (mode == RUBY_EC_NONE && size[2] && x86) {
 		/* the executable's own TLS (a static ruby) */
 		info->ec_off = exe_tls_off(e, value[2]);
 		if (info->ec_off)

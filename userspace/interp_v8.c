@@ -385,6 +385,11 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 	err = -ENOENT;
 	if (!elfm_find_syms(e, names, 1, value, size) || !value[0])
 		goto out;
+	/* V8 here, but its registers and frame slots are read as x86-64's:
+	 * another machine's V8 is unsupported */
+	err = -ENOTSUP;
+	if (elfm_ehdr(e)->e_machine != EM_X86_64)
+		goto out;
 	find_all(e, names, n, value, size);
 	info = calloc(1, sizeof(*info));
 	err = -ENOMEM;

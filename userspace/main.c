@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 #include "cgroup.h"
 #include "cmd_deltas.h"
 #include "config.h"
+#include "dbgfetch.h"
+#include "debugfind.h"
 #include "elfmap.h"
 #include "exemgr.h"
 #include "hashmap.h"
@@ -40,6 +43,7 @@ struct daemon {
 	struct config cfg;
 	struct tracer *tr;
 	struct inl_cache *inl;	/* -inline-frames */
+	struct dbgd *dbgd;	/* -inline-frames with DEBUGINFOD_URLS */
 	struct exe_mgr *em;
 	struct pm *pm;
 	struct tp *tp;
@@ -67,6 +71,8 @@ struct daemon {
 	 * "error"), NULL when it is on */
 	const char *cache_off;
 	uint64_t service_ns_max; /* the longest pm_service step */
+	uint64_t work_seen; /* syncs and file loads at the last release */
+	uint64_t releases;  /* release_memory calls that gave memory back */
 };
 
 /* The poll loop serves sync requests this long at a time, then polls. */
@@ -126,6 +132,27 @@ static void serve_requests(struct daemon *d, uint64_t budget_ns, bool force)
 	tp_retry(d->tp, force);
 	if (d->tp_run)
 		tp_retry(d->tp_run, force);
+}
+
+/* A parse's buffers are freed when it returns, but glibc keeps the
+ * heap's free top and the cache's mapped pages stay resident: give both
+ * back once a second when a process or a file was loaded since the last
+ * time (a steady host loads nothing, and pays nothing). */
+static void release_memory(struct daemon *d)
+{
+	struct pm_stats ps;
+	struct exe_stats es;
+	uint64_t work;
+
+	pm_get_stats(d->pm, &ps);
+	exe_get_stats(d->em, &es);
+	work = ps.syncs + es.extracted + es.cache_hits + es.files;
+	if (work == d->work_seen)
+		return;
+	d->work_seen = work;
+	malloc_trim(0);
+	store_release_pages(d->store);
+	d->releases++;
 }
 
 static int check_pids(const struct config *c)
@@ -278,6 +305,54 @@ static void sink_totals(struct daemon *d, struct rep_stats *t)
 	}
 }
 
+/* The debuginfod client (issue 23): only for -inline-frames, only when
+ * DEBUGINFOD_URLS names servers; its cache under the daemon's cache
+ * directory unless DEBUGINFOD_CACHE_PATH says otherwise.  Started before
+ * any other thread: it sets the library's variables in the environment.
+ * Without libdebuginfod (loaded with dlopen) the daemon runs without it. */
+static int start_debuginfod(struct daemon *d)
+{
+	struct dbgd_opts o = { 0 };
+	char path[4096];
+	int err;
+
+	if (!d->cfg.inline_frames)
+		return 0;
+	snprintf(path, sizeof(path), "%s/debuginfod", d->cfg.cache_dir);
+	o.cache_path = path;
+	err = dbgd_new(&o, &d->dbgd);
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		log_warn("debuginfod: not used: %s", err == -ENOSYS ?
+			 "libdebuginfod.so.1 cannot be loaded" : strerror(-err));
+		return 0;
+	}
+	dbgf_set_fetch(dbgd_fetch, d->dbgd);
+	return 0;
+}
+
+static uint64_t fetch_gen(void *arg)
+{
+	return dbgd_generation(arg);
+}
+
+static bool fetch_busy(void *arg)
+{
+	return dbgd_busy(arg);
+}
+
+/* A new file: its runtime, and its debug file asked for now, so that it
+ * is here by the time its frames are named. */
+static void detect_file(void *arg, struct exe_file *f, int fd)
+{
+	struct daemon *d = arg;
+
+	interp_detect(d->im, f, fd);
+	if (d->dbgd && !f->is_vdso)
+		dbgd_prefetch_fd(d->dbgd, fd);
+}
+
 /* Every figure the metrics are computed from (metrics_list.h), now. */
 static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 {
@@ -300,6 +375,8 @@ static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 		metrics_server_stats(d->metrics, &s->ms);
 	if (d->inl)
 		inl_get_stats(d->inl, &s->inl);
+	if (d->dbgd)
+		dbgd_get_stats(d->dbgd, &s->dbgd);
 	memcpy(s->events, d->events, sizeof(s->events));
 	s->pids_seen = d->pids_seen.count;
 	s->startup_ns = d->startup_ns;
@@ -404,8 +481,13 @@ static void *prepare(void *arg)
 	return NULL;
 }
 
-/* Load the processes (a thread's start routine): -pid's few, or all that
- * run now.  It fills the maps while the verifier checks the programs. */
+/* Load -pid's processes, or the whole system's running ones (a thread's
+ * start routine): it fills the maps while the verifier checks the
+ * programs.  Any other process loads on its first sample (it comes
+ * unsynced, walked by frame pointer, and asks), so the thousands that
+ * sleep through the run cost no maps read, no file identification and
+ * no memory, and start-up does not grow with them; the busy ones, which
+ * are sampled first, start complete. */
 static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
@@ -415,7 +497,7 @@ static void *load_processes(void *arg)
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
 	else
-		pm_scan_all(d->pm);
+		pm_scan_running(d->pm);
 	d->load_ns = exe_now_ns() - t0;
 	return NULL;
 }
@@ -457,6 +539,7 @@ static int run(struct daemon *d)
 	to.offcpu_threshold = d->cfg.off_cpu_threshold;
 	to.offcpu_max_threads = (uint32_t)d->cfg.off_cpu_max_threads;
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
+	to.map_cache_entries = (uint32_t)d->cfg.map_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
@@ -467,7 +550,9 @@ static int run(struct daemon *d)
 	 * types, while this one creates the BPF maps.  Then the processes
 	 * load into the maps on a thread while the verifier checks the
 	 * programs here.  Kernel symbols load once sampling is live. */
-	err = ksyms_async_new("/proc/kallsyms", &d->ks);
+	err = start_debuginfod(d);
+	if (!err)
+		err = ksyms_async_new("/proc/kallsyms", &d->ks);
 	if (err)
 		return err;
 	prep_started = pthread_create(&prep_thread, NULL, prepare, d) == 0;
@@ -490,7 +575,7 @@ static int run(struct daemon *d)
 				     &d->im);
 	if (err)
 		return err;
-	exe_mgr_set_detect(d->em, interp_detect, d->im);
+	exe_mgr_set_detect(d->em, detect_file, d);
 	pm_set_synced_hook(d->pm, interp_synced, d->im);
 	pm_set_forget_hook(d->pm, interp_forget, d->im);
 	po.interp_frame = interp_symbolize;
@@ -499,9 +584,18 @@ static int run(struct daemon *d)
 	po.send_error_frames = d->cfg.send_error_frames;
 	/* inline frames (issue 23): one cache for both pipelines, which run
 	 * on this thread */
-	if (!err && d->cfg.inline_frames)
-		err = inl_new(NULL, &d->inl);
+	if (!err && d->cfg.inline_frames) {
+		struct inl_opts io = { .store = d->store };
+
+		if (d->dbgd) {
+			io.fetch_gen = fetch_gen;
+			io.fetch_busy = fetch_busy;
+			io.fetch_arg = d->dbgd;
+		}
+		err = inl_new(&io, &d->inl);
+	}
 	po.inlines = d->inl;
+	po.native_lines = d->cfg.folded_lines;
 	if (!err)
 		err = tp_new(d->pm, d->em, d->ks, &po, &d->tp);
 	if (!err)
@@ -518,11 +612,12 @@ static int run(struct daemon *d)
 			return err;
 	}
 
-	/* Load what runs now (or -pid's processes) while the programs load,
-	 * so none of their samples is unsynced.  A process that execs after
-	 * its maps were read and before the exec tracepoint attaches keeps
-	 * its old mappings until its first sample with an unknown pc makes
-	 * us read them again. */
+	/* Load -pid's processes (or the running ones) while the programs
+	 * load, so none of their samples is unsynced (the others load by
+	 * first sample).  A
+	 * process that execs after its maps were read and before the exec
+	 * tracepoint attaches keeps its old mappings until its first sample
+	 * with an unknown pc makes us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	if (load_started)
@@ -597,6 +692,7 @@ static int run(struct daemon *d)
 		if (now >= next_gc) {
 			pm_gc(d->pm, now, 2000000000ULL);
 			exe_gc(d->em, now, 60000000000ULL);
+			release_memory(d);
 			publish_metrics(d);
 			if (elfm_fault_count())
 				log_warn_once("a file was truncated while it was read "
@@ -643,6 +739,8 @@ static void cleanup(struct daemon *d)
 	store_free(d->store);
 	kbtf_cache_release(&d->ktypes);
 	ksyms_async_free(d->ks);
+	dbgf_set_fetch(NULL, NULL);
+	dbgd_free(d->dbgd);
 	hm_free(&d->pids_seen);
 }
 
@@ -672,6 +770,10 @@ int main(int argc, char **argv)
 	if (d.cfg.verbose && !getenv("EBPF_PROFILER_DEBUG"))
 		log_set_level(LOG_INFO);
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	/* a fixed threshold: glibc's own rises with each large block freed
+	 * (up to 32 MiB), after which a file's parse buffers come from the
+	 * heap and stay there; mapped, they go back when freed */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	err = run(&d);
 	cleanup(&d);
 	return err ? 1 : 0;

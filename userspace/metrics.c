@@ -409,6 +409,24 @@ static void series_inline_without(const struct metrics_snap *s, struct mo *o)
 	put_label(o, "full", (double)s->inl.full, NULL);
 }
 
+static void series_inline_loaded(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "built", (double)s->inl.built, NULL);
+	put_label(o, "cache", (double)s->inl.from_store, NULL);
+}
+
+static void series_debuginfod_fetches(const struct metrics_snap *s,
+				      struct mo *o)
+{
+	put_label(o, "fetched", (double)s->dbgd.fetched, NULL);
+	put_label(o, "cache_hit", (double)s->dbgd.cache_hits, NULL);
+	put_label(o, "not_found", (double)s->dbgd.not_found, NULL);
+	put_label(o, "timeout", (double)s->dbgd.timeouts, NULL);
+	put_label(o, "too_big", (double)s->dbgd.too_big, NULL);
+	put_label(o, "error", (double)s->dbgd.errors, NULL);
+	put_label(o, "queue_full", (double)s->dbgd.queue_full, NULL);
+}
+
 static void series_cache_enabled(const struct metrics_snap *s, struct mo *o)
 {
 	put_label(o, s->cache_off ? s->cache_off : "none", s->cache_off ? 0 : 1, "");

@@ -15,6 +15,7 @@
 #include <linux/types.h>
 
 #include "profiler.h"
+#include "dbgfetch.h"
 #include "exemgr.h"
 #include "inlcache.h"
 #include "interp.h"
@@ -47,6 +48,7 @@ struct metrics_snap {
 	struct rep_stats rs; /* every sink's, summed */
 	struct metrics_server_stats ms;
 	struct inl_stats inl; /* zeros without -inline-frames */
+	struct dbgd_stats dbgd; /* zeros without a debuginfod client */
 	struct tracer_prog_stats progs[METRICS_MAX_PROGS];
 	int n_progs;
 	uint64_t cap_mappings, cap_rules; /* BPF map capacities */

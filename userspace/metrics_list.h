@@ -165,10 +165,10 @@
 	  "Probabilistic on/off switches.", "sampling_toggles",                \
 	  VALUE(s->sampling_toggles))                                          \
 	X(startup_seconds, gauge, "",                                          \
-	  "Time from start until every process was loaded.", "startup_ms",     \
-	  SCALED(s->startup_ns / 1e9, 1e3))                                    \
+	  "Time from start until sampling is live and the processes loaded at start (-pid's, or the running ones) are loaded.", \
+	  "startup_ms", SCALED(s->startup_ns / 1e9, 1e3))                      \
 	X(load_seconds, gauge, "",                                             \
-	  "Of startup_seconds, the time loading the processes (what the cache speeds up).", \
+	  "Of startup_seconds, the time loading -pid's processes or the running ones (what the cache speeds up; the others load on their first sample).", \
 	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \
 	X(uptime_seconds, gauge, "", "Time since the agent started.",          \
 	  "seconds", VALUE(s->uptime_ns / 1e9))                                \
@@ -212,6 +212,24 @@
 	X(inline_files_without_total, counter, "reason",                       \
 	  "Files given no inline-frames table: no DWARF, an error, over the time bound, or the cache full.", \
 	  "inline_without", SERIES(inline_without))                            \
+	X(inline_tables_loaded_total, counter, "from",                         \
+	  "Inline-frames tables made: built from DWARF, or read from the persistent cache.", \
+	  "inline_loaded", SERIES(inline_loaded))                              \
+	X(inline_cache_rejected_total, counter, "",                            \
+	  "Inline-frames tables in the cache that the checked loader refused (then rebuilt).", \
+	  "inline_cache_rejected", VALUE(s->inl.store_rejected))               \
+	X(inline_tables_pending, gauge, "",                                    \
+	  "Files whose inline-frames table waits for a debug file download (debuginfod).", \
+	  "inline_pending", VALUE(s->inl.pending))                             \
+	X(debuginfod_fetches_total, counter, "outcome",                        \
+	  "Debug files asked of debuginfod (DEBUGINFOD_URLS): fetched, found in its cache, or failed (not_found, timeout, too_big, error, queue_full).", \
+	  "debuginfod", SERIES(debuginfod_fetches))                            \
+	X(debuginfod_queued, gauge, "",                                        \
+	  "Debug files waiting for or in download from debuginfod.",           \
+	  "debuginfod_queued", VALUE(s->dbgd.queued))                          \
+	X(debuginfod_fetch_seconds_total, counter, "",                         \
+	  "Time spent downloading from debuginfod.", "debuginfod_fetch_ms",    \
+	  SCALED(s->dbgd.fetch_ns / 1e9, 1e3))                                 \
 	X(cache_enabled, gauge, "reason",                                      \
 	  "1 when the cache is in use; else why not (disabled, untrusted_dir, link, error).", \
 	  "cache", SERIES(cache_enabled))                                      \

@@ -750,6 +750,16 @@ static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 	return true;
 }
 
+/* A debug file is being downloaded for the inline tables (inlcache.h):
+ * records wait for it, as for a sync, so that a frame is not named
+ * without its inline chain for the rest of the interval.  Any record
+ * waits, not only those with a frame in that file: finding those would
+ * cost every record a walk of its frames.  Bounded as every wait. */
+static bool inl_waits(struct tp *tp)
+{
+	return tp->o.inlines && inl_busy(tp->o.inlines);
+}
+
 void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
 	tp->st.traces++;
@@ -781,7 +791,8 @@ void tp_add_trace(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 		    park(tp, h, words))
 			return;
 		tp->st.wait_full++;
-	} else if (h->n_user && pm_is_pending(tp->pm, (pid_t)h->pid)) {
+	} else if (h->n_user && (pm_is_pending(tp->pm, (pid_t)h->pid) ||
+				 inl_waits(tp))) {
 		if (park(tp, h, words))
 			return;
 		tp->st.wait_full++;
@@ -793,6 +804,7 @@ void tp_retry(struct tp *tp, bool force)
 {
 	uint64_t now = exe_now_ns();
 	uint32_t i, kept = 0;
+	bool inl = tp->n_wait && inl_waits(tp);
 
 	for (i = 0; i < tp->n_wait; i++) {
 		struct tp_wait *w = tp->wait[i];
@@ -800,7 +812,8 @@ void tp_retry(struct tp *tp, bool force)
 
 		/* its request served (synced, or the process is gone): named
 		 * as well as it can be */
-		if (!force && !expired && pm_is_pending(tp->pm, (pid_t)w->h.pid)) {
+		if (!force && !expired &&
+		    (pm_is_pending(tp->pm, (pid_t)w->h.pid) || inl)) {
 			tp->wait[kept++] = w;
 			continue;
 		}
@@ -827,6 +840,7 @@ void tp_batch(struct tp *tp, struct rep_batch *b)
 	b->host_name = tp->host;
 	b->os_type = "linux";
 	b->kernel_release = tp->kernel;
+	b->native_lines = tp->o.native_lines;
 	b->n_mappings = tp->n_maps;
 	b->mappings = tp->maps;
 	b->n_locations = tp->n_locs;

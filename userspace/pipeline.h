@@ -39,6 +39,8 @@ struct tp_opts {
 	/* inline frames from DWARF (not owned); NULL: off.  A native
 	 * frame becomes one location per function of its inline chain. */
 	struct inl_cache *inlines;
+	/* batches say native_lines (reporter.h): -folded-lines */
+	bool native_lines;
 };
 
 struct tp_stats {

@@ -92,6 +92,7 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 		.end = m->end,
 		.flags = m->flags,
 		.interp_mask = m->file ? m->file->interp_mask : 0,
+		.load_gen = m->file ? m->file->load_gen : 0,
 	};
 	int n, i, err = 0;
 
@@ -222,6 +223,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	struct pid_info pi = { 0 };
 	char path[64], line[4608];
 	struct pm_proc *p;
+	uint64_t t0 = exe_now_ns();
 	FILE *f;
 	int err = 0;
 
@@ -389,6 +391,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	if (pm->synced_fn)
 		pm->synced_fn(pm->synced_arg, p);
 	pi.flags = PID_F_SYNCED;
+	pi.map_gen = ++pm->map_gen ? pm->map_gen : ++pm->map_gen;
 	uint32_t key = (uint32_t)pid;
 	err = bm_update(pm->bm, BM_PID_INFO, &key, &pi);
 	if (err) {
@@ -397,6 +400,10 @@ int pm_sync(struct pm *pm, pid_t pid)
 	}
 	p->synced = true;
 	p->synced_ns = exe_now_ns();
+	/* once per process, not per sample (the start-up benchmark reads
+	 * it) */
+	log_debug("pid %d (%s) loaded: %u mappings in %.1f ms", (int)pid,
+		  p->comm, nn, (p->synced_ns - t0) / 1e6);
 	return 0;
 }
 
@@ -417,15 +424,28 @@ static void forget(struct pm *pm, struct pm_proc *p)
 	p->synced = false;
 }
 
+/* Forget p and free it (its pid is out of the table already). */
+static void free_proc(struct pm *pm, struct pm_proc *p)
+{
+	forget(pm, p);
+	free(p->exe_path);
+	free(p);
+	pm->st.procs--;
+}
+
 int pm_exec(struct pm *pm, pid_t pid)
 {
 	struct pm_proc *p = pm_find(pm, pid);
 
-	if (p) {
-		forget(pm, p);
-		p->exited = false;
-	}
-	return pm_sync(pm, pid);
+	/* Nothing is read here: the new image loads on its first sample
+	 * (BPF dropped its pid_info, so that sample comes unsynced and asks),
+	 * and a process that exits before it is sampled is never read.  A
+	 * shell's or a build's short-lived children cost an event each. */
+	if (!p)
+		return 0;
+	hm_del(&pm->procs, (uint64_t)pid);
+	free_proc(pm, p);
+	return 0;
 }
 
 void pm_exit(struct pm *pm, pid_t pid)
@@ -464,11 +484,8 @@ void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns)
 		}
 		if (now_ns - p->exit_ns < linger_ns)
 			continue;
-		forget(pm, p);
 		hm_del(&pm->procs, k);
-		free(p->exe_path);
-		free(p);
-		pm->st.procs--;
+		free_proc(pm, p);
 		it = 0; /* the table moved */
 	}
 }

@@ -78,7 +78,8 @@ struct pm_stats {
 /* Why a process is to be (re)read: bits of pm_request's why. */
 enum pm_req_why {
 	PM_REQ_SYNC = 1, /* a sample of a process not loaded, or at an unknown pc */
-	PM_REQ_EXEC = 2, /* a new image: forget the old mappings, then sync */
+	PM_REQ_EXEC = 2, /* a new image: forget the old one (with SYNC: then
+			  * read the new one) */
 	PM_REQ_EXIT = 4, /* the process exited */
 };
 
@@ -95,8 +96,14 @@ void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg);
 /* Called when a process' state is dropped (exit, exec). */
 typedef void (*pm_forget_fn)(void *arg, pid_t pid);
 void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg);
-/* Load every process in /proc.  Returns how many were synced. */
-int pm_scan_all(struct pm *pm);
+/* Load the processes running now (state R): at start-up, so that the
+ * busy ones have complete stacks from their first sample; the others
+ * load on their first sample.  One read of /proc/PID/stat per process.
+ * Returns how many were synced. */
+int pm_scan_running(struct pm *pm);
+/* The state of pid's main thread in /proc/PID/stat ('R' running or
+ * runnable, 'S' asleep...), or 0 when it cannot be read. */
+char pm_proc_state(pid_t pid);
 /* Load these n processes, opening each file they map once (pm_sync
  * opens every mapping's file, to tell changed files).  Returns how many
  * were synced. */
@@ -104,7 +111,9 @@ int pm_sync_many(struct pm *pm, const pid_t *pids, int n);
 /* (Re)read one process' mappings and update BPF.  Returns 0, -ESRCH when
  * it is gone, or another negative errno. */
 int pm_sync(struct pm *pm, pid_t pid);
-/* A new image was exec'd: forget the old mappings, then sync. */
+/* A new image was exec'd: forget the old one (its mappings, its state).
+ * The new one is not read: it loads on its first sample, like any process
+ * not loaded yet (PM_REQ_SYNC).  Returns 0. */
 int pm_exec(struct pm *pm, pid_t pid);
 /* The process exited: its state goes at the next pm_gc after linger. */
 void pm_exit(struct pm *pm, pid_t pid);

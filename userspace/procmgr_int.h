@@ -29,6 +29,9 @@ struct pm {
 	void *forget_arg;
 	struct pm_stats st;
 	uint64_t last_sweep_ns; /* last check of /proc for missed exits */
+	/* the last pid_info.map_gen given (every sync takes the next: BPF's
+	 * mapping cache keeps no entry across a sync; 0 is never given) */
+	uint32_t map_gen;
 	/* During pm_sync_many: hash(device, inode) -> struct exe_file * of
 	 * the files mapped so far, so a library that 50 processes map is
 	 * opened once.  The file's descriptor keeps that inode alive, so the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The process manager's request queue (bounded at PM_REQ_MAX, requests for
- * one pid merged) and its batches of syncs (pm_sync_many, pm_scan_all).
+ * one pid merged) and its batches of syncs (pm_sync_many, pm_scan_running).
  */
 #include "procmgr.h"
 #include "procmgr_int.h"
@@ -58,9 +58,11 @@ int pm_service(struct pm *pm, uint64_t budget_ns)
 		 * queue again */
 		pm->req_head++;
 		hm_del(&pm->req_by_pid, (uint64_t)r.pid);
+		/* an exec first: a sync, asked before it or after, reads
+		 * the new image */
 		if (r.why & PM_REQ_EXEC)
 			pm_exec(pm, r.pid);
-		else if (r.why & PM_REQ_SYNC)
+		if (r.why & PM_REQ_SYNC)
 			pm_sync(pm, r.pid);
 		if (r.why & PM_REQ_EXIT)
 			pm_exit(pm, r.pid);
@@ -84,7 +86,7 @@ int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
 	return synced;
 }
 
-int pm_scan_all(struct pm *pm)
+int pm_scan_running(struct pm *pm)
 {
 	DIR *d = opendir("/proc");
 	pid_t *pids = NULL, *tmp;
@@ -97,10 +99,11 @@ int pm_scan_all(struct pm *pm)
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid > INT32_MAX)
+		if (*end || pid <= 0 || pid > INT32_MAX ||
+		    pm_proc_state((pid_t)pid) != 'R')
 			continue;
 		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
+			cap = cap ? cap * 2 : 64;
 			tmp = realloc(pids, cap * sizeof(*pids));
 			if (!tmp)
 				break; /* load those listed so far */

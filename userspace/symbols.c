@@ -198,6 +198,32 @@ static int read_debug_file(struct symb_table *t, const struct elfm *e)
 	return err;
 }
 
+/*
+ * MiniDebugInfo (Fedora, RHEL, ...): a stripped file may carry in
+ * .gnu_debugdata an xz-compressed ELF file whose .symtab names the
+ * functions .dynsym does not.  A damaged or oversized one is skipped:
+ * the file keeps the names it has.
+ */
+static int read_minidebuginfo(struct symb_table *t, const struct elfm *e)
+{
+	const Elf64_Shdr *sh = elfm_section(e, ".gnu_debugdata");
+	struct elfm *m = NULL;
+	void *buf = NULL;
+	size_t len;
+	int err;
+
+	if (!sh)
+		return 0;
+	err = elfm_section_xz(e, sh, &buf, &len);
+	if (!err)
+		err = elfm_open_mem(buf, len, &m);
+	if (!err)
+		err = read_symtabs(t, m);
+	elfm_free(m);
+	free(buf);
+	return err == -ENOMEM ? err : 0;
+}
+
 /* A stripped Go binary keeps its function names in .gopclntab. */
 static int read_gopclntab(struct symb_table *t, const struct elfm *e)
 {
@@ -252,6 +278,8 @@ int symb_load_fd(int fd, struct symb_table **out)
 	err = read_symtabs(t, e);
 	if (!err)
 		err = read_debug_file(t, e);
+	if (!err)
+		err = read_minidebuginfo(t, e);
 	if (!err && t->n == 0)
 		err = read_gopclntab(t, e);
 	/* a file cut short under the mapping: names read from zeros */

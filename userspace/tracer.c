@@ -162,6 +162,16 @@ static uint64_t next_pow2(uint64_t v)
 	return p;
 }
 
+/* A per-CPU cache map of n entries rounded up to a power of two (0: off,
+ * one unused slot); its index mask, 0 when off. */
+static __u32 size_cache(struct bpf_map *m, uint32_t n)
+{
+	uint64_t p = n ? next_pow2(n) : 1;
+
+	bpf_map__set_max_entries(m, (__u32)p);
+	return n ? (__u32)p - 1 : 0;
+}
+
 /* ---- open / load / attach ------------------------------------------------ */
 
 const void *tracer_object(size_t *len)
@@ -213,15 +223,11 @@ static void configure(struct tracer *t, struct profiler *skel)
 							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
 	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
-	/* the per-CPU rule cache: a power of two, or off (one unused slot) */
-	if (o->rule_cache_entries) {
-		bpf_map__set_max_entries(skel->maps.rule_cache,
-					 (__u32)next_pow2(o->rule_cache_entries));
-		skel->rodata->rule_cache_mask =
-			(__u32)next_pow2(o->rule_cache_entries) - 1;
-	} else {
-		bpf_map__set_max_entries(skel->maps.rule_cache, 1);
-	}
+	/* the per-CPU caches: a power of two, or off (one unused slot) */
+	skel->rodata->rule_cache_mask =
+		size_cache(skel->maps.rule_cache, o->rule_cache_entries);
+	skel->rodata->map_cache_mask =
+		size_cache(skel->maps.map_cache, o->map_cache_entries);
 	if (o->log_level > 0) {
 		struct bpf_program *p;
 
@@ -330,7 +336,6 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	}
 	t->bm.ops = &tr_libbpf_ops;
 	t->bm.ctx = t;
-	t->bm.gen = &skel->bss->delta_gen;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
 	t->map_fds[BM_MAPPINGS] = bpf_map__fd(skel->maps.mappings);
 	t->map_fds[BM_PAGES] = bpf_map__fd(skel->maps.delta_pages);

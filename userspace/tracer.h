@@ -40,6 +40,7 @@ struct tracer_opts {
 	/* entries per CPU of the rule cache (rounded up to a power of two);
 	 * 0: no cache */
 	uint32_t rule_cache_entries;
+	uint32_t map_cache_entries;
 	uint32_t interps; /* interpreter unwinders on: bit per interp_kind */
 	int log_level; /* verifier log level on failure (0: libbpf's) */
 };

@@ -8,6 +8,8 @@
  *             inlined scopes, segments, line rows, peak RSS;
  *   cold      build + 10,000 lookups of random addresses in .text;
  *   warm      the 10,000 lookups alone (median of 5), per address;
+ *   restart   the table from its blob, as a restart reads it from the
+ *             cache (dwi_load: copy and check), + the 10,000 lookups;
  *   libdw     the same addresses through eu-addr2line -i -f (libdw's
  *             per-query scope walk), when it is installed.
  *
@@ -157,7 +159,7 @@ static double libdw_time(const char *path, const uint64_t *addrs, int n)
 
 static void bench(const char *path)
 {
-	double tb[BUILDS], tw[WARM], t0, cold, dw;
+	double tb[BUILDS], tw[WARM], t0, cold, dw, restart;
 	struct dwi_table *t = NULL;
 	struct dwi_frame f[32];
 	struct dwi_stats st;
@@ -217,11 +219,30 @@ static void bench(const char *path)
 		tw[k] = now() - t0;
 	}
 	qsort(tw, WARM, sizeof(tw[0]), cmp_double);
+	/* restart: the blob as the cache gives it back */
+	{
+		size_t len;
+		const void *b = dwi_blob(t, &len);
+		void *copy = malloc(len);
+		struct dwi_table *r = NULL;
+
+		memcpy(copy, b, len);
+		t0 = now();
+		err = dwi_load(copy, len, &r);
+		for (i = 0; !err && i < NADDR; i++)
+			dwi_lookup(r, addrs[i], f, 32);
+		restart = err ? -1 : now() - t0;
+		dwi_free(r);
+		free(copy);
+	}
 	printf("  %d random .text addresses: cold %.0f ms, warm %.2f ms "
 	       "(%.0f ns per address), %.1f%% covered, %.2f frames per covered "
-	       "address\n",
+	       "address\n"
+	       "  restart (the table read back from the cache, checked, and "
+	       "the same lookups): %.1f ms\n",
 	       NADDR, cold * 1e3, tw[WARM / 2] * 1e3, tw[WARM / 2] * 1e9 / NADDR,
-	       100.0 * hits / NADDR, hits ? (double)frames / hits : 0.0);
+	       100.0 * hits / NADDR, hits ? (double)frames / hits : 0.0,
+	       restart * 1e3);
 	dw = libdw_time(path, addrs, NADDR);
 	if (dw >= 0)
 		printf("  eu-addr2line -i -f, same addresses: %.0f ms (%.1f us "
@@ -232,8 +253,10 @@ static void bench(const char *path)
 
 int main(int argc, char **argv)
 {
+	/* /root: pyenv's Pythons are built -g (libpython3.13: 14 MiB of
+	 * .debug_info, the most here) */
 	const char *dirs[] = { "/usr/lib/debug", "/usr/lib", "/usr/bin",
-			       "/usr/local" };
+			       "/usr/local", "/opt", "/root" };
 	const char *libc;
 	int i;
 
@@ -248,7 +271,7 @@ int main(int argc, char **argv)
 		bench(libc);
 	else
 		printf("no libc debug file (libc6-dbg)\n");
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < (int)(sizeof(dirs) / sizeof(dirs[0])); i++)
 		nftw(dirs[i], visit, 64, FTW_PHYS);
 	if (biggest[0])
 		bench(biggest);

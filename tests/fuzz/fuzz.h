@@ -66,7 +66,8 @@ int fz_memfd(const void *data, size_t len);
 struct fz_cfi_hdr {
 	uint64_t sec_addr;	  /* the section's address */
 	uint64_t text_lo, text_hi; /* the executable range FDEs may cover */
-	uint8_t debug_frame;	  /* 1: .debug_frame, else .eh_frame */
+	uint8_t debug_frame;	  /* bit 0: .debug_frame, else .eh_frame;
+				   * bit 1: an AArch64 file (its lowering) */
 	uint8_t pad[7];
 };
 

@@ -27,7 +27,7 @@ GO ?= /usr/lib/go-1.19/bin/go
 PKG_CONFIG ?= pkg-config
 Q ?= @
 
-PKGS := libbpf libelf zlib lmdb libcurl libcrypto libdw libzstd libxxhash
+PKGS := libbpf libelf zlib lmdb libcurl libcrypto libdw libzstd libxxhash liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 

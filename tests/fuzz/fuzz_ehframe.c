@@ -81,6 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	img = synth_elf(secs, 2, &len);
 	if (!img)
 		return 0;
+	if (h.debug_frame & 2)
+		((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
 	if (elfm_open_mem(img, len, &e) != 0 || dt_builder_new(&b) != 0)
 		goto cleanup;
 	dt_builder_set_text(b, h.text_lo, h.text_hi);

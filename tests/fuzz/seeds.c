@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "interp_python.h"
 #include "store.h"
 #include "store_test.h"
+#include "../unit/synth_elf.h"
 #include "v8_image.h"
 
 #define WHOLE_MAX (256u << 10)	 /* whole files up to this size */
@@ -217,6 +219,50 @@ static void *slurp(const char *path, size_t *len)
 }
 
 /* The vDSO of this process: a small, real, stripped ELF file. */
+/* MiniDebugInfo: an image whose .gnu_debugdata is an xz stream of an
+ * ELF file with a .symtab (symbols.c decompresses and reads it). */
+static void minidebuginfo_seed(void)
+{
+	static const char strtab[] = "\0mdi_one\0mdi_two";
+	Elf64_Sym syms[3] = { { 0 } };
+	struct synth_sec inner[] = {
+		{ ".strtab", SHT_STRTAB, 0, 0, strtab, sizeof(strtab), 0, 0 },
+		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 1,
+		  sizeof(Elf64_Sym) },
+	};
+	struct synth_sec outer[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x401000,
+		  "\xc3\xc3\xc3\xc3", 4, 0, 0 },
+		{ ".gnu_debugdata", SHT_PROGBITS, 0, 0, NULL, 0, 0, 0 },
+	};
+	uint8_t *in, *out = NULL, *img = NULL;
+	size_t in_len, out_len = 0, img_len, cap;
+
+	for (int i = 1; i < 3; i++) {
+		syms[i].st_name = i == 1 ? 1 : 9;
+		syms[i].st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC);
+		syms[i].st_shndx = 1;
+		syms[i].st_value = 0x401000 + 2 * (i - 1);
+		syms[i].st_size = 2;
+	}
+	in = synth_elf(inner, 2, &in_len);
+	cap = in_len + 1024;
+	out = in ? malloc(cap) : NULL;
+	if (out && lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, NULL, in,
+					   in_len, out, &out_len,
+					   cap) == LZMA_OK) {
+		outer[1].data = out;
+		outer[1].size = out_len;
+		img = synth_elf(outer, 2, &img_len);
+		if (img)
+			write_seed("symbols", "minidebuginfo", img, img_len,
+				   NULL, 0);
+	}
+	free(img);
+	free(out);
+	free(in);
+}
+
 static void vdso_seeds(void)
 {
 	const uint8_t *base = (const void *)getauxval(AT_SYSINFO_EHDR);
@@ -613,6 +659,7 @@ int main(int argc, char **argv)
 	out_dir = argv[1];
 	mkdir(out_dir, 0755);
 	vdso_seeds();
+	minidebuginfo_seed();
 	for (i = 2; i < argc; i++) {
 		size_t len;
 		void *img = slurp(argv[i], &len);

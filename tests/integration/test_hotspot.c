@@ -6,6 +6,7 @@
  * A stack is complete when its Java frames reach Split.main and its
  * native frames reach start_thread.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include <linux/types.h>
 
+#include "../unit/rep_fixture.h"
 #include "../unit/test.h"
 #include "harness.h"
 
@@ -39,8 +41,10 @@ static const char *compile_java(const struct jdk *j, int idx, const char *name)
 
 	snprintf(dir, sizeof(dir), "%s/hs-%s-%d", test_tmpdir(), name, idx);
 	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s %s/tests/workloads/java/%s.java",
-		 j->home, dir, test_srcdir(), name);
+	/* the sourcepath: classes a workload uses beside it (WhiteBox) */
+	snprintf(cmd, sizeof(cmd), "%s/bin/javac -d %s -sourcepath %s/tests/workloads/java "
+		 "%s/tests/workloads/java/%s.java",
+		 j->home, dir, test_srcdir(), test_srcdir(), name);
 	st = system(cmd);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dir : NULL;
 }
@@ -63,8 +67,26 @@ static bool profile_java(const struct jdk *j, int idx, const char *class,
 	if (!ASSERT_NOT_NULL(dir, "javac"))
 		return false;
 	{
-		char *argv[] = { java, (char *)flag, "-cp", (char *)dir,
-				 (char *)class, "30", NULL };
+		/* flag: options separated by spaces, "%s" in them standing
+		 * for the directory of the compiled classes */
+		char flags[512], *argv[16], *tok, *save = NULL;
+		const char *pct = strstr(flag, "%s");
+		int n = 0;
+
+		if (pct)
+			snprintf(flags, sizeof(flags), "%.*s%s%s",
+				 (int)(pct - flag), flag, dir, pct + 2);
+		else
+			snprintf(flags, sizeof(flags), "%s", flag);
+		argv[n++] = java;
+		for (tok = strtok_r(flags, " ", &save); tok && n < 10;
+		     tok = strtok_r(NULL, " ", &save))
+			argv[n++] = tok;
+		argv[n++] = "-cp";
+		argv[n++] = (char *)dir;
+		argv[n++] = (char *)class;
+		argv[n++] = "30";
+		argv[n] = NULL;
 		/* a cache of the test's own: the machine's may hold records
 		 * of other builds, whose runtimes' kinds differ */
 		const char *extra[] = { "-cache-dir", cache, NULL };
@@ -79,20 +101,47 @@ static bool profile_java(const struct jdk *j, int idx, const char *class,
 	return true;
 }
 
-/* flag: the JVM's option; split: assert the split too.  Compiled frames
- * stand for the methods C1/C2 inlined into them (not expanded yet): the
- * split holds while each chain's first method keeps a frame of its own,
- * as Split's do (run calls three methods each looping ~1000 times). */
+/* The logical Java call chain of a folded stack: its frames whose names
+ * begin with prefix, names only (no file, no line), joined by ';'.  The
+ * same whether the JIT inlined methods or not, since a compiled frame
+ * gives the methods inlined into it as frames of their own. */
+static void java_chain(const char *s, const char *prefix, char *out, size_t n)
+{
+	size_t len = strlen(prefix), used = 0;
+	const char *p = s, *e, *paren;
+
+	out[0] = 0;
+	while (p && *p) {
+		e = strchr(p, ';');
+		if (!e)
+			e = p + strlen(p);
+		if ((size_t)(e - p) > len && !strncmp(p, prefix, len)) {
+			paren = memchr(p, ' ', (size_t)(e - p));
+			if (!paren)
+				paren = e;
+			used += (size_t)snprintf(out + used, n - used, "%s%.*s",
+						 used ? ";" : "", (int)(paren - p), p);
+			if (used >= n)
+				return;
+		}
+		p = *e ? e + 1 : NULL;
+	}
+}
+
+/* flag: the JVM's option; split: assert the split too.  Each sample's
+ * Split frames must form the logical chain -Xint shows
+ * (main;run;X;XLeaf, then work or cpu below it): with tiered
+ * compilation C2 inlines work and cpu into the leaves (and more into
+ * run's OSR code), and the inlined methods come out as frames. */
 static void split_test(const struct jdk *j, int idx, const char *flag,
 		       bool split)
 {
-	static const char *const chain[3] = { ";Split.heavy (Split.java",
-					      ";Split.medium (Split.java",
-					      ";Split.light (Split.java" };
+	static const char *const chain[3] = { "heavy", "medium", "light" };
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 }, noline = 0;
+	uint64_t logical = 0, below = 0;
 	struct folded f = { 0 };
-	char *err = NULL;
+	char *err = NULL, jc[512], want_chain[128];
 	int i, k;
 
 	if (!profile_java(j, idx, "Split", flag, &f, &err))
@@ -100,6 +149,7 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	for (i = 0; i < f.n; i++) {
 		const char *s = f.lines[i].stack;
 		uint64_t c = f.lines[i].count;
+		size_t wl;
 
 		/* the Java main thread (the process' first thread, also
 		 * "java", waits for it) */
@@ -109,9 +159,23 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 		if (strstr(s, ";start_thread;") &&
 		    strstr(s, ";Split.main (Split.java"))
 			complete += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, chain[k]))
-				n[k] += c;
+		java_chain(s, "Split.", jc, sizeof(jc));
+		for (k = 0; k < 3; k++) {
+			snprintf(want_chain, sizeof(want_chain),
+				 "Split.main;Split.run;Split.%s;Split.%sLeaf",
+				 chain[k], chain[k]);
+			wl = strlen(want_chain);
+			if (strncmp(jc, want_chain, wl))
+				continue;
+			n[k] += c;
+			if (!jc[wl] || !strcmp(jc + wl, ";Split.work") ||
+			    !strcmp(jc + wl, ";Split.cpu"))
+				logical += c;
+			if (jc[wl])
+				below += c;
+		}
+		if (getenv("HS_DUMP") && !strstr(jc, "Leaf"))
+			printf("off-chain %llu %s\n", (unsigned long long)c, jc);
 		/* a Java frame of Split without its line */
 		if (strstr(s, " (Split.java);") ||
 		    (strlen(s) > 13 && !strcmp(s + strlen(s) - 13, " (Split.java)"))) {
@@ -123,10 +187,13 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	}
 	if (getenv("HS_DUMP"))
 		h_dump_top(&f, "java", 12);
-	test_note("%s %s: %llu samples of the java thread, %.1f%% complete; heavy %.1f%% "
+	test_note("%s %s: %llu samples of the java thread, %.1f%% complete, %.1f%% "
+		  "the logical chain, %.1f%% with work or cpu below the leaf; heavy %.1f%% "
 		  "medium %.1f%% light %.1f%%; %.1f%% with a frame without line; err_hotspot_read=%lld",
 		  j->name, flag, (unsigned long long)total,
 		  100.0 * complete / (total ? total : 1),
+		  100.0 * logical / (total ? total : 1),
+		  100.0 * below / (total ? total : 1),
 		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
 		  100.0 * n[2] / (total ? total : 1), 100.0 * noline / (total ? total : 1),
 		  h_summary_value(err, "err_hotspot_read"));
@@ -136,6 +203,12 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	if (!ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
 		       ">= 95% complete (Java to Split.main, native to start_thread)"))
 		h_dump_top(&f, "java", 8);
+	ASSERT_GE(10000 * logical / (total ? total : 1), 9500,
+		  ">= 95% with the logical chain main;run;X;XLeaf[;work|;cpu], as -Xint");
+	/* work and cpu are what the leaves run: inlined by C2, still
+	 * frames of their own */
+	ASSERT_GE(10000 * below / (total ? total : 1), 8000,
+		  ">= 80% with work or cpu below the leaf");
 	for (k = 0; split && k < 3; k++)
 		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
 			      (int)(10 * want[k])),
@@ -171,21 +244,46 @@ TEST_ROOT(hotspot_split_60_30_10_jit_preserve_fp)
 		split_test(&jdks[i], (int)i, "-XX:+PreserveFramePointer", true);
 }
 
+/* Whether every frame between the frame at from and the one at to
+ * (each pointing at its ';') is TimSort's (or Arrays', or names begin
+ * with one of also), and at least one is TimSort's: the frames a
+ * comparator is called through. */
+static bool through_timsort(const char *from, const char *to,
+			    const char *also)
+{
+	const char *p = strchr(from + 1, ';');
+	bool timsort = false;
+
+	for (; p && p < to; p = strchr(p + 1, ';')) {
+		if (!strncmp(p, ";java.util.TimSort.", 19))
+			timsort = true;
+		else if (strncmp(p, ";java.util.Arrays.", 18) &&
+			 strncmp(p, also, strlen(also)))
+			return false;
+	}
+	return timsort;
+}
+
 /* A comparator called from Arrays.sort (the JDK's TimSort, Java too):
  * the nested class' compare and a lambda's body, each under
- * Sort.sortAll;java.util.Arrays.sort, the lambda named by its hidden
- * class without its address. */
-TEST_ROOT(hotspot_sort_comparator_and_lambda_xint)
+ * Sort.sortAll;java.util.Arrays.sort and TimSort's frames only, the
+ * lambda named by its hidden class without its address.  Under default
+ * flags C2 inlines the comparator into TimSort's binarySort and
+ * mergeLo/Hi: the inlined methods still come out as those frames. */
+/* min_samples: in each comparator; min_share: of the sort's samples in
+ * the two comparators, percent. */
+static void sort_test(const char *flag, uint64_t min_samples,
+		      uint64_t min_share)
 {
 	size_t j;
 
 	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
 		struct folded f = { 0 };
 		char *err = NULL;
-		uint64_t cmp = 0, cmp_ok = 0, lam = 0, lam_ok = 0;
+		uint64_t cmp = 0, cmp_ok = 0, lam = 0, lam_ok = 0, sorting = 0;
 		int i;
 
-		if (!profile_java(&jdks[j], (int)j, "Sort", "-Xint", &f, &err))
+		if (!profile_java(&jdks[j], (int)j, "Sort", flag, &f, &err))
 			goto next;
 		for (i = 0; i < f.n; i++) {
 			const char *s = f.lines[i].stack, *a, *b, *c;
@@ -193,36 +291,194 @@ TEST_ROOT(hotspot_sort_comparator_and_lambda_xint)
 
 			if (strncmp(s, "java;", 5))
 				continue;
-			a = strstr(s, ";Sort.sortAll (Sort.java:");
+			a = strstr(s, ";Sort.main (Sort.java:");
+			a = a ? strstr(a, ";Sort.sortAll (Sort.java:") : NULL;
 			b = a ? strstr(a, ";java.util.Arrays.sort (Arrays.java:") : NULL;
+			if (b)
+				sorting += n;
 			if ((c = strstr(s, ";Sort$ByWeight.compare (Sort.java:21)"))) {
 				cmp += n;
-				if (b && b < c && strstr(s, ";start_thread;"))
+				/* through the bridge compare(Object, Object) */
+				if (b && b < c && strstr(s, ";start_thread;") &&
+				    through_timsort(b, c, ";Sort$ByWeight.compare (Sort.java:19)"))
 					cmp_ok += n;
+				else if (getenv("HS_DUMP"))
+					printf("cmp off %llu %s\n", (unsigned long long)n,
+					       b ? b : s);
 			}
 			if ((c = strstr(s, ";Sort.lambda$sortAll$0 (Sort.java:27)"))) {
 				lam += n;
 				if (b && b < c && strstr(s, "$$Lambda") &&
 				    !strstr(s, "$$Lambda$1+0x") &&
 				    !strstr(s, "$$Lambda+0x") &&
-				    strstr(s, ";start_thread;"))
+				    strstr(s, ";start_thread;") &&
+				    through_timsort(b, c, ";Sort$$Lambda"))
 					lam_ok += n;
+				else if (getenv("HS_DUMP"))
+					printf("lam off %llu %s\n", (unsigned long long)n,
+					       b ? b : s);
 			}
 		}
-		test_note("%s: comparator %llu samples, %.1f%% under sortAll;Arrays.sort; "
-			  "lambda %llu, %.1f%%",
-			  jdks[j].name, (unsigned long long)cmp,
+		test_note("%s %s: comparator %llu samples, %.1f%% under sortAll;Arrays.sort "
+			  "through TimSort; lambda %llu, %.1f%%; the two %.1f%% of the %llu "
+			  "samples under Arrays.sort",
+			  jdks[j].name, flag, (unsigned long long)cmp,
 			  100.0 * cmp_ok / (cmp ? cmp : 1), (unsigned long long)lam,
-			  100.0 * lam_ok / (lam ? lam : 1));
-		ASSERT_GE(cmp, 200, "samples in the comparator");
-		ASSERT_GE(lam, 200, "samples in the lambda");
+			  100.0 * lam_ok / (lam ? lam : 1),
+			  100.0 * (cmp + lam) / (sorting ? sorting : 1),
+			  (unsigned long long)sorting);
+		ASSERT_GE(100 * (cmp + lam), min_share * sorting,
+			  "the comparators' share of the sort");
+		ASSERT_GE(cmp, min_samples, "samples in the comparator");
+		ASSERT_GE(lam, min_samples, "samples in the lambda");
 		ASSERT_GE(10000 * cmp_ok / (cmp ? cmp : 1), 9500,
 			  "the comparator between the right frames");
 		if (!ASSERT_GE(10000 * lam_ok / (lam ? lam : 1), 9500,
-			       "the lambda named, between the right frames"))
+			       "the lambda named, between the right frames") ||
+		    getenv("HS_DUMP"))
 			h_dump_top(&f, "java", 6);
 next:
 		free(err);
 		h_free_folded(&f);
+	}
+}
+
+TEST_ROOT(hotspot_sort_comparator_and_lambda_xint)
+{
+	sort_test("-Xint", 200, 70);
+}
+
+/* Default tiered compilation (the flag only fills the slot).  C2 keeps
+ * debug information only at calls and safepoints: a leaf pc inside the
+ * comparator it inlined (weight's loop) is named by the next PcDesc,
+ * often TimSort's own, so fewer samples land in the comparator; those
+ * that do must sit between the right frames. */
+TEST_ROOT(hotspot_sort_comparator_and_lambda_jit)
+{
+	sort_test("-XX:+UseSerialGC", 30, 0);
+}
+
+/* With debug information at every pc (what JFR and async-profiler turn
+ * on), the leaf is exact: the comparators and weight, inlined into
+ * TimSort, hold the sort's time again. */
+TEST_ROOT(hotspot_sort_comparator_and_lambda_jit_debug_nonsafepoints)
+{
+	sort_test("-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints", 50, 70);
+}
+
+/* Deoptimization: Deopt.java's second thread deoptimizes every compiled
+ * method every 50 ms (the WhiteBox API), so the main thread's compiled
+ * frames keep returning through their nmethods' deopt handlers into the
+ * interpreter and being compiled again.  A frame whose return address
+ * is its deopt handler is still unwound by its nmethod's frame size and
+ * named by its own method; the stacks stay whole. */
+TEST_ROOT(hotspot_deopt_whitebox)
+{
+	size_t j;
+
+	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
+		struct folded f = { 0 };
+		char *err = NULL, jc[512];
+		uint64_t total = 0, complete = 0, logical = 0, deopt = 0;
+		int i;
+
+		if (!profile_java(&jdks[j], (int)j, "Deopt",
+				  "-XX:+UnlockDiagnosticVMOptions -XX:+WhiteBoxAPI "
+				  "-XX:-DisplayVMOutput -Xbootclasspath/a:%s",
+				  &f, &err))
+			goto next;
+		for (i = 0; i < f.n; i++) {
+			const char *s = f.lines[i].stack;
+			uint64_t n = f.lines[i].count;
+
+			if (strncmp(s, "java;", 5))
+				continue;
+			total += n;
+			if (strstr(s, ";start_thread;") &&
+			    strstr(s, ";Deopt.main (Deopt.java:"))
+				complete += n;
+			java_chain(s, "Deopt.", jc, sizeof(jc));
+			if (!strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin") ||
+			    !strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin;Deopt.leaf"))
+				logical += n;
+			else if (getenv("HS_DUMP"))
+				printf("off %llu %s\n", (unsigned long long)n,
+				       strstr(s, "start_thread") ? strstr(s, "start_thread") : s);
+			/* in the deopt blob, or returning into a deopt
+			 * handler (a Deopt frame without line) */
+			if (strstr(s, ";[stub: DeoptimizationBlob]") ||
+			    strstr(s, " (Deopt.java);") ||
+			    (strlen(s) > 13 && !strcmp(s + strlen(s) - 13, " (Deopt.java)")))
+				deopt += n;
+		}
+		if (getenv("HS_DUMP"))
+			h_dump_top(&f, "java", 10);
+		test_note("%s: %llu samples of the java thread, %.1f%% complete, %.1f%% "
+			  "main;run;spin[;leaf], %.1f%% deoptimizing; err_hotspot_read=%lld",
+			  jdks[j].name, (unsigned long long)total,
+			  100.0 * complete / (total ? total : 1),
+			  100.0 * logical / (total ? total : 1),
+			  100.0 * deopt / (total ? total : 1),
+			  h_summary_value(err, "err_hotspot_read"));
+		ASSERT_GE(total, 100, "samples");
+		ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
+			  ">= 95% complete (Java to Deopt.main, native to start_thread)");
+		ASSERT_GE(10000 * logical / (total ? total : 1), 9000,
+			  ">= 90% with the logical chain main;run;spin[;leaf]");
+next:
+		free(err);
+		h_free_folded(&f);
+	}
+}
+
+/* pprof and OTLP: a compiled frame whose code inlined other methods is
+ * one Location with a Line each, innermost first, as a native frame's
+ * DWARF inline chain is (decoded by protoc against the upstream protos):
+ * C2 inlines work into each leaf of Split's chains. */
+static void leaf_inlines_work(const char *kind, const char *decoded)
+{
+	(void)kind;
+	ASSERT_TRUE(strstr(decoded, "inline=Split.work;Split.heavyLeaf\n") ||
+		    strstr(decoded, "inline=Split.work;Split.mediumLeaf\n") ||
+		    strstr(decoded, "inline=Split.work;Split.lightLeaf\n"),
+		    "a leaf's Location: work, then the leaf");
+}
+
+TEST_ROOT(hotspot_inline_chain_one_location)
+{
+	size_t j;
+
+	if (!fix_upstream_protos()) {
+		test_skip("no upstream .proto files (run 'make deps' as root)");
+		return;
+	}
+	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
+		char java[512], cache[600];
+		const char *dir;
+		pid_t w;
+
+		snprintf(java, sizeof(java), "%s/bin/java", jdks[j].home);
+		if (access(java, X_OK)) {
+			test_note("%s: SKIP, %s is not installed", jdks[j].name, java);
+			continue;
+		}
+		dir = compile_java(&jdks[j], (int)j, "Split");
+		if (!ASSERT_NOT_NULL(dir, "javac"))
+			continue;
+		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
+		{
+			char *wargv[] = { java, "-cp", (char *)dir, "Split", "30",
+					  NULL };
+			const char *extra[] = { "-cache-dir", cache, NULL };
+
+			w = h_spawn(wargv);
+			/* C2 compiles the leaves within a second or two */
+			sleep(3);
+			if (ASSERT_GT(w, 0, "java started")) {
+				h_each_decoded(w, extra, leaf_inlines_work);
+				kill(w, SIGKILL);
+				h_wait(w, 5);
+			}
+		}
 	}
 }

@@ -377,8 +377,10 @@ TEST_ROOT(native_recursion_1000_deep)
 
 /* The per-CPU rule cache (-rule-cache-entries) answers most lookups of a
  * recursion, whose return addresses recur from sample to sample, and the
- * stacks it gives are the ones the full search gives: with it off, the
- * same 300 frames down to _start, and the same share of them. */
+ * per-CPU mapping cache (-map-cache-entries) the first mapping lookup of
+ * each sample; the stacks they give are the ones the full searches give:
+ * with both off, the same 300 frames down to _start, and the same share
+ * of them. */
 static double deep_share(const struct folded *f, uint64_t *burn)
 {
 	uint64_t deep = 0;
@@ -402,10 +404,13 @@ TEST_ROOT(native_rule_cache_same_stacks)
 {
 	char *wargv[] = { (char *)h_workload("recurse"), "10", "300", NULL };
 	const char *on[] = { "-v", NULL };
-	const char *off[] = { "-v", "-rule-cache-entries", "0", NULL };
+	const char *off[] = { "-v", "-rule-cache-entries", "0",
+			      "-map-cache-entries", "0", NULL };
 	const char *const *runs[2] = { on, off };
 	double share[2] = { 0, 0 };
 	long long hits[2] = { -1, -1 }, frames[2] = { 0, 0 };
+	long long map_hits[2] = { -1, -1 };
+	uint64_t samples[2] = { 0, 0 };
 	int r;
 
 	for (r = 0; r < 2; r++) {
@@ -420,13 +425,17 @@ TEST_ROOT(native_rule_cache_same_stacks)
 			return;
 		}
 		share[r] = deep_share(&f, &burn);
+		samples[r] = h_count_comm(&f, "recurse");
 		/* "bpf counters:" of -v: zero counters are left out */
 		hits[r] = err && strstr(err, "RULE_CACHE_HITS=") ?
 				  h_summary_value(err, "RULE_CACHE_HITS") : 0;
+		map_hits[r] = err && strstr(err, "MAP_CACHE_HITS=") ?
+				      h_summary_value(err, "MAP_CACHE_HITS") : 0;
 		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
-		test_note("rule cache %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the cache",
+		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache; %lld mapping lookups from the mapping cache (%llu samples of recurse)",
 			  r ? "off" : "on", (unsigned long long)burn,
-			  100 * share[r], hits[r], frames[r]);
+			  100 * share[r], hits[r], frames[r], map_hits[r],
+			  (unsigned long long)samples[r]);
 		ASSERT_GE(burn, 500, "samples");
 		h_free_folded(&f);
 		free(err);
@@ -435,6 +444,12 @@ TEST_ROOT(native_rule_cache_same_stacks)
 	ASSERT_GE(share[1] * 10000, 9900, "cache off: all frames");
 	ASSERT_GE(hits[0] * 10, frames[0] * 9, "cache on: >= 90% of lookups hit");
 	ASSERT_EQ(hits[1], 0, "cache off: no hits");
+	/* every sample looks its first pc's mapping up: all but the first
+	 * of each CPU's are in the cache (the whole system's samples count
+	 * too, so this is a floor) */
+	ASSERT_GE(map_hits[0] * 10, (long long)samples[0] * 9,
+		  "mapping cache on: >= 90% of samples find their mapping there");
+	ASSERT_EQ(map_hits[1], 0, "mapping cache off: no hits");
 }
 
 TEST_ROOT(native_threads_end_in_clone3)

@@ -117,6 +117,10 @@ wait "$wpid" $pypid 2>/dev/null
 # the CPU profile's files (rotated ones too), not the off-CPU ones beside
 # them (NAME.offcpu.folded, weighted in microseconds)
 cpu_folded=$(ls "$work"/out*.folded 2>/dev/null | grep -v '\.offcpu\.folded$')
+# none (the daemon failed to start): /dev/null, or the awk scripts below,
+# given no file, would read their stdin, which in a guest is the console,
+# and wait there until qemu's timeout instead of printing the verifier log
+: "${cpu_folded:=/dev/null}"
 
 # "started in N ms: P programs, E perf events" (logged with -v)
 programs=$(sed -n 's/.*started in [0-9]* ms: \([0-9]*\) programs, \([0-9]*\) perf events.*/\1/p' \

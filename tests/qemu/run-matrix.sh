@@ -6,8 +6,12 @@
 #
 #   tests/qemu/run-matrix.sh [ROW...]      (make test-qemu KERNELS="ROW...")
 #
-# Rows: 6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt host
-# (default: all).  Prints one line per row,
+# Rows: 6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt
+# 6.1-cloud-arm64 6.12-cloud-arm64 host (default: all of them), and, only
+# when named, 6.1-generic-arm64 6.12-generic-arm64.  The -arm64 rows boot
+# Debian's arm64 kernels under qemu-system-aarch64 (always TCG) with the
+# cross-built daemon (make ARCH=arm64); without it they are SKIP.
+# Prints one line per row,
 #   PASS|FAIL|SKIP <row> <release> programs=N samples=N python=C/T split=H/M/L gap=G/A (Ts)
 # then a summary; exits 1 when a row failed, 2 on a usage or setup error.
 # A failing row's guest output (the verifier log, when a program was
@@ -15,7 +19,8 @@
 # or V=1, else its last lines and the path of the whole log.
 #
 # Environment:
-#   EP_QEMU_CACHE     cache of kernels, busybox and logs (tests/qemu/cache)
+#   EP_QEMU_CACHE     cache of kernels, busybox, the arm64 userland and logs
+#                     (tests/qemu/cache)
 #   EP_QEMU_TIMEOUT   seconds a guest may run (default 300)
 #   EP_QEMU_ACCEL     tcg or kvm (default: kvm when the CPU has vmx/svm and
 #                     /dev/kvm is writable, else tcg)
@@ -25,9 +30,15 @@
 #   V=1               progress on stderr, full logs of failed rows
 #   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-nofp-pie and the skeleton
 #                     header (default: the ones the top Makefile builds)
-#   EP_PYTHON         the CPython that runs pyburn.py in every row, staged
+#   EP_PYTHON         the CPython that runs pyburn.py in every x86 row, staged
 #                     in the guests with the few stdlib files it needs to
-#                     start (default /usr/bin/python3.11; empty: no Python)
+#                     start (default /usr/bin/python3.11; empty: no Python,
+#                     in the arm64 rows too, which run Debian's arm64
+#                     python3.11, unpacked from its packages)
+#   EP_BIN_ARM64, EP_SKEL_ARM64   the cross-built profiler and its skeleton
+#                     header (default: build-arm64/, from make ARCH=arm64)
+#   EP_WORKLOAD_ARM64 split-nofp-pie for arm64 (default: build-arm64's, else
+#                     cross-built into the cache from tests/workloads)
 #
 # See tests/qemu/README.md for the costs and the traps.
 set -u
@@ -43,7 +54,15 @@ timeout_s=${EP_QEMU_TIMEOUT:-300}
 verbose=${V:-0}
 apt_opts=(-o DPkg::Lock::Timeout=600 -q)
 
-ALL_ROWS="6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt host"
+bin_arm64=${EP_BIN_ARM64:-$top/build-arm64/ebpf-profiler}
+skel_arm64=${EP_SKEL_ARM64:-$top/build-arm64/skel/profiler.skel.h}
+workload_arm64=${EP_WORKLOAD_ARM64:-$top/build-arm64/workloads/split-nofp-pie}
+
+ALL_ROWS="6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt"
+ALL_ROWS="$ALL_ROWS 6.1-cloud-arm64 6.12-cloud-arm64 host"
+# 60-93 MB downloads and slower boots than the cloud builds for the same
+# verifier: run only when named
+MORE_ROWS="6.1-generic-arm64 6.12-generic-arm64"
 
 # The metapackage that names each row's current kernel.  The concrete
 # package (its ABI number) changes with every security update, so it is
@@ -56,6 +75,10 @@ metapackage() {
 	6.12-generic) echo linux-image-6.12-amd64 ;;
 	6.12-cloud) echo linux-image-6.12-cloud-amd64 ;;
 	6.12-rt) echo linux-image-6.12-rt-amd64 ;;
+	6.1-generic-arm64) echo linux-image-arm64:arm64 ;;
+	6.1-cloud-arm64) echo linux-image-cloud-arm64:arm64 ;;
+	6.12-generic-arm64) echo linux-image-6.12-arm64:arm64 ;;
+	6.12-cloud-arm64) echo linux-image-6.12-cloud-arm64:arm64 ;;
 	*) return 1 ;;
 	esac
 }
@@ -83,7 +106,7 @@ for a in "$@"; do
 	host) rows+=("$a") ;;
 	*)
 		if ! metapackage "$a" >/dev/null; then
-			echo "run-matrix: unknown row '$a' (rows: $ALL_ROWS)" >&2
+			echo "run-matrix: unknown row '$a' (rows: $ALL_ROWS $MORE_ROWS)" >&2
 			exit 2
 		fi
 		rows+=("$a")
@@ -94,27 +117,47 @@ done
 # one row asked for: show its whole failure output
 [ ${#rows[@]} -eq 1 ] && verbose_fail=1 || verbose_fail=$verbose
 
-for f in "$bin" "$workload"; do
-	if [ ! -x "$f" ]; then
-		echo "run-matrix: $f is missing: run 'make ebpf-profiler workloads'" >&2
+# row_arch ROW: the guest's architecture, as the kernel names it
+row_arch() {
+	case $1 in
+	*-arm64) echo arm64 ;;
+	*) echo x86_64 ;;
+	esac
+}
+
+# count_programs SKEL: the programs of the skeleton's "progs" struct, which
+# the daemon must load.
+count_programs() {
+	awk '
+		/^\tstruct \{$/ { inside = 1; n = 0; next }
+		inside && /struct bpf_program \*/ { n++ }
+		inside && /^\t\} progs;$/ { print n; exit }
+		inside && /^\t\}/ { inside = 0 }
+	' "$1" 2>/dev/null
+}
+
+# The x86 build is needed only when an x86 row (or the host) was asked for:
+# the arm64 rows check their own build when they run.
+x86_rows=0 expect=""
+for row in "${rows[@]}"; do
+	[ "$(row_arch "$row")" = x86_64 ] && x86_rows=1
+done
+if [ "$x86_rows" = 1 ]; then
+	for f in "$bin" "$workload"; do
+		if [ ! -x "$f" ]; then
+			echo "run-matrix: $f is missing: run 'make ebpf-profiler workloads'" >&2
+			exit 2
+		fi
+	done
+	if [ -n "$python" ] && [ ! -x "$python" ]; then
+		echo "run-matrix: $python is missing (EP_PYTHON= leaves Python out)" >&2
 		exit 2
 	fi
-done
-if [ -n "$python" ] && [ ! -x "$python" ]; then
-	echo "run-matrix: $python is missing (EP_PYTHON= leaves Python out)" >&2
-	exit 2
-fi
-
-# Programs the daemon must load: those of the skeleton's "progs" struct.
-expect=$(awk '
-	/^\tstruct \{$/ { inside = 1; n = 0; next }
-	inside && /struct bpf_program \*/ { n++ }
-	inside && /^\t\} progs;$/ { print n; exit }
-	inside && /^\t\}/ { inside = 0 }
-' "$skel" 2>/dev/null)
-if [ -z "$expect" ] || [ "$expect" -eq 0 ]; then
-	echo "run-matrix: cannot count the programs in $skel: run 'make'" >&2
-	exit 2
+	expect=$(count_programs "$skel")
+	if [ -z "$expect" ] || [ "$expect" -eq 0 ]; then
+		echo "run-matrix: cannot count the programs in $skel: run 'make'" >&2
+		exit 2
+	fi
 fi
 
 mkdir -p "$cache/kernels" "$cache/logs" || exit 2
@@ -146,10 +189,13 @@ resolve() {
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
 }
 
-# download PKG DIR: apt-get download into DIR.
+# download DIR PKG...: apt-get download into DIR (PKG:arm64 for arm64's).
 download() {
-	(cd "$2" && apt-get "${apt_opts[@]}" download "$1") \
-		>"$2/apt.log" 2>&1
+	local dir=$1
+
+	shift
+	(cd "$dir" && apt-get "${apt_opts[@]}" download "$@") \
+		>"$dir/apt.log" 2>&1
 }
 
 # Decompress a bzImage's payload into an ELF vmlinux.  The setup header
@@ -184,15 +230,29 @@ extract_vmlinux() {
 		readelf -n "$out" 2>/dev/null | grep '^  Xen' | grep -q '(0x00000012)'
 }
 
+# arm64_image VMLINUZ OUT: the raw arm64 Image qemu loads.  Debian's arm64
+# vmlinuz is already one (its header's magic "ARM\x64" at 0x38); a gzip'd
+# one is inflated here rather than by qemu at every boot.
+arm64_image() {
+	local img=$1 out=$2
+
+	case $(head -c 2 "$img" | od -An -tx1 | tr -d ' \n') in
+	1f8b) gzip -dc "$img" >"$out" || return 1 ;;
+	*) cp "$img" "$out" || return 1 ;;
+	esac
+	[ "$(od -An -tx1 -j $((0x38)) -N4 "$out" | tr -d ' \n')" = 41524d64 ]
+}
+
 # fetch_kernel ROW PKG: download PKG and extract its kernel into
 # $cache/kernels/ROW/PKG (kept between runs; other versions of the row are
-# removed).  Returns 1 when the archive does not serve PKG.
+# removed; an arm64 PKG is named PKG:arm64, its directory PKG).  Returns 1
+# when the archive does not serve PKG.
 fetch_kernel() {
-	local row=$1 pkg=$2 dir=$cache/kernels/$1/$2 tmp img
+	local row=$1 pkg=$2 dir=$cache/kernels/$1/${2%:*} tmp img
 
 	tmp=$(mktemp -d "$cache/kernels/.fetch.XXXXXX") || return 2
 	note "$row: apt-get download $pkg"
-	if ! download "$pkg" "$tmp"; then
+	if ! download "$tmp" "$pkg"; then
 		cp "$tmp/apt.log" "$cache/logs/$row.apt.log"
 		rm -rf "$tmp"
 		return 1
@@ -211,7 +271,12 @@ fetch_kernel() {
 	mkdir -p "$tmp/k"
 	basename "$img" | sed 's/^vmlinuz-//' >"$tmp/k/release"
 	cp "$tmp"/boot/config-* "$tmp/k/config" 2>/dev/null
-	if extract_vmlinux "$img" "$tmp/k/vmlinux"; then
+	if [ "$(row_arch "$row")" = arm64 ]; then
+		if ! arm64_image "$img" "$tmp/k/Image"; then
+			rm -rf "$tmp"
+			return 2
+		fi
+	elif extract_vmlinux "$img" "$tmp/k/vmlinux"; then
 		note "$row: booting the uncompressed vmlinux (PVH)"
 	else
 		# no PVH entry, or an unknown compression: boot the bzImage
@@ -225,8 +290,11 @@ fetch_kernel() {
 
 # ---- the initramfs ----------------------------------------------------------
 
-initrd=$cache/initrd.cpio
-initrd_built=0
+# One initramfs per architecture, built once a run: initrd.cpio for the
+# x86 guests, initrd-arm64.cpio for the arm64 ones.
+initrd="" # the one the current row boots
+declare -A initrd_built=()
+arm64_root=$cache/arm64/root
 
 # busybox from busybox-static, unpacked, not installed (it conflicts with
 # the busybox package).
@@ -236,7 +304,7 @@ get_busybox() {
 	[ -x "$bb" ] && return 0
 	tmp=$(mktemp -d "$cache/.busybox.XXXXXX") || return 1
 	note "apt-get download busybox-static"
-	if ! download busybox-static "$tmp" && ! { apt_update && download busybox-static "$tmp"; }; then
+	if ! download "$tmp" busybox-static && ! { apt_update && download "$tmp" busybox-static; }; then
 		cat "$tmp/apt.log" >&2
 		rm -rf "$tmp"
 		return 1
@@ -249,74 +317,158 @@ get_busybox() {
 	[ -x "$bb" ]
 }
 
-# copy_elf FILE STAGE DEST: FILE to STAGE/DEST with the shared libraries
-# and the dynamic loader it needs, at the paths ldd names.
+# What the arm64 guests run that cannot be installed beside the amd64
+# packages, from Debian's arm64 packages, unpacked (never installed) into
+# $arm64_root and kept between runs: busybox-static, the python3.11 binary
+# (python3.11-minimal) and the stdlib files it reads to start
+# (libpython3.11-minimal).  The libraries they and the daemon link come
+# from this machine's arm64 multiarch directories (make deps).
+ARM64_ROOT_PKGS="busybox-static python3.11-minimal libpython3.11-minimal"
+get_arm64_root() {
+	local tmp deb p pkgs=()
+
+	[ -f "$arm64_root/.packages" ] && return 0
+	for p in $ARM64_ROOT_PKGS; do
+		pkgs+=("$p:arm64")
+	done
+	tmp=$(mktemp -d "$cache/.arm64root.XXXXXX") || return 1
+	note "apt-get download ${pkgs[*]}"
+	if ! download "$tmp" "${pkgs[@]}" && ! { apt_update && download "$tmp" "${pkgs[@]}"; }; then
+		cat "$tmp/apt.log" >&2
+		rm -rf "$tmp"
+		return 1
+	fi
+	rm -rf "$arm64_root"
+	mkdir -p "$arm64_root"
+	for deb in "$tmp"/*.deb; do
+		if ! dpkg-deb -x "$deb" "$arm64_root"; then
+			rm -rf "$tmp" "$arm64_root"
+			return 1
+		fi
+	done
+	# which versions the guests run
+	for deb in "$tmp"/*.deb; do
+		dpkg-deb --show "$deb"
+	done >"$arm64_root/.packages"
+	rm -rf "$tmp"
+}
+
+# arm64_workload: print the arm64 split-nofp-pie, the cross build's or,
+# without one, built into the cache by workloads.mk's own rule with the
+# cross compiler (the same flags as the x86 rows' workload).
+arm64_workload() {
+	local w=$cache/arm64/workloads/split-nofp-pie
+
+	if [ -n "${EP_WORKLOAD_ARM64:-}" ] || [ -x "$workload_arm64" ]; then
+		echo "$workload_arm64"
+		return 0
+	fi
+	command -v aarch64-linux-gnu-gcc >/dev/null || return 1
+	make -s --no-print-directory -C "$top" -f tests/workloads/workloads.mk \
+		O="$cache/arm64" CC=aarch64-linux-gnu-gcc "$w" >&2 || return 1
+	echo "$w"
+}
+
+# needed_libs ARCH FILE: the shared libraries and the loader FILE needs,
+# one path a line, the same here and in the guest.  x86: what ldd names
+# (nothing for a static binary).  arm64, which ldd cannot run:
+# ci/elf-libs.sh, which follows DT_NEEDED through this machine's arm64
+# multiarch directories (make deps installs what the daemon and Debian's
+# python3.11 link).
+needed_libs() {
+	if [ "$1" = arm64 ]; then
+		"$top/ci/elf-libs.sh" "$2"
+		return
+	fi
+	ldd "$2" 2>/dev/null | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3; next }
+		$1 ~ /^\// { print $1 }'
+}
+
+# copy_elf ARCH FILE STAGE DEST: FILE to STAGE/DEST with the shared
+# libraries and the dynamic loader it needs (needed_libs).
 copy_elf() {
-	local f=$1 stage=$2 dest=$3 lib
+	local arch=$1 f=$2 stage=$3 dest=$4 libs lib
 
 	mkdir -p "$stage/$(dirname "$dest")"
 	cp -L "$f" "$stage/$dest" || return 1
-	# a static binary: ldd says "not a dynamic executable"
-	for lib in $(ldd "$f" 2>/dev/null | awk '
-		$2 == "=>" && $3 ~ /^\// { print $3; next }
-		$1 ~ /^\// { print $1 }'); do
+	libs=$(needed_libs "$arch" "$f") || return 1
+	for lib in $libs; do
 		[ -e "$stage$lib" ] && continue
 		mkdir -p "$stage$(dirname "$lib")"
 		cp -L "$lib" "$stage$lib" || return 1
 	done
 }
 
-# stage_python STAGE: the interpreter and pyburn.py.  The interpreter at
-# its own path, so that it finds its stdlib where it was built to look (no
-# PYTHONHOME: check.sh runs it with -E, which ignores PYTHON* variables),
-# and of the stdlib only what "python -S -E pyburn.py" reads from files:
-# the encodings package's codec search and UTF-8 codec (the guest's C
-# locale turns on UTF-8 mode).  codecs, io, abc, os and the rest of the
-# start-up modules are frozen into the binary; sys and time, all pyburn.py
-# imports, are built in.  os.py and an empty lib-dynload/ are the landmarks
-# by which the interpreter recognises its prefix and exec_prefix: without
-# them it warns and guesses.  62 KB of stdlib next to a 6.8 MB binary.
+# stage_python ARCH STAGE: the interpreter and pyburn.py.  The interpreter
+# at its own path, so that it finds its stdlib where it was built to look
+# (no PYTHONHOME: check.sh runs it with -E, which ignores PYTHON*
+# variables), and of the stdlib only what "python -S -E pyburn.py" reads
+# from files: the encodings package's codec search and UTF-8 codec (the
+# guest's C locale turns on UTF-8 mode).  codecs, io, abc, os and the rest
+# of the start-up modules are frozen into the binary; sys and time, all
+# pyburn.py imports, are built in.  os.py and an empty lib-dynload/ are the
+# landmarks by which the interpreter recognises its prefix and
+# exec_prefix: without them it warns and guesses.  62 KB of stdlib next to
+# a 6.8 MB binary.  arm64: Debian's arm64 python3.11 from $arm64_root,
+# whose stdlib is where it was built to look, /usr/lib/python3.11.
 stage_python() {
-	local stage=$1 lib f
+	local arch=$1 stage=$2 src=$python dest=$python lib libsrc f
 
 	[ -n "$python" ] || return 0
-	lib=$("$python" -S -E -c 'import encodings, os.path
+	if [ "$arch" = arm64 ]; then
+		dest=/usr/bin/python3.11 lib=/usr/lib/python3.11
+		src=$arm64_root$dest libsrc=$arm64_root$lib
+	else
+		lib=$("$python" -S -E -c 'import encodings, os.path
 print(os.path.dirname(encodings.__path__[0]))') || return 1
-	copy_elf "$python" "$stage" "$python" || return 1
+		libsrc=$lib
+	fi
+	copy_elf "$arch" "$src" "$stage" "$dest" || return 1
 	mkdir -p "$stage$lib/encodings" "$stage$lib/lib-dynload" || return 1
 	for f in encodings/__init__.py encodings/aliases.py encodings/utf_8.py os.py; do
-		cp "$lib/$f" "$stage$lib/$f" || return 1
+		cp "$libsrc/$f" "$stage$lib/$f" || return 1
 	done
 	cp "$here/pyburn.py" "$stage/ep/pyburn.py"
+	echo "$dest"
 }
 
-# Build the one initramfs all guests boot: busybox, the profiler and the
-# workload with their libraries, the Python interpreter and its workload,
-# check.sh, its settings and /init.  An uncompressed cpio: the guest
-# copies it instead of inflating it, which under TCG is the faster of the
-# two.
+# build_initrd ARCH: build the initramfs all guests of ARCH boot, and set
+# initrd to it: busybox, the profiler and the workload with their
+# libraries, the Python interpreter and its workload, check.sh, its
+# settings and /init.  An uncompressed cpio: the guest copies it instead
+# of inflating it, which under TCG is the faster of the two.
 build_initrd() {
-	local stage=$cache/initrd.d
+	local arch=$1 stage=$cache/initrd.d bb=$cache/busybox/busybox
+	local b=$bin w=$workload n=$expect py
 
-	[ "$initrd_built" = 1 ] && return 0
-	get_busybox || return 1
-	note "building the initramfs"
+	initrd=$cache/initrd.cpio
+	[ "$arch" = arm64 ] && initrd=$cache/initrd-arm64.cpio
+	[ "${initrd_built[$arch]:-0}" = 1 ] && return 0
+	if [ "$arch" = arm64 ]; then
+		get_arm64_root || return 1
+		bb=$arm64_root/bin/busybox b=$bin_arm64 n=$expect_arm64
+		w=$(arm64_workload) || return 1
+	else
+		get_busybox || return 1
+	fi
+	note "building the $arch initramfs"
 	rm -rf "$stage"
 	mkdir -p "$stage"/{bin,dev,proc,sys,tmp,ep} || return 1
-	cp "$cache/busybox/busybox" "$stage/bin/busybox"
+	cp "$bb" "$stage/bin/busybox"
 	cp "$here/init" "$stage/init"
 	cp "$here/check.sh" "$stage/ep/check.sh"
 	chmod 755 "$stage/init" "$stage/ep/check.sh"
-	copy_elf "$bin" "$stage" /ep/ebpf-profiler || return 1
-	copy_elf "$workload" "$stage" /ep/split-nofp-pie || return 1
-	stage_python "$stage" || return 1
+	copy_elf "$arch" "$b" "$stage" /ep/ebpf-profiler || return 1
+	copy_elf "$arch" "$w" "$stage" /ep/split-nofp-pie || return 1
+	py=$(stage_python "$arch" "$stage") || return 1
 	cat >"$stage/ep/check.env" <<-EOF
 		EP_BIN=/ep/ebpf-profiler
 		EP_WORKLOAD=/ep/split-nofp-pie
-		EP_PYTHON='$python'
+		EP_PYTHON='$py'
 		EP_PYSCRIPT=/ep/pyburn.py
 		EP_WORKDIR=/tmp/ep-check
-		EP_EXPECT_PROGRAMS=$expect
+		EP_EXPECT_PROGRAMS=$n
 		EP_DURATION='${EP_DURATION:-5}'
 		EP_HZ='${EP_HZ:-499}'
 		EP_PROFILER_ARGS='${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}'
@@ -326,7 +478,7 @@ build_initrd() {
 	(cd "$stage" && find . | cpio -o -H newc -R 0:0 --quiet) >"$initrd.tmp" &&
 		mv "$initrd.tmp" "$initrd" || return 1
 	rm -rf "$stage"
-	initrd_built=1
+	initrd_built[$arch]=1
 }
 
 # ---- one row -----------------------------------------------------------------
@@ -345,19 +497,30 @@ tcg) accel_args=(-accel tcg -cpu max) ;;
 	;;
 esac
 
+# The arm64 guests: qemu's "virt" board with a Cortex-A72 (ARMv8.0, the
+# CPU otel's matrix uses for kernels newer than its qemu), always under TCG
+# here (an x86 host).  "-cpu max" boots both kernels too, slower: it
+# emulates pointer authentication, which Debian 12's arm64 userland is not
+# built to use.
+arm64_qemu=(qemu-system-aarch64 -machine virt -cpu cortex-a72 -accel tcg)
+
 # Set by each row: its status, release, the RESULT line and its log.
 status="" release="" result="" log=""
+expect_arm64=""
 
 # boot ROW KERNEL: run the check in a guest; sets result.
 boot() {
-	local row=$1 kernel=$2 rc
+	local row=$1 kernel=$2 rc qemu=(qemu-system-x86_64 "${accel_args[@]}") tty=ttyS0
 
+	if [ "$(row_arch "$row")" = arm64 ]; then
+		qemu=("${arm64_qemu[@]}") tty=ttyAMA0
+	fi
 	log=$cache/logs/$row.log
-	note "$row: booting $(basename "$kernel") ($accel)"
-	timeout "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" -smp 2 -m 512M \
+	note "$row: booting $(basename "$kernel") (${qemu[*]})"
+	timeout "$timeout_s" "${qemu[@]}" -smp 2 -m 512M \
 		-nodefaults -display none -no-reboot -serial "file:$log" \
 		-kernel "$kernel" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 oops=panic quiet" \
+		-append "console=$tty panic=-1 oops=panic quiet" \
 		</dev/null >"$cache/logs/$row.qemu.log" 2>&1
 	rc=$?
 	result=$(tr -d '\r' <"$log" | grep -a '^RESULT ' | tail -n 1)
@@ -368,9 +531,36 @@ boot() {
 	fi
 }
 
-run_vm_row() {
-	local row=$1 meta pkg kernel rc
+# arm64_missing: why the arm64 rows cannot run (a SKIP reason), or nothing.
+# Checked before any download, so that a machine without the cross build
+# spends no time on them.
+arm64_missing() {
+	if [ ! -x "$bin_arm64" ]; then
+		echo "no-arm64-daemon-make-ARCH=arm64"
+	elif ! command -v qemu-system-aarch64 >/dev/null; then
+		echo "no-qemu-system-aarch64-make-deps"
+	elif [ -z "${EP_WORKLOAD_ARM64:-}" ] && [ ! -x "$workload_arm64" ] &&
+		! command -v aarch64-linux-gnu-gcc >/dev/null; then
+		echo "no-aarch64-linux-gnu-gcc-make-deps"
+	fi
+}
 
+run_vm_row() {
+	local row=$1 arch meta pkg kernel rc why dir
+
+	arch=$(row_arch "$row")
+	if [ "$arch" = arm64 ]; then
+		why=$(arm64_missing)
+		if [ -n "$why" ]; then
+			status=SKIP result="reason=$why"
+			return
+		fi
+		[ -n "$expect_arm64" ] || expect_arm64=$(count_programs "$skel_arm64")
+		if [ -z "$expect_arm64" ] || [ "$expect_arm64" -eq 0 ]; then
+			status=FAIL result="reason=cannot-count-programs-in-$skel_arm64"
+			return
+		fi
+	fi
 	meta=$(metapackage "$row")
 	pkg=$(resolve "$meta")
 	if [ -z "$pkg" ] && apt_update; then
@@ -381,13 +571,15 @@ run_vm_row() {
 		return
 	fi
 	release=${pkg#linux-image-}
-	if [ ! -d "$cache/kernels/$row/$pkg" ]; then
+	release=${release%:*}
+	if [ ! -d "$cache/kernels/$row/${pkg%:*}" ]; then
 		fetch_kernel "$row" "$pkg"
 		rc=$?
 		if [ $rc = 1 ] && apt_update; then
 			# a security update may have replaced the ABI
 			pkg=$(resolve "$meta")
 			release=${pkg#linux-image-}
+			release=${release%:*}
 			[ -n "$pkg" ] && fetch_kernel "$row" "$pkg"
 			rc=$?
 		fi
@@ -399,10 +591,12 @@ run_vm_row() {
 			return
 		fi
 	fi
-	kernel=$cache/kernels/$row/$pkg/vmlinux
-	[ -f "$kernel" ] || kernel=$cache/kernels/$row/$pkg/vmlinuz
-	release=$(cat "$cache/kernels/$row/$pkg/release")
-	if ! build_initrd; then
+	dir=$cache/kernels/$row/${pkg%:*}
+	for kernel in "$dir/vmlinux" "$dir/Image" "$dir/vmlinuz"; do
+		[ -f "$kernel" ] && break
+	done
+	release=$(cat "$dir/release")
+	if ! build_initrd "$arch"; then
 		status=FAIL result="reason=cannot-build-initramfs"
 		return
 	fi

@@ -120,6 +120,25 @@ const char *test_srcdir(void)
 	return env_or("EP_SRCDIR", ".");
 }
 
+unsigned test_src_line(const char *rel, const char *marker)
+{
+	char path[4096], line[1024];
+	unsigned n = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", test_srcdir(), rel);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, marker))
+			found = n;
+	}
+	fclose(f);
+	return found;
+}
+
 const char *test_bin(void)
 {
 	return env_or("EP_BIN", "./ebpf-profiler");

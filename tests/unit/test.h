@@ -38,6 +38,9 @@ void test_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *test_srcdir(void);
 const char *test_bin(void);
 const char *test_workloads(void);
+/* The number of the first line of the source file rel (under
+ * test_srcdir()) that holds marker, or 0. */
+unsigned test_src_line(const char *rel, const char *marker);
 /* A fresh temporary directory for the current test, removed at the end. */
 const char *test_tmpdir(void);
 /* "test_tmpdir()/name"; the string stays valid for the next 7 calls. */

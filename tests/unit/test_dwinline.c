@@ -14,6 +14,7 @@
 #include "debugfind.h"
 #include "dwinline.h"
 #include "inlcache.h"
+#include "store.h"
 #include "symbols.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
@@ -285,25 +286,10 @@ static const char *inline_workload(void)
 	return system(cmd) == 0 ? path : NULL;
 }
 
-/* The line of the source holding marker, or 0. */
+/* The line of the workload's source holding marker, or 0. */
 static unsigned src_line(const char *marker)
 {
-	char path[4096], line[1024];
-	unsigned n = 0, found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tests/workloads/inline.c",
-		 test_srcdir());
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, marker))
-			found = n;
-	}
-	fclose(f);
-	return found;
+	return test_src_line("tests/workloads/inline.c", marker);
 }
 
 /* Addresses of the calls to callee inside func, from binutils' objdump
@@ -618,6 +604,92 @@ TEST(dwinline_cache)
 	ASSERT_EQ(st.full, 1, "files left out");
 	ASSERT_GT(st.bytes, 0, "bytes");
 	inl_free(c);
+}
+
+/* The chain at addr as one string, "f1@file:line;f2@..." ("" for none). */
+static void chain_str(struct inl_cache *c, const struct exe_file *f,
+		      unsigned long long addr, char *out, size_t cap)
+{
+	struct dwi_frame fr[INL_MAX_FRAMES];
+	int n = inl_lookup(c, f, addr, fr), i;
+	size_t len = 0;
+
+	out[0] = 0;
+	for (i = 0; i < n && len < cap; i++)
+		len += snprintf(out + len, cap - len, "%s@%s:%u;", fr[i].func,
+				fr[i].file ? fr[i].file : "", fr[i].line);
+}
+
+/* Tables kept in the store by file id: a second cache on the same store
+ * reads the table instead of parsing DWARF (built 0, from_store 1) and
+ * answers the same chains; a record that passes the store's checksum but
+ * not dwi_load's checks (written damaged) is counted, rebuilt and
+ * replaced. */
+TEST(dwinline_cache_store)
+{
+	struct inl_opts o = { .debug_fd = open_path };
+	struct exe_file wl = { .id64 = 0x1234 };
+	const char *bin = inline_workload();
+	char want[2][1024], got[1024];
+	unsigned long long a[2];
+	struct inl_cache *c = NULL;
+	struct store *s = NULL;
+	struct inl_stats st;
+	void *blob = NULL;
+	size_t len = 0;
+	int round, k;
+
+	if (!bin) {
+		test_skip("inline workload not built and no gcc to build it");
+		return;
+	}
+	if (!ASSERT_EQ(calls(bin, "caller", "leaf", a, 2), 2, "calls to leaf") ||
+	    !ASSERT_OK(store_open(test_tmppath("store"), NULL, &s), "store"))
+		return;
+	memset(wl.id.b, 0x5a, sizeof(wl.id.b));
+	wl.path = (char *)bin;
+	o.store = s;
+	/* 0: built and put; 1: read back; 2: a damaged record; 3: the
+	 * rebuilt one read back */
+	for (round = 0; round < 4; round++) {
+		if (round == 2) {
+			/* the real blob with its scope count raised past
+			 * what it holds: the checked loader refuses it */
+			ASSERT_OK(store_get(s, wl.id.b, STORE_KIND_INLINE, &blob,
+					    &len), "the stored table");
+			if (!ASSERT_GT(len, 64, "blob"))
+				break;
+			for (k = 8; k < 40; k++)
+				((unsigned char *)blob)[k] ^= 0xff;
+			ASSERT_OK(store_put(s, wl.id.b, STORE_KIND_INLINE, blob,
+					    len), "put a damaged table");
+			free(blob);
+			blob = NULL;
+		}
+		if (!ASSERT_OK(inl_new(&o, &c), "new"))
+			break;
+		for (k = 0; k < 2; k++) {
+			chain_str(c, &wl, a[k], round ? got : want[k],
+				  sizeof(got));
+			if (round)
+				ASSERT_STREQ(got, want[k], "the same chain");
+		}
+		inl_get_stats(c, &st);
+		test_note("round %d: built %llu, from the store %llu, "
+			  "rejected %llu; %s", round,
+			  (unsigned long long)st.built,
+			  (unsigned long long)st.from_store,
+			  (unsigned long long)st.store_rejected, want[0]);
+		ASSERT_EQ(st.built, round == 0 || round == 2, "tables built");
+		ASSERT_EQ(st.from_store, round == 1 || round == 3,
+			  "tables from the store");
+		ASSERT_EQ(st.store_rejected, round == 2, "records refused");
+		ASSERT_EQ(st.store_errors, 0, "puts that failed");
+		inl_free(c);
+		c = NULL;
+	}
+	ASSERT_TRUE(strstr(want[0], "inlined_") != NULL, "a chain with lines");
+	store_free(s);
 }
 
 TEST(dwinline_deadline)

@@ -29,6 +29,23 @@
 #include "elfmap.h"
 #include "synth_elf.h"
 
+/*
+ * The architecture under test: x86-64 (the host's files, the host's
+ * readelf) or AArch64 (Debian's arm64 files from multiarch packages, read
+ * on any host; binutils-aarch64-linux-gnu's readelf names its registers).
+ * Set by each oracle test before it runs.
+ */
+struct oarch {
+	uint16_t machine;
+	const char *readelf;
+	const char *fp; /* readelf's column of the frame pointer */
+	bool a64;
+};
+static const struct oarch oarch_x86 = { EM_X86_64, "readelf", "rbp", false };
+static const struct oarch oarch_a64 = { EM_AARCH64, "aarch64-linux-gnu-readelf",
+					"x29", true };
+static const struct oarch *oarch = &oarch_x86;
+
 /* ---- raw dump: expressions by (section, FDE, location) ------------------ */
 
 struct expr_snap {
@@ -98,7 +115,8 @@ static void raw_parse(const char *path, struct raw *r)
 	FILE *p;
 
 	snprintf(cmdline, sizeof(cmdline),
-		 "readelf -W --debug-dump=frames '%s' 2>/dev/null", path);
+		 "%s -W --debug-dump=frames '%s' 2>/dev/null", oarch->readelf,
+		 path);
 	p = popen(cmdline, "r");
 	if (!p)
 		return;
@@ -259,7 +277,8 @@ static bool expect_cfa_expr(const char *x, struct unwind_rule *r)
 	return true;
 }
 
-/* readelf's name of a general register: its DWARF number, or -1. */
+/* readelf's name of a general register: its rule slot (enum rule_reg),
+ * or -1.  AArch64 rules compute from sp and x29 only. */
 static int reg_number(const char *name)
 {
 	static const char *const names[RULE_REG_COUNT] = {
@@ -268,6 +287,9 @@ static int reg_number(const char *name)
 	};
 	int i;
 
+	if (oarch->a64)
+		return !strcmp(name, "sp") ? RULE_REG_SP :
+		       !strcmp(name, "x29") ? RULE_REG_FP : -1;
 	for (i = 0; i < RULE_REG_COUNT; i++)
 		if (!strcmp(name, names[i]))
 			return i;
@@ -308,6 +330,7 @@ static void expect_saved(char **cols, char **v, int n,
 struct oracle {
 	uint64_t rows, agree, unsupported, disagree, unresolved;
 	uint64_t signal, stop, plt, deref, fp_reg;
+	uint64_t ra_lr, ra_saved; /* AArch64: where the return address is */
 };
 
 /* Split a row line into cells; "r9 (r9)" is one cell. */
@@ -380,7 +403,7 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 			cfa = v[i];
 		else if (strcmp(cols[i], "ra") == 0)
 			ra = v[i];
-		else if (strcmp(cols[i], "rbp") == 0)
+		else if (strcmp(cols[i], oarch->fp) == 0)
 			rbp = v[i];
 	}
 	if (!cfa || !ra)
@@ -391,13 +414,17 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 		report(o, f, addr, &want, true, line);
 		return;
 	}
-	if (strcmp(ra, "u") == 0) {
+	/* on AArch64 "u" is also "never saved": still in x30 */
+	if (strcmp(ra, "u") == 0 &&
+	    (!oarch->a64 || (x && (x->undef & (1u << 30))))) {
 		want.cmd = RULE_CMD_STOP;
 		o->stop++;
 		report(o, f, addr, &want, true, line);
 		return;
 	}
-	if (strcmp(cfa, "exp") == 0) {
+	if (oarch->a64 && strcmp(cfa, "exp") == 0) {
+		sup = false;
+	} else if (strcmp(cfa, "exp") == 0) {
 		if (!x || !x->cfa) {
 			o->unresolved++;
 			return;
@@ -415,8 +442,21 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 	} else {
 		sup = false;
 	}
-	if (strcmp(ra, "c-8") != 0)
+	if (oarch->a64) {
+		if (!strcmp(ra, "u") || !strcmp(ra, "s")) {
+			want.ra_rule = RULE_RA_LR;
+			o->ra_lr++;
+		} else if (ra[0] == 'c' && sscanf(ra + 1, "%ld", &k) == 1 &&
+			   k % 8 == 0) {
+			want.ra_rule = RULE_RA_CFA_OFF;
+			want.ra_off = k;
+			o->ra_saved++;
+		} else {
+			sup = false;
+		}
+	} else if (strcmp(ra, "c-8") != 0) {
 		sup = false;
+	}
 	if (!rbp || !strcmp(rbp, "u") || !strcmp(rbp, "s")) {
 		/* "u" is also "never saved", which for rbp means kept. */
 		if (x && x->rbp_undef)
@@ -424,7 +464,7 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 	} else if (rbp[0] == 'c' && sscanf(rbp + 1, "%ld", &k) == 1) {
 		want.fp_rule = RULE_FP_CFA_OFF;
 		want.fp_off = k;
-	} else if (!strcmp(rbp, "exp") && x && x->rbp &&
+	} else if (!oarch->a64 && !strcmp(rbp, "exp") && x && x->rbp &&
 		   sscanf(x->rbp, "DW_OP_breg6 (rbp): %ld%n", &k, &nn) == 1 &&
 		   !x->rbp[nn]) {
 		want.fp_rule = RULE_FP_REG_OFF;
@@ -433,7 +473,8 @@ static void check_row(struct oracle *o, const struct dt_file *f,
 	} else {
 		sup = false;
 	}
-	if (sup)
+	/* AArch64 rules track no other callee-saved register */
+	if (sup && !oarch->a64)
 		expect_saved(cols, v, n, x, &want);
 	if (sup && (want.flags & RULE_F_DEREF_CFA))
 		o->deref++;
@@ -465,7 +506,8 @@ static void oracle_check(const char *path, const struct dt_file *f,
 	memset(o, 0, sizeof(*o));
 	raw_parse(path, &raw);
 	snprintf(cmdline, sizeof(cmdline),
-		 "readelf -W --debug-dump=frames-interp '%s' 2>/dev/null", path);
+		 "%s -W --debug-dump=frames-interp '%s' 2>/dev/null",
+		 oarch->readelf, path);
 	p = popen(cmdline, "r");
 	if (!p)
 		return;
@@ -561,7 +603,7 @@ static void oracle_check(const char *path, const struct dt_file *f,
 
 static struct dt_file *extract(const char *path, struct dt_extract_stats *st)
 {
-	struct dt_extract_opts o = { .stats = st };
+	struct dt_extract_opts o = { .stats = st, .machine = oarch->machine };
 	struct dt_file *f = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
@@ -576,10 +618,14 @@ static struct dt_file *extract(const char *path, struct dt_extract_stats *st)
 
 static bool have_readelf(void)
 {
-	return system("readelf --version >/dev/null 2>&1") == 0;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "%s --version >/dev/null 2>&1",
+		 oarch->readelf);
+	return system(cmd) == 0;
 }
 
-static void oracle_file(const char *path)
+static void oracle_file(const char *path, struct oracle *out)
 {
 	struct dt_extract_stats st;
 	struct dt_file *f;
@@ -618,6 +664,8 @@ static void oracle_file(const char *path)
 	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
 	ASSERT_EQ(st.bad_entries, 0, "malformed entries");
 	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
+	if (out)
+		*out = o;
 	dt_file_free(f);
 }
 
@@ -633,12 +681,59 @@ TEST(ehframe_oracle_readelf)
 	};
 	size_t i;
 
+	oarch = &oarch_x86;
 	if (!have_readelf()) {
 		test_skip("readelf (binutils) not installed");
 		return;
 	}
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		oracle_file(files[i]);
+		oracle_file(files[i], NULL);
+}
+
+/*
+ * The AArch64 lowering, parsed on any host: Debian's arm64 libc, ld.so
+ * and libstdc++ (libc6:arm64 and the cross toolchain's libstdc++6,
+ * installed by make deps) against binutils' aarch64 readelf.  Every row
+ * maps to its rule: CFA on sp or x29, the return address in x30 (never
+ * saved yet) or saved at CFA + off, x29 kept or saved.
+ */
+TEST(ehframe_oracle_readelf_arm64)
+{
+	static const char *files[] = {
+		"/usr/lib/aarch64-linux-gnu/libc.so.6",
+		"/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+		"/usr/aarch64-linux-gnu/lib/libstdc++.so.6",
+	};
+	struct oracle o;
+	size_t i;
+
+	oarch = &oarch_a64;
+	if (!have_readelf()) {
+		test_skip("aarch64-linux-gnu-readelf not installed (make deps: "
+			  "binutils-aarch64-linux-gnu)");
+		oarch = &oarch_x86;
+		return;
+	}
+	if (access(files[0], R_OK) != 0) {
+		test_skip("no arm64 libc (make deps: libc6:arm64)");
+		oarch = &oarch_x86;
+		return;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		memset(&o, 0, sizeof(o));
+		oracle_file(files[i], &o);
+		test_note("%s: ra in x30 %llu rows, saved %llu rows", files[i],
+			  (unsigned long long)o.ra_lr,
+			  (unsigned long long)o.ra_saved);
+		if (i == 0) {
+			/* libc has both: leaves and prologues keep the
+			 * return address in x30, bodies saved it */
+			ASSERT_GT(o.ra_lr, 1000, "libc rows with ra in x30");
+			ASSERT_GT(o.ra_saved, 10000, "libc rows with ra saved");
+			ASSERT_GT(o.stop, 0, "libc's entry points stop");
+		}
+	}
+	oarch = &oarch_x86;
 }
 
 /* Structure any table must have, whatever the input. */
@@ -1629,4 +1724,141 @@ out:
 	elfm_free(e);
 	free(img);
 	free(sec);
+}
+
+/*
+ * AArch64 files: only an extraction asked for EM_AARCH64 lowers them (the
+ * daemon never gives its BPF programs another architecture's rules), and
+ * the synthetic .plt rows keep the return address in x30: sp + 0, then
+ * sp + 16 after PLT0's "stp x16, x30, [sp, #-16]!", sp + 0 again from the
+ * first 16-byte entry on.
+ */
+TEST(ehframe_arm64_plt_and_machine)
+{
+	static const char path[] = "/usr/lib/aarch64-linux-gnu/libc.so.6";
+	struct dt_extract_opts o = { .machine = EM_AARCH64, .no_debuglink = true };
+	static const struct {
+		uint64_t off;
+		int32_t cfa_off;
+	} want[] = { { 0, 0 }, { 4, 16 }, { 28, 16 }, { 32, 0 }, { 48, 0 } };
+	const Elf64_Shdr *sh;
+	struct dt_file *f = NULL;
+	struct elfm *e = NULL;
+	size_t i;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		test_skip("no arm64 libc (make deps: libc6:arm64)");
+		return;
+	}
+	/* on an arm64 host (qemu-aarch64 build-arm64/tests/runner) the
+	 * file is the host's own */
+	if (DT_HOST_MACHINE == EM_AARCH64) {
+		ASSERT_OK(dt_extract_file(fd, path, &f), "the host's machine");
+		dt_file_free(f);
+		f = NULL;
+	} else {
+		ASSERT_EQ(dt_extract_file(fd, path, &f), -ENOEXEC,
+			  "the host's extraction refuses an arm64 file");
+	}
+	ASSERT_OK(dt_extract_file_opts(fd, path, &o, &f), "arm64 extraction");
+	ASSERT_OK(elfm_open_fd(fd, &e), "open");
+	close(fd);
+	if (!f || !e)
+		goto out;
+	sh = elfm_section(e, ".plt");
+	if (!ASSERT_NOT_NULL(sh, ".plt"))
+		goto out;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int idx = dt_file_lookup(f, sh->sh_addr + want[i].off);
+		const struct unwind_rule *r;
+
+		if (!ASSERT_GE(idx, 0, "a rule in .plt"))
+			break;
+		r = dt_file_rule(f, idx);
+		ASSERT_EQ(r->cmd, RULE_CMD_NONE, "plain rule");
+		ASSERT_EQ(r->cfa_reg, RULE_REG_SP, "CFA on sp");
+		ASSERT_EQ(r->cfa_off, want[i].cfa_off, "CFA offset");
+		ASSERT_EQ(r->ra_rule, RULE_RA_LR, "ra in x30");
+	}
+out:
+	elfm_free(e);
+	dt_file_free(f);
+}
+
+/* A little arm64 vDSO: its leaf in x30, the frame-record function left
+ * to the frame pointer, the sigreturn trampoline (and the nop before it)
+ * a signal frame. */
+TEST(ehframe_arm64_vdso_synthetic)
+{
+	static const uint32_t text[] = {
+		0xd2800000, 0xd65f03c0,		    /* leaf: mov x0, #0; ret */
+		0xa9bf7bfd, 0x910003fd,		    /* framed: stp x29, x30, [sp, #-16]!; mov x29, sp */
+		0xa8c17bfd, 0xd65f03c0,		    /* ldp x29, x30, [sp], #16; ret */
+		0xd503201f,			    /* nop */
+		0xd2801168, 0xd4000001,		    /* mov x8, #139; svc #0 */
+	};
+	static const char str[] = "\0leaf\0framed\0__kernel_rt_sigreturn";
+	Elf64_Sym syms[4] = { { 0 } };
+	struct synth_sec secs[3] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000,
+		  text, sizeof(text), 0, 0 },
+		{ ".dynstr", SHT_STRTAB, SHF_ALLOC, 0x2000, str, sizeof(str),
+		  0, 0 },
+		{ ".dynsym", SHT_DYNSYM, SHF_ALLOC, 0x3000, syms, sizeof(syms),
+		  2, sizeof(Elf64_Sym) },
+	};
+	struct dt_extract_opts o = { .machine = EM_AARCH64, .no_debuglink = true };
+	static const struct {
+		uint64_t addr;
+		int cmd; /* -1: a leaf rule */
+	} want[] = {
+		{ 0x1000, -1 }, { 0x1004, -1 }, { 0x1008, RULE_CMD_INVALID },
+		{ 0x1014, RULE_CMD_INVALID }, { 0x1018, RULE_CMD_SIGNAL },
+		{ 0x101c, RULE_CMD_SIGNAL }, { 0x1020, RULE_CMD_SIGNAL },
+	};
+	struct dt_file *f = NULL;
+	uint8_t *img;
+	size_t len, i;
+
+	syms[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = 0x1000, .st_size = 8 };
+	syms[2] = (Elf64_Sym){ .st_name = 6, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = 0x1008, .st_size = 16 };
+	syms[3] = (Elf64_Sym){ .st_name = 13, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE),
+			       .st_shndx = 1, .st_value = 0x101c, .st_size = 8 };
+	img = synth_elf(secs, 3, &len);
+	if (!ASSERT_NOT_NULL(img, "image"))
+		return;
+	((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
+	if (!ASSERT_OK(dt_extract_mem(img, len, &o, &f), "extract"))
+		goto out;
+	ASSERT_TRUE(f->source & DT_SRC_SYNTH, "synthetic rows");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int idx = dt_file_lookup(f, want[i].addr);
+		const struct unwind_rule *r = idx >= 0 ? dt_file_rule(f, idx) : NULL;
+		char b[160];
+
+		test_note("0x%llx: %s", (unsigned long long)want[i].addr,
+			  r ? dt_rule_str(r, b, sizeof(b)) : "none");
+		if (want[i].cmd == RULE_CMD_INVALID) {
+			ASSERT_TRUE(!r || r->cmd == RULE_CMD_INVALID,
+				    "no rule: the frame pointer");
+			continue;
+		}
+		if (!ASSERT_NOT_NULL(r, "a rule"))
+			continue;
+		if (want[i].cmd == RULE_CMD_SIGNAL) {
+			ASSERT_EQ(r->cmd, RULE_CMD_SIGNAL, "signal frame");
+			continue;
+		}
+		ASSERT_EQ(r->cmd, RULE_CMD_NONE, "leaf rule");
+		ASSERT_EQ(r->cfa_reg, RULE_REG_SP, "CFA on sp");
+		ASSERT_EQ(r->cfa_off, 0, "sp unchanged");
+		ASSERT_EQ(r->ra_rule, RULE_RA_LR, "ra in x30");
+	}
+out:
+	dt_file_free(f);
+	free(img);
 }

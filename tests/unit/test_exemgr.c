@@ -228,28 +228,33 @@ static bool present(const char *path)
  * leaves no page and no row behind, and is left to the frame-pointer
  * walk (EXE_DELTAS_NONE: the process manager marks its mappings
  * MAP_F_FP_ONLY); files that fit still load. */
-/* BPF's per-CPU rule cache keeps rule indexes: once a file's rules are
- * given back (their indexes may go to other rules), the tables'
- * generation moves, so every answer cached before is ignored; loading
- * alone leaves it (and the cache) alone. */
-TEST(exemgr_unload_moves_the_rule_cache_generation)
+/* BPF's per-CPU rule cache keeps rule indexes per load of a file
+ * (mapping_info.load_gen): each load is numbered anew (never 0), so once
+ * a file is unloaded (its rule indexes may go to other rules) the answers
+ * cached for it are never matched again, even when it is loaded back. */
+TEST(exemgr_each_load_has_its_own_generation)
 {
 	struct bpfmaps *bm = NULL;
 	struct exe_mgr *em = NULL;
 	struct exe_file *f;
-	volatile uint32_t gen = 7;
+	uint32_t first;
 
 	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
 	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
 		goto out;
-	bm->gen = &gen;
 	f = load(em, LIBC);
 	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "loaded"))
 		goto out;
-	ASSERT_EQ(gen, 7, "loading keeps the generation");
+	first = f->load_gen;
+	ASSERT_NEQ(first, 0, "a load has a number");
 	exe_put(em, f);
 	exe_gc(em, exe_now_ns(), 0);
-	ASSERT_GT(gen, 7, "unloading moves it");
+	f = load(em, LIBC);
+	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "loaded again"))
+		goto out;
+	ASSERT_NEQ(f->load_gen, 0, "the new load has a number");
+	ASSERT_NEQ(f->load_gen, first, "another one");
+	exe_put(em, f);
 out:
 	exe_mgr_free(em);
 	bm_mem_free(bm);

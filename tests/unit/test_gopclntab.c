@@ -45,9 +45,11 @@ static const char *go_cache(void)
 	return dir;
 }
 
-/* Build deep.go into tmpdir/name with extra go build flags; NULL and a
- * skip when there is no Go toolchain. */
-static const char *build_deep(const char *name, const char *flags)
+/* Build deep.go into tmpdir/name with extra go build flags and
+ * environment (GOARCH=arm64); NULL and a skip when there is no Go
+ * toolchain. */
+static const char *build_deep_env(const char *name, const char *env,
+				  const char *flags)
 {
 	static char out[512];
 	char cmd[8192], src[PATH_MAX];
@@ -65,14 +67,19 @@ static const char *build_deep(const char *name, const char *flags)
 		 "set -e; cd %s; mkdir -p src; cp %s/tests/workloads/go/deep.go src/;"
 		 "printf 'module deep\\n\\ngo 1.19\\n' > src/go.mod; cd src;"
 		 "GOCACHE=%s GOPATH=%s/gopath GOFLAGS=-mod=mod "
-		 "GOTOOLCHAIN=local CGO_ENABLED=0 %s build %s -o ../%s . 2>&1",
-		 tmp, src, go_cache(), tmp, go, flags, name);
+		 "GOTOOLCHAIN=local CGO_ENABLED=0 %s %s build %s -o ../%s . 2>&1",
+		 tmp, src, go_cache(), tmp, env, go, flags, name);
 	if (system(cmd) != 0) {
 		test_fail(__FILE__, __LINE__, "go build %s failed", flags);
 		return NULL;
 	}
 	snprintf(out, sizeof(out), "%s/%s", tmp, name);
 	return out;
+}
+
+static const char *build_deep(const char *name, const char *flags)
+{
+	return build_deep_env(name, "", flags);
 }
 
 static struct dt_file *extract(const char *path, struct dt_extract_stats *st)
@@ -769,4 +776,94 @@ TEST(gopclntab_corrupt_tables)
 		dt_file_free(f);
 	}
 	ASSERT_EQ(unexpected, 0, "corrupt tables give a table or -ENOEXEC");
+}
+
+/*
+ * arm64 (LR-based), parsed on any host: deep.go cross-built with
+ * GOARCH=arm64, its pcsp rows against the .debug_frame Go's linker writes
+ * from the same tables, as binutils' aarch64 readelf prints it: CFA sp+N,
+ * the return address in x30 ("s") at sp+0 or saved at CFA-N ("c-N").
+ * Our rows also restore x29 from CFA-N-8 once stored.
+ */
+TEST(gopclntab_arm64_matches_go_debug_frame)
+{
+	struct dt_extract_opts o = { .machine = EM_AARCH64 };
+	const char *bin;
+	struct dt_file *f = NULL;
+	char cmd[1024], line[1024];
+	unsigned long rows = 0, bad = 0, cmds = 0, lr = 0, saved = 0, fp = 0;
+	unsigned long top = 0;
+	FILE *p;
+	int fd;
+
+	if (system("aarch64-linux-gnu-readelf --version >/dev/null 2>&1")) {
+		test_skip("aarch64-linux-gnu-readelf not installed (make deps)");
+		return;
+	}
+	bin = build_deep_env("deep-arm64", "GOARCH=arm64", "");
+	if (!bin)
+		return;
+	fd = open(bin, O_RDONLY | O_CLOEXEC);
+	if (!ASSERT_OK(dt_extract_file_opts(fd, bin, &o, &f), "extract"))
+		goto out;
+	ASSERT_EQ(f->source, DT_SRC_GOPCLNTAB, "rows from .gopclntab only");
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-readelf -W --debug-dump=frames-interp '%s' 2>/dev/null",
+		 bin);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long addr;
+		int off, n = 0;
+		char ra[16];
+		struct unwind_rule r;
+		bool ok;
+
+		if (sscanf(line, "%lx sp+%d %15s%n", &addr, &off, ra, &n) != 3 ||
+		    strlen(line) < 17 || line[16] != ' ')
+			continue;
+		r = at(f, addr);
+		rows++;
+		if (r.cmd != RULE_CMD_NONE) {
+			cmds++; /* special runtime entries */
+			continue;
+		}
+		ok = r.cfa_reg == RULE_REG_SP && r.cfa_off == off;
+		if (!strcmp(ra, "u")) {
+			/* Go's TOPFRAME functions (runtime.sigtramp: its
+			 * caller is the signal frame, which we go on into) */
+			top++;
+			continue;
+		}
+		if (!strcmp(ra, "s")) {
+			ok = ok && r.ra_rule == RULE_RA_LR && off == 0;
+			lr++;
+		} else {
+			ok = ok && r.ra_rule == RULE_RA_CFA_OFF &&
+			     -r.ra_off == off && ra[0] == 'c' &&
+			     atoi(ra + 1) == r.ra_off;
+			saved++;
+			if (r.fp_rule == RULE_FP_CFA_OFF) {
+				ok = ok && r.fp_off == r.ra_off - 8;
+				fp++;
+			}
+		}
+		if (!ok && bad++ < 5) {
+			char b[160];
+
+			printf("    0x%lx: ours %s, debug_frame sp+%d ra %s\n",
+			       addr, dt_rule_str(&r, b, sizeof(b)), off, ra);
+		}
+	}
+	if (p)
+		pclose(p);
+	test_note("%lu .debug_frame rows agree (%lu at special entries, %lu in "
+		  "Go's top frames; ra in x30 %lu, saved %lu, of which x29 "
+		  "restored %lu)", rows, cmds, top, lr, saved, fp);
+	ASSERT_GT(rows, 3000, "debug_frame rows");
+	ASSERT_GT(saved, 1000, "rows with the return address saved");
+	ASSERT_EQ(bad, 0, "CFA and return address as in Go's .debug_frame");
+out:
+	if (fd >= 0)
+		close(fd);
+	dt_file_free(f);
 }

@@ -24,6 +24,7 @@
 #include "interp.h"
 #include "interp_hotspot.h"
 #include "hotspot.h"
+#include "test_regs.h"
 
 struct jdk {
 	const char *name, *home;
@@ -213,7 +214,7 @@ static bool name_live_frame(pid_t pid, pid_t tid, const struct hs_vm *vm,
 	int tries;
 
 	for (tries = 0; tries < 200; tries++) {
-		struct user_regs_struct r;
+		struct test_regs r = { 0 };
 		struct interp_frame f = { .kind = INTERP_HOTSPOT, .n_payload = 1 };
 		uint64_t method = 0, bcp = 0;
 		int st, got = -1;
@@ -222,9 +223,9 @@ static bool name_live_frame(pid_t pid, pid_t tid, const struct hs_vm *vm,
 			return false;
 		if (!ptrace(PTRACE_INTERRUPT, tid, 0, 0) &&
 		    waitpid(tid, &st, __WALL) == tid &&
-		    !ptrace(PTRACE_GETREGS, tid, 0, &r) && r.rip >= vm->interp_lo &&
-		    r.rip < vm->interp_hi &&
-		    !interp_read_process(NULL, pid, r.rbp + HOTSPOT_X86_METHOD_SLOT,
+		    !test_regs_get(tid, &r) && r.pc >= vm->interp_lo &&
+		    r.pc < vm->interp_hi &&
+		    !interp_read_process(NULL, pid, r.fp + HOTSPOT_X86_METHOD_SLOT,
 					 &method, 8)) {
 			/* at the leaf the interpreter keeps the bcp in r13
 			 * (the frame's slot is written at calls) */
@@ -237,7 +238,7 @@ static bool name_live_frame(pid_t pid, pid_t tid, const struct hs_vm *vm,
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		if (getenv("HS_DEBUG"))
 			fprintf(stderr, "try %d rip %llx rbp %llx method %llx bcp %llx got %d %s %s:%u\n",
-				tries, (unsigned long long)r.rip, (unsigned long long)r.rbp,
+				tries, (unsigned long long)r.pc, (unsigned long long)r.fp,
 				(unsigned long long)method, (unsigned long long)bcp, got,
 				got == 0 ? out->name : "", got == 0 ? out->file : "",
 				got == 0 ? out->line : 0);
@@ -350,6 +351,10 @@ TEST(hotspot_vmstructs_live)
 {
 	size_t i;
 
+	if (!TEST_REGS_X86) {
+		test_skip("reads x86-64 registers and layouts (test_regs.h)");
+		return;
+	}
 	for (i = 0; i < sizeof(jdks) / sizeof(jdks[0]); i++)
 		check_jdk(&jdks[i]);
 }

@@ -143,3 +143,87 @@ TEST(interp_unsupported_counted_from_the_cache)
 		store_free(s);
 	}
 }
+
+#define LIBC_A64 "/usr/lib/aarch64-linux-gnu/libc.so.6"
+/* objdump of an arm64 function, as DISASM */
+#define DISASM_A64(file, sym)                                                  \
+	"a=$(aarch64-linux-gnu-readelf -Ws --dyn-syms " file " | awk '$8 == \"" \
+	sym "\" || $8 ~ /^" sym "@@/ {print $2; exit}'); "                     \
+	"aarch64-linux-gnu-objdump -d --start-address=0x$a "                   \
+	"--stop-address=$((0x$a + 64)) " file
+
+/* An arm64 file and its disassembler (libc6:arm64 and
+ * binutils-aarch64-linux-gnu, from make deps), or a skip. */
+static int open_a64_libc(void)
+{
+	int fd;
+
+	if (system("aarch64-linux-gnu-objdump --version >/dev/null 2>&1")) {
+		test_skip("aarch64-linux-gnu-objdump not installed (make deps)");
+		return -1;
+	}
+	fd = open(LIBC_A64, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		test_skip("%s: %s (make deps: libc6:arm64)", LIBC_A64,
+			  strerror(errno));
+	return fd;
+}
+
+/* AArch64 glibc's TSD: the key's slot is below the thread pointer. */
+TEST(interp_libc_tsd_arm64_vs_objdump)
+{
+	struct interp_tsd t;
+	char out[256];
+	int a = 0, sh = 0, v = 0;
+	int fd = open_a64_libc();
+
+	if (fd < 0)
+		return;
+	ASSERT_OK(interp_tsd_of_fd(fd, &t), "the layout read from the code");
+	close(fd);
+	/* ubfiz xK, x1, #S, #32; sub xK, xK, #A; ldr x0, [xT, #V] */
+	ASSERT_OK(fix_run(DISASM_A64(LIBC_A64, "pthread_getspecific") " | python3 -c '"
+		  "import re,sys; t=sys.stdin.read(); "
+		  "s=re.search(r\"ubfiz\\s+x\\d+, x\\d+, #(\\d+), #32\", t); "
+		  "a=re.search(r\"(sub|add)\\s+x\\d+, x\\d+, #0x([0-9a-f]+)\", t); "
+		  "v=re.search(r\"ldr\\s+x0, \\[x\\d+, #(\\d+)\\]\", t); "
+		  "print((-1 if a[1] == \"sub\" else 1) * int(a[2],16), int(s[1]), int(v[1]))'",
+		  out, sizeof(out)), "objdump");
+	ASSERT_EQ(sscanf(out, "%d %d %d", &a, &sh, &v), 3, out);
+	test_note("arm64 libc: value at tp %+d + %u * key + %u (objdump: "
+		  "%+d, ubfiz #%d, ldr #%d)", t.off, t.mul, t.val, a, sh, v);
+	ASSERT_EQ(t.off, a, "offset of the first-level block");
+	ASSERT_EQ(t.mul, 1u << sh, "a key's stride");
+	ASSERT_EQ(t.val, v, "the value's place in its slot");
+}
+
+/* pthread_self() - thread pointer: 0 on x86-64, the size of struct
+ * pthread below TPIDR_EL0 on arm64 (CPython's thread matching). */
+TEST(interp_libc_self_vs_objdump)
+{
+	char out[256];
+	int32_t off = 1;
+	int fd = open(LIBC, O_RDONLY | O_CLOEXEC), want = 0;
+
+	if (fd >= 0) {
+		ASSERT_OK(interp_self_off_of_fd(fd, &off), "x86-64 libc");
+		close(fd);
+		ASSERT_EQ(off, 0, "x86-64: pthread_self is the thread pointer");
+	}
+	fd = open_a64_libc();
+	if (fd < 0)
+		return;
+	ASSERT_OK(interp_self_off_of_fd(fd, &off), "arm64 libc");
+	close(fd);
+	/* mrs x0, tpidr_el0; sub x0, x0, #N; ret */
+	ASSERT_OK(fix_run(DISASM_A64(LIBC_A64, "pthread_self") " | python3 -c '"
+		  "import re,sys; t=sys.stdin.read(); "
+		  "assert re.search(r\"mrs\\s+x0, tpidr_el0\", t); "
+		  "a=re.search(r\"sub\\s+x0, x0, #0x([0-9a-f]+)\", t); "
+		  "print(-int(a[1],16))'",
+		  out, sizeof(out)), "objdump");
+	ASSERT_EQ(sscanf(out, "%d", &want), 1, out);
+	test_note("arm64 libc: pthread_self = tp %+d (objdump %+d)", off, want);
+	ASSERT_EQ(off, want, "arm64: struct pthread below the thread pointer");
+	ASSERT_LT(off, -512, "a struct pthread's size");
+}

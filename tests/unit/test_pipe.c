@@ -214,6 +214,95 @@ out:
 	fixture_free(&f);
 }
 
+/* An exec forgets the old image and reads nothing: the new one loads
+ * on its first sample (a SYNC request), or together with the exec when
+ * a sample asked first. */
+TEST(pm_exec_forgets_and_reads_nothing)
+{
+	struct pm_fixture f;
+	struct pm_stats ps;
+	struct pm_proc *p;
+	pid_t self = getpid();
+	uint32_t key = (uint32_t)self;
+	struct pid_info pi;
+	uint64_t syncs;
+
+	if (!fixture(&f))
+		goto out;
+	if (!ASSERT_OK(pm_sync(f.pm, self), "loaded"))
+		goto out;
+	ASSERT_OK(bm_lookup(f.bm, BM_PID_INFO, &key, &pi), "pid_info written");
+	pm_get_stats(f.pm, &ps);
+	syncs = ps.syncs;
+	ASSERT_TRUE(ps.mappings > 0 && ps.procs == 1, "mappings held");
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_EXEC), "an exec");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "served");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs, "no maps read");
+	ASSERT_TRUE(pm_find(f.pm, self) == NULL, "the process is forgotten");
+	ASSERT_EQ(ps.procs, 0, "procs");
+	ASSERT_EQ(ps.mappings, 0, "no mapping held");
+	ASSERT_EQ(ps.trie_entries, 0, "its trie entries removed");
+	ASSERT_EQ(bm_lookup(f.bm, BM_PID_INFO, &key, &pi), -ENOENT,
+		  "pid_info removed");
+	/* a sample asked, then the exec came: both in one entry, the new
+	 * image read after the old one was forgotten */
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_SYNC), "a sample");
+	ASSERT_OK(pm_request(f.pm, self, PM_REQ_EXEC), "an exec");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "one entry");
+	p = pm_find(f.pm, self);
+	ASSERT_TRUE(p && p->synced, "loaded again");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs + 1, "one read");
+	/* an exec of a process never loaded: nothing to do */
+	ASSERT_OK(pm_request(f.pm, NO_PID(1), PM_REQ_EXEC), "unknown");
+	ASSERT_EQ(pm_service(f.pm, 0), 1, "served");
+	pm_get_stats(f.pm, &ps);
+	ASSERT_EQ(ps.syncs, syncs + 1, "still one read");
+out:
+	fixture_free(&f);
+}
+
+/* At start-up only the running processes load: a spinning child does,
+ * a sleeping one waits for its first sample. */
+TEST(pm_scan_running_loads_the_busy_not_the_sleeping)
+{
+	struct pm_fixture f;
+	pid_t busy, idle;
+	int n, i;
+
+	busy = fork();
+	if (busy == 0)
+		for (;;)
+			__asm__ volatile("" ::: "memory");
+	idle = fork();
+	if (idle == 0) {
+		pause();
+		_exit(0);
+	}
+	if (!ASSERT_GT(busy, 0, "fork") || !ASSERT_GT(idle, 0, "fork"))
+		goto kill;
+	/* the sleeper asleep; the spinner runnable whenever it is looked at */
+	for (i = 0; i < 100 && pm_proc_state(idle) != 'S'; i++)
+		usleep(10000);
+	if (!fixture(&f))
+		goto kill;
+	n = pm_scan_running(f.pm);
+	test_note("%d running processes loaded", n);
+	ASSERT_GE(n, 1, "at least the spinner");
+	ASSERT_TRUE(pm_find(f.pm, busy) && pm_find(f.pm, busy)->synced,
+		    "the spinner loaded");
+	ASSERT_TRUE(pm_find(f.pm, idle) == NULL, "the sleeper not read");
+	fixture_free(&f);
+kill:
+	if (busy > 0)
+		kill(busy, SIGKILL);
+	if (idle > 0)
+		kill(idle, SIGKILL);
+	waitpid(busy, NULL, 0);
+	waitpid(idle, NULL, 0);
+}
+
 /* A function of this binary to sample. */
 __attribute__((noinline)) static int pipe_probe_fn(int x)
 {

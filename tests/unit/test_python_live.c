@@ -27,6 +27,7 @@
 
 #include "interp_python.h"
 #include "python_interps.h"
+#include "test_regs.h"
 
 #define LIVE_FRAMES 8
 
@@ -135,20 +136,23 @@ static int poke(struct child *ch, struct seen_frame *fr, int max)
 /* Stop one thread (PTRACE_SEIZE + PTRACE_INTERRUPT) and read its fs base. */
 static int stop_thread(pid_t tid, uint64_t *fsbase)
 {
-	struct user_regs_struct regs;
-	int status;
+	struct test_regs regs = { 0 };
+	int status, err;
 
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
 		return -errno;
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ||
-	    waitpid(tid, &status, __WALL) < 0 ||
-	    ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
-		int err = -errno;
-
+	    waitpid(tid, &status, __WALL) < 0) {
+		err = -errno;
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return err;
 	}
-	*fsbase = regs.fs_base;
+	err = test_regs_get(tid, &regs);
+	if (err) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return err;
+	}
+	*fsbase = regs.tp;
 	return 0;
 }
 
@@ -404,5 +408,9 @@ cleanup:
 
 TEST(python_live_walk)
 {
+	if (!TEST_REGS_X86) {
+		test_skip("reads x86-64 registers and layouts (test_regs.h)");
+		return;
+	}
 	pyi_each(live_one);
 }

@@ -218,6 +218,33 @@ TEST(reporter_location_name_cut_on_a_character)
 	ASSERT_STREQ(name, "\xc3\xa9\xc3\xa9", "two whole characters of 2.5");
 }
 
+/* -folded-lines: a native frame with a line (from DWARF) shows it, one
+ * without keeps its name; off, native frames are functions only (an
+ * interpreter frame has its line either way). */
+TEST(reporter_location_name_native_lines)
+{
+	static const struct rep_location l[] = {
+		{ FRAME_NATIVE, REP_NONE, 0x10, "inlined_a", "/src/w/inline.c", 39 },
+		{ FRAME_NATIVE, REP_NONE, 0x10, "leaf", NULL, 0 },
+		{ FRAME_INTERP(INTERP_PYTHON), REP_NONE, 0x10, "run", "/app/x.py", 7 },
+	};
+	static const char *const want[2][3] = {
+		{ "inlined_a", "leaf", "run (x.py:7)" },
+		{ "inlined_a (inline.c:39)", "leaf", "run (x.py:7)" },
+	};
+	struct rep_batch b = { 0 };
+	char name[128];
+	int on, i;
+
+	for (on = 0; on < 2; on++) {
+		b.native_lines = on;
+		for (i = 0; i < 3; i++) {
+			rep_location_name(&b, &l[i], name, sizeof(name));
+			ASSERT_STREQ(name, want[on][i], "name");
+		}
+	}
+}
+
 /* One stack of one thread on two CPUs is two samples (each with its
  * cpu.logical_number) but one folded line: folded shows no CPU. */
 TEST(reporter_folded_merges_cpus)

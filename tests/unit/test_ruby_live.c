@@ -29,6 +29,7 @@
 
 #include "interp.h"
 #include "interp_ruby.h"
+#include "test_regs.h"
 #include "rep_fixture.h"
 #include "ruby.h"
 #include "symbols.h"
@@ -186,7 +187,7 @@ TEST(ruby_live_offsets)
 		     { "Sleeper.start", 10 }, { "Object#outer", 13 },
 		     { "<main>", 14 } };
 	struct interp_symbol sym[LIVE_MAX];
-	struct user_regs_struct regs;
+	struct test_regs regs = { 0 };
 	struct ruby_record r;
 	struct ruby_namer nm;
 	struct cfunc_ctx cc = { 0 };
@@ -196,6 +197,10 @@ TEST(ruby_live_offsets)
 	pid_t pid;
 	int st, fd;
 
+	if (!TEST_REGS_X86) {
+		test_skip("reads x86-64 registers and layouts (test_regs.h)");
+		return;
+	}
 	if (detect_libruby(&r)) {
 		if (!test_skipped())
 			ASSERT_TRUE(false, "libruby detected");
@@ -233,13 +238,13 @@ TEST(ruby_live_offsets)
 	if (!ASSERT_OK(ptrace(PTRACE_ATTACH, pid, 0, 0), "ptrace attach"))
 		goto kill;
 	waitpid(pid, &st, 0);
-	if (!ASSERT_OK(ptrace(PTRACE_GETREGS, pid, 0, &regs), "registers"))
+	if (!ASSERT_OK(test_regs_get(pid, &regs), "registers"))
 		goto detach;
 	bias = libruby_bias(pid);
 	ASSERT_TRUE(bias != 0, "libruby mapped");
 	/* the unwinder's way: module id from the GOT, the DTV at fs + 8 */
 	v = peek(pid, bias + r.ec_addr);
-	ec_dtv = peek(pid, peek(pid, peek(pid, regs.fs_base + 8) + v * 16) +
+	ec_dtv = peek(pid, peek(pid, peek(pid, regs.tp + 8) + v * 16) +
 			       r.ec_off);
 	/* the VM's: ruby_current_vm_ptr->ractor.main_thread->ec (3.1) */
 	ec_vm = peek(pid, peek(pid, peek(pid, bias + r.vm_ptr) + 40) + 40);

@@ -67,7 +67,10 @@ static bool oracle_has(struct nm_sym *v, int n, unsigned long long addr,
 	return false;
 }
 
-static void check_file(const char *path, const char *nm_args, int min_syms)
+/* path's names against nm's of oracle (the same file, or the file
+ * before it was stripped). */
+static void check_file_vs(const char *path, const char *oracle,
+			  const char *nm_args, int min_syms)
 {
 	struct symb_table *t = NULL;
 	struct nm_sym *v = NULL;
@@ -80,7 +83,7 @@ static void check_file(const char *path, const char *nm_args, int min_syms)
 	}
 	ASSERT_OK(symb_load_fd(fd, &t), "symb_load_fd");
 	close(fd);
-	n = nm_read(nm_args, path, &v);
+	n = nm_read(nm_args, oracle, &v);
 	ASSERT_GE(n, min_syms, "oracle symbols");
 	ASSERT_GE(symb_count(t), 1, "symbols read");
 	for (i = 0; i < n; i++) {
@@ -109,6 +112,11 @@ static void check_file(const char *path, const char *nm_args, int min_syms)
 	ASSERT_EQ(bad, 0, "lookups that disagree with nm");
 	free(v);
 	symb_free(t);
+}
+
+static void check_file(const char *path, const char *nm_args, int min_syms)
+{
+	check_file_vs(path, path, nm_args, min_syms);
 }
 
 TEST(symbols_libc_dynsym_vs_nm)
@@ -412,4 +420,100 @@ TEST(symbols_name_bytes_bounded)
 		ASSERT_EQ(symb_count(t), n - 2, "all kept");
 	symb_free(t);
 	close(fd);
+}
+
+/*
+ * MiniDebugInfo made the way Fedora's find-debuginfo makes it
+ * (tests/tools/minidebuginfo.sh).  The stripped file
+ * names every function as nm names them in the binary before it was
+ * stripped; without the section it names none of its static functions.
+ */
+TEST(symbols_minidebuginfo_vs_nm)
+{
+	const char *dir = test_tmpdir();
+	char cmd[8192], path[512], orig[512], bare[512];
+	struct symb_table *t = NULL;
+	uint64_t off;
+	int fd;
+
+	snprintf(orig, sizeof(orig), "%s/mdi", dir);
+	snprintf(path, sizeof(path), "%s/mdi-mini", dir);
+	snprintf(bare, sizeof(bare), "%s/mdi-bare", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; command -v xz gcc nm objcopy >/dev/null; "
+		 "printf '%%s\\n' "
+		 "'__attribute__((noinline)) static int mdi_one(int x) { return x * 3 + 1; }' "
+		 "'__attribute__((noinline)) static int mdi_two(int x) { return mdi_one(x) ^ 7; }' "
+		 "'__attribute__((noinline)) int mdi_three(int x) { return mdi_two(x) + 2; }' "
+		 "'int main(int c, char **v) { (void)v; return mdi_three(c) & 1; }' > mdi.c; "
+		 "gcc -O1 -g -o mdi mdi.c; "
+		 "%s/tests/tools/minidebuginfo.sh mdi mdi-mini mdi-bare",
+		 dir, test_srcdir());
+	if (system(cmd)) {
+		test_skip("could not build the MiniDebugInfo binary (gcc, xz, binutils)");
+		return;
+	}
+	check_file_vs(path, orig, "", 4);
+
+	/* the control: the same file without the section */
+	fd = open(bare, O_RDONLY | O_CLOEXEC);
+	if (!ASSERT_GE(fd, 0, "open the bare binary"))
+		return;
+	ASSERT_OK(symb_load_fd(fd, &t), "symb_load_fd");
+	close(fd);
+	if (t) {
+		const char *name;
+		struct nm_sym *v = NULL;
+		int n = nm_read("", orig, &v), i, named = 0;
+
+		for (i = 0; i < n; i++) {
+			name = symb_lookup(t, v[i].addr, &off);
+			if (name && !strcmp(name, v[i].name) &&
+			    !strncmp(name, "mdi_", 4))
+				named++;
+		}
+		ASSERT_EQ(named, 0, "mdi_ functions named without MiniDebugInfo");
+		free(v);
+		symb_free(t);
+	}
+}
+
+/* A .gnu_debugdata that is not xz, or cut short, is skipped: the file's
+ * other names stay (zlib's .dynsym). */
+TEST(symbols_minidebuginfo_damaged)
+{
+	static const char *const lib = "/lib/x86_64-linux-gnu/libz.so.1";
+	const char *dir = test_tmpdir();
+	char cmd[4096], path[512];
+	struct symb_table *t = NULL;
+	uint32_t want = 0;
+	int fd, k;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd %s; head -c 3000 /dev/urandom > junk; "
+		 "printf '\\3757zXZ\\0\\0\\4' > cut; "
+		 "objcopy --add-section .gnu_debugdata=junk %s mdi-bad; "
+		 "objcopy --add-section .gnu_debugdata=cut %s mdi-cut",
+		 dir, lib, lib);
+	if (access(lib, R_OK) || system(cmd)) {
+		test_skip("no %s, or objcopy failed", lib);
+		return;
+	}
+	for (k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 k == 1 ? "mdi-bad" : "mdi-cut");
+		fd = open(k ? path : lib, O_RDONLY | O_CLOEXEC);
+		if (!ASSERT_GE(fd, 0, "open"))
+			return;
+		ASSERT_OK(symb_load_fd(fd, &t), "symb_load_fd");
+		close(fd);
+		if (!k)
+			want = t ? symb_count(t) : 0;
+		else
+			ASSERT_EQ(t ? symb_count(t) : 0, want,
+				  "the names of the file without the section");
+		symb_free(t);
+		t = NULL;
+	}
+	ASSERT_GE(want, 50, "zlib's exported functions");
 }

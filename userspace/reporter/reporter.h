@@ -144,6 +144,9 @@ struct rep_batch {
 	const struct rep_stack *stacks;
 	const struct rep_process *processes;
 	const struct rep_sample *samples;
+	/* folded and SVG: a native frame with a source line (DWARF,
+	 * -inline-frames) is "func (file.c:line)", not "func" (-folded-lines) */
+	bool native_lines;
 };
 
 /* Counters every sink keeps; rep_sink_stats() copies them out (thread

@@ -575,7 +575,8 @@ void rep_location_name(const struct rep_batch *b, const struct rep_location *l,
 
 	if (!n)
 		return;
-	if (fn && interp && l->filename && l->line)
+	if (fn && (interp || (b->native_lines && l->kind == FRAME_NATIVE)) &&
+	    l->filename && l->line)
 		snprintf(buf, n, "%s (%s:%u)", fn, rep_basename(l->filename),
 			 l->line);
 	else if (fn && interp && l->filename)
