@@ -71,10 +71,12 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 		    s->st.regs[p->reg_bc_array & (RULE_REG_COUNT - 1)] == bc)
 			off = s->st.regs[p->reg_bc_offset & (RULE_REG_COUNT - 1)]
 			      << 32;
-		if (!push_frame(s,
-				FRAME_WORD(FRAME_INTERP(INTERP_V8), 0,
-					   V8_FRAME_DATA(off >> 32,
-							 !(off & 0xffffffffULL))),
+		/* in JIT code (anonymous memory) the pc says where: its
+		 * source position and what was inlined there */
+		off = s->st.cur.file_id ?
+			V8_FRAME_DATA(off >> 32, !(off & 0xffffffffULL)) :
+			V8_FRAME_PC(lookup);
+		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_V8), 0, off),
 				fn, (bc & 3) == 1 ? bc : 0, 2)) {
 			s->st.interp_done |= 1u << INTERP_V8;
 			return INTERP_NOT_HERE;

@@ -41,12 +41,20 @@ INTERP_METRIC_IDS(V8, V8_METRICS);
 #define V8_WIN_BYTES (V8_WIN_BELOW + 16)
 
 /* A frame: data = bytecode offset (the Smi's value, from the start of the
- * tagged BytecodeArray) | V8_F_BCOFF when the slot held a Smi; payload:
- * the JSFunction, and the slot where an interpreted frame keeps its
- * BytecodeArray (0 when not a heap object; userland checks its type). */
+ * tagged BytecodeArray) | V8_F_BCOFF when the slot held a Smi, or, for a
+ * frame running JIT code (a pc outside the embedded builtins), the pc it
+ * runs (a return address less one above the leaf) | V8_F_JIT: userland
+ * finds the code object around it, and in optimized code the functions
+ * inlined there and their lines.  Payload: the JSFunction, and the slot
+ * where an interpreted or baseline frame keeps its BytecodeArray (0 when
+ * not a heap object; userland checks its type). */
 #define V8_F_BCOFF (1ULL << 32)
 #define V8_FRAME_DATA(off, valid)                                              \
 	((__u64)(__u32)(off) | ((valid) ? V8_F_BCOFF : 0))
+/* user addresses fit in 47 bits: the one above says "a pc" */
+#define V8_F_JIT (1ULL << 47)
+#define V8_PC_MASK (V8_F_JIT - 1)
+#define V8_FRAME_PC(pc) (((__u64)(pc) & V8_PC_MASK) | V8_F_JIT)
 
 #define V8_NO_REG 0xff
 

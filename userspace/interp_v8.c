@@ -22,7 +22,7 @@
 #include "log.h"
 #include "v8.h"
 
-#define V8_INFO_FORMAT 4
+#define V8_INFO_FORMAT 5
 
 /* What detection keeps (store record); ELF addresses. */
 struct v8_info {
@@ -41,7 +41,7 @@ struct v8_info {
 	struct v8_layout l;
 	uint16_t pad2;
 };
-_Static_assert(sizeof(struct v8_info) == 112, "v8_info layout");
+_Static_assert(sizeof(struct v8_info) == 920, "v8_info layout");
 
 /*
  * A v8dbg_* field: its spellings (the type suffix changed with the
@@ -133,6 +133,37 @@ static const struct v8_sym syms[] = {
 	  L_(type_trusted_byte_array), 0 },
 	{ { "v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_" },
 	  offsetof(struct v8_info, bca_wrapper), 2, 0 },
+	/* compiled code: what a version does not name is set from its
+	 * neighbours after the lookup (v8_code_layout) */
+	{ { "v8dbg_class_Code__deoptimization_data__FixedArray",
+	    "v8dbg_class_Code__deoptimization_data__Tagged_FixedArray_" },
+	  L_(code_deopt), 0 },
+	{ { "v8dbg_class_Code__source_position_table__ByteArray",
+	    "v8dbg_class_Code__source_position_table__Tagged_ByteArray_" },
+	  L_(code_positions), 0 },
+	{ { "v8dbg_class_Code__instruction_start__Address" },
+	  L_(code_instr_start), 0 },
+	/* up to V8 11.0 the instructions' place in the Code itself */
+	{ { "v8dbg_class_Code__instruction_start__uintptr_t" }, L_(code_header), 0 },
+	{ { "v8dbg_class_Code__instruction_size__int" }, L_(code_instr_size), 0 },
+	{ { "v8dbg_class_Code__flags__uint32_t" }, L_(code_flags), 0 },
+	{ { "v8dbg_class_InstructionStream__instruction_start__uintptr_t" },
+	  L_(istream_header), 0 },
+	{ { "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE" },
+	  L_(type_istream), 0 },
+	{ { "v8dbg_CodeKindFieldMask" }, L_(kind_mask), 15 },
+	{ { "v8dbg_CodeKindBaseline" }, L_(kind_baseline), 0 },
+	{ { "v8dbg_DeoptimizationDataInlinedFunctionCountIndex" },
+	  L_(deopt_count_idx), 1 },
+	{ { "v8dbg_DeoptimizationDataLiteralArrayIndex" }, L_(deopt_literals_idx), 2 },
+	{ { "v8dbg_DeoptimizationDataInliningPositionsIndex" },
+	  L_(deopt_inlining_idx), 7 },
+	{ { "v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE" },
+	  L_(type_sfi_wrapper), 0 },
+	{ { "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_" },
+	  L_(sfi_wrapper_shared), 8 },
+	{ { "v8dbg_class_BytecodeArray__length__SMI",
+	    "v8dbg_class_FixedArrayBase__length__SMI" }, L_(bca_length), 8 },
 };
 #undef L_
 #undef I_
@@ -145,6 +176,7 @@ enum {
 	X_PATCH,
 	X_BLOB,
 	X_BLOB_SIZE,
+	X_BC_SIZES,
 	X_COUNT,
 };
 static const char *const extra[X_COUNT] = {
@@ -154,6 +186,7 @@ static const char *const extra[X_COUNT] = {
 	"_ZN2v88internal7Version6patch_E",
 	"_ZN2v88internal23DefaultEmbeddedBlobCodeEv",
 	"_ZN2v88internal27DefaultEmbeddedBlobCodeSizeEv",
+	"_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE",
 };
 
 /* The n (4 or 8) little-endian bytes the file keeps at vaddr, as an
@@ -232,6 +265,67 @@ static int blob_range(const struct elfm *e, uint64_t code_fn, uint64_t size_fn,
 	*lo = addr;
 	*hi = addr + size;
 	return 0;
+}
+
+/*
+ * The Code fields a version does not name, from those it does (checked
+ * in the memory of node 18, 20, 22 and 24: Code objects of TurboFan and
+ * Maglev functions found through %DebugPrint):
+ *  - V8 12 on names the instructions' address and size and the flags;
+ *    the deoptimization data and the position table are its first two
+ *    fields (8, 16);
+ *  - V8 11 names only the deoptimization data and the position table:
+ *    the instructions' address is two words after the table, the flags
+ *    after it, the size after the flags (and, before 11.4.59, after the
+ *    builtin id and the kind-specific flags: 4 more bytes);
+ *  - up to V8 11.0 the instructions follow the Code's header, whose
+ *    size it names, with the deoptimization data and the position table
+ *    three and two words before the size.
+ * Compiled frames are named by their function alone when none holds.
+ */
+static void v8_code_layout(struct v8_info *info)
+{
+	struct v8_layout *l = &info->l;
+
+	if (l->code_instr_start) {
+		if (!l->code_deopt)
+			l->code_deopt = 8;
+		if (!l->code_positions)
+			l->code_positions = 16;
+	} else if (l->code_positions && !l->code_header) {
+		l->code_instr_start = l->code_positions + 16;
+		if (!l->code_flags)
+			l->code_flags = l->code_instr_start + 8;
+		if (!l->code_instr_size)
+			l->code_instr_size =
+				l->code_flags + 4 +
+				(info->major == 11 && (info->minor < 4 ||
+				 (info->minor == 4 && info->build < 59)) ? 4 : 0);
+	} else if (l->code_header && l->code_instr_size >= 24) {
+		if (!l->code_positions)
+			l->code_positions = l->code_instr_size - 16;
+		if (!l->code_deopt)
+			l->code_deopt = l->code_positions - 8;
+	}
+}
+
+/* Bytecodes::kBytecodeSizes (uint8_t[3][count]: each bytecode's size
+ * at operand scale 1, 2 and 4) into l; left unknown when the file has
+ * no such table or it holds a size no bytecode has. */
+static void bc_sizes(const struct elfm *e, uint64_t addr, uint64_t size,
+		     struct v8_layout *l)
+{
+	const uint8_t *p;
+	size_t avail, i;
+
+	if (!addr || !size || size % 3 || size > sizeof(l->bc_sizes) ||
+	    elfm_vaddr_bytes(e, addr, size, &p, &avail) || avail < size)
+		return;
+	for (i = 0; i < size; i++)
+		if (!p[i] || p[i] > 32)
+			return;
+	memcpy(l->bc_sizes, p, size);
+	l->bc_count = (uint16_t)(size / 3);
 }
 
 /* elfm_find_syms looks up at most this many names in one walk */
@@ -350,6 +444,8 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 		info->build = (uint16_t)int_at(e, value[base + X_BUILD]);
 		info->patch = (uint16_t)int_at(e, value[base + X_PATCH]);
 	}
+	v8_code_layout(info);
+	bc_sizes(e, value[base + X_BC_SIZES], size[base + X_BC_SIZES], &info->l);
 	if (blob_range(e, value[base + X_BLOB], value[base + X_BLOB_SIZE],
 		       &info->blob_lo, &info->blob_hi))
 		goto out; /* no embedded builtins: nothing to unwind through */
@@ -649,12 +745,12 @@ static bool vlq(const uint8_t *p, size_t n, size_t *i, int64_t *out)
 	return true;
 }
 
-/* The script offset of bytecode offset target in table (the last entry
- * at or before it; target 0: the function's own position).  -1 when the
- * table has none. */
-static int64_t table_position(const uint8_t *p, size_t n, int64_t target)
+/* The raw source position of code offset target in table (the last
+ * entry at or before it; the first when none is): -1 when the table has
+ * none.  Offsets count from -1, V8's function entry. */
+static int64_t table_raw(const uint8_t *p, size_t n, int64_t target)
 {
-	int64_t code = 0, raw = 0, d, pos = -1;
+	int64_t code = -1, raw = 0, d, pos = -1;
 	size_t i = 0;
 
 	while (i < n) {
@@ -666,9 +762,49 @@ static int64_t table_position(const uint8_t *p, size_t n, int64_t target)
 		raw += d;
 		if (code > target && pos >= 0)
 			break;
-		pos = ((raw >> 1) & 0x3fffffff) - 1;
+		pos = raw;
 	}
 	return pos;
+}
+
+/* A raw position's script offset (-1: none, or external) and inlining
+ * id (0: the code's own function). */
+static int64_t raw_offset(int64_t raw)
+{
+	return raw < 0 || (raw & 1) ? -1 : ((raw >> 1) & 0x3fffffff) - 1;
+}
+
+static unsigned raw_inlining(int64_t raw)
+{
+	return raw < 0 ? 0 : (unsigned)((uint64_t)raw >> 31) & 0xffff;
+}
+
+/* The bytes of a ByteArray (or TrustedByteArray: same layout) arr, at
+ * most V8_POS_TABLE_MAX, into a buffer the caller frees. */
+static int byte_array(const struct v8_reader *r, uint64_t arr, uint8_t **buf,
+		      size_t *len)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t n;
+	uint16_t type;
+
+	if (type_of(r, arr, &type) ||
+	    (type != l->type_byte_array &&
+	     (!l->type_trusted_byte_array || type != l->type_trusted_byte_array)) ||
+	    field(r, arr, 8, &n) || (n & 0xffffffff))
+		return -EINVAL;
+	n >>= 32;
+	if (!n || n > V8_POS_TABLE_MAX)
+		return -EINVAL;
+	*buf = malloc(n);
+	if (!*buf)
+		return -ENOMEM;
+	if (rd(r, arr - 1 + l->fixed_data, *buf, n)) {
+		free(*buf);
+		return -EFAULT;
+	}
+	*len = n;
+	return 0;
 }
 
 /* The script offset a frame runs: from the BytecodeArray's source
@@ -677,10 +813,11 @@ static int64_t frame_position(const struct v8_reader *r, uint64_t bca,
 			      bool have_off, uint32_t off)
 {
 	const struct v8_layout *l = r->l;
-	uint64_t table, len;
-	int64_t target = 0, pos;
+	uint64_t table;
+	int64_t target = -1, pos;
 	uint16_t type;
 	uint8_t *buf;
+	size_t len;
 
 	if (!l->type_bytecode_array || !l->type_byte_array ||
 	    type_of(r, bca, &type))
@@ -691,22 +828,12 @@ static int64_t frame_position(const struct v8_reader *r, uint64_t bca,
 		return -1;
 	if (type != l->type_bytecode_array ||
 	    field(r, bca, l->bca_positions, &table) ||
-	    type_of(r, table, &type) ||
-	    (type != l->type_byte_array &&
-	     (!l->type_trusted_byte_array || type != l->type_trusted_byte_array)) ||
-	    field(r, table, 8, &len) || (len & 0xffffffff))
-		return -1;
-	len >>= 32;
-	if (!len || len > V8_POS_TABLE_MAX)
+	    byte_array(r, table, &buf, &len))
 		return -1;
 	/* the frame's offset counts from the tagged array */
 	if (have_off && off >= (uint32_t)l->bca_data - 1)
 		target = off - (l->bca_data - 1);
-	buf = malloc(len);
-	if (!buf)
-		return -1;
-	pos = rd(r, table - 1 + l->fixed_data, buf, len) ? -1 :
-		table_position(buf, len, target);
+	pos = raw_offset(table_raw(buf, len, target));
 	free(buf);
 	return pos;
 }
@@ -738,48 +865,361 @@ static uint32_t source_line(const struct v8_reader *r, uint64_t script,
 	return line;
 }
 
-int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
-		  const struct v8_layout *l, const struct interp_frame *f,
-		  struct interp_symbol *out)
+/* SharedFunctionInfo sfi's name and its script's into out (line 0);
+ * *script: its Script, 0 when it has none. */
+static int sfi_symbol(const struct v8_reader *r, uint64_t sfi,
+		      struct interp_symbol *out, uint64_t *script)
 {
-	const struct v8_reader r = { read, arg, pid, l };
-	uint64_t fn = f->n_payload ? f->payload[0] : 0, sfi, name, script, sname;
-	uint64_t bca;
-	int64_t pos;
+	const struct v8_layout *l = r->l;
+	uint64_t name, sname;
 	uint16_t type;
 	int err;
 
 	out->name[0] = out->file[0] = 0;
 	out->line = 0;
-	err = field(&r, fn, l->fn_shared, &sfi);
-	if (!err)
-		err = type_of(&r, sfi, &type);
+	*script = 0;
+	err = type_of(r, sfi, &type);
 	if (err)
 		return err;
 	if (type != l->type_sfi)
 		return -EINVAL;
-	if (field(&r, sfi, l->sfi_name, &name) == 0 &&
-	    type_of(&r, name, &type) == 0) {
-		if (is_string(&r, type))
-			read_str(&r, name, out->name, sizeof(out->name));
+	if (field(r, sfi, l->sfi_name, &name) == 0 &&
+	    type_of(r, name, &type) == 0) {
+		if (is_string(r, type))
+			read_str(r, name, out->name, sizeof(out->name));
 		else if (l->type_scope_info && type == l->type_scope_info)
-			scope_info_name(&r, name, out->name, sizeof(out->name));
+			scope_info_name(r, name, out->name, sizeof(out->name));
 	}
 	if (!out->name[0])
 		snprintf(out->name, sizeof(out->name), "<anonymous>");
-	if (field(&r, sfi, l->sfi_script, &script) || type_of(&r, script, &type) ||
-	    type != l->type_script)
+	if (field(r, sfi, l->sfi_script, script) || type_of(r, *script, &type) ||
+	    type != l->type_script) {
+		*script = 0;
 		return 0;
-	if (field(&r, script, l->script_name, &sname) == 0)
-		read_str(&r, sname, out->file, sizeof(out->file));
-	/* the frame's own bytecode when it is interpreted, else the
-	 * function's (its start) */
-	pos = frame_position(&r, f->n_payload > 1 ? f->payload[1] : 0,
-			     f->data & V8_F_BCOFF, (uint32_t)f->data);
+	}
+	if (field(r, *script, l->script_name, &sname) == 0)
+		read_str(r, sname, out->file, sizeof(out->file));
+	return 0;
+}
+
+/* ---- compiled code -------------------------------------------------------- */
+
+/* A code object's instructions start aligned (64 bytes on x64; 32 is
+ * checked), right after the header of the object holding them: the
+ * code around a pc is found by trying the aligned addresses below it,
+ * at most this far (V8's optimized functions are rarely past 64 KiB). */
+#define V8_CODE_ALIGN 32
+#define V8_CODE_SCAN (256u << 10)
+#define V8_PAGE 4096
+
+struct v8_code {
+	uint64_t code;	/* the Code object */
+	uint64_t start; /* its first instruction */
+	uint32_t size;
+	unsigned kind;
+};
+
+/* Code object code's instructions and kind. */
+static int code_range(const struct v8_reader *r, uint64_t code,
+		      struct v8_code *c)
+{
+	const struct v8_layout *l = r->l;
+	uint32_t flags;
+	int32_t size;
+	uint16_t type;
+
+	if (type_of(r, code, &type) || type != l->type_code)
+		return -EINVAL;
+	if (l->code_instr_start) {
+		if (field(r, code, l->code_instr_start, &c->start))
+			return -EFAULT;
+	} else {
+		c->start = code - 1 + l->code_header;
+	}
+	if (rd(r, code - 1 + l->code_instr_size, &size, 4) ||
+	    rd(r, code - 1 + l->code_flags, &flags, 4) || size <= 0)
+		return -EINVAL;
+	c->code = code;
+	c->size = (uint32_t)size;
+	c->kind = flags & l->kind_mask;
+	return 0;
+}
+
+/* The code object whose instructions hold pc: the first aligned address
+ * at or below pc preceded by the header of an InstructionStream (its
+ * map, then its Code) or, up to V8 11.0, of a Code, whose instructions
+ * start there and reach past pc.  The pages below pc are read one at a
+ * time; a header that is one but does not hold pc ends the search. */
+static int code_at(const struct v8_reader *r, uint64_t pc, struct v8_code *c)
+{
+	const struct v8_layout *l = r->l;
+	uint16_t holder = l->type_istream ? l->type_istream : l->type_code;
+	unsigned hdr = l->type_istream ? l->istream_header : l->code_header;
+	uint64_t page[V8_PAGE / 8], at = 1, a, h, w, next, lo;
+	uint16_t type;
+
+	if (!holder || hdr < 16 || hdr % 8 || !l->code_instr_size ||
+	    !l->code_flags)
+		return -ENOTSUP;
+	lo = (pc > V8_CODE_SCAN ? pc - V8_CODE_SCAN : 0) + hdr;
+	for (a = pc & ~(uint64_t)(V8_CODE_ALIGN - 1); a >= lo;
+	     a -= V8_CODE_ALIGN) {
+		h = a - hdr;
+		/* a page a read (at: its address, 1 when none is held) */
+		if (at == 1 || h < at || h + 16 > at + V8_PAGE) {
+			at = h & ~(uint64_t)(V8_PAGE - 1);
+			if (rd(r, at, page, V8_PAGE))
+				at = 1;
+		}
+		if (at == 1) {
+			/* the page is not all mapped: this header alone */
+			if (rd(r, h, page, 16))
+				return -EFAULT;
+			w = page[0];
+			next = page[1];
+		} else {
+			w = page[(h - at) / 8];
+			next = page[(h - at) / 8 + 1];
+		}
+		/* a map, then a Code (or a Code's relocation info) */
+		if ((w & 3) != 1 || (next & 3) != 1)
+			continue;
+		if (rd(r, w - 1 + l->map_type, &type, 2) || type != holder)
+			continue;
+		if (code_range(r, l->type_istream ? next : h + 1, c))
+			continue;
+		if (c->start != a)
+			continue;
+		return pc < c->start + c->size ? 0 : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+/* Tagged entry idx of a FixedArray-shaped array (a TrustedFixedArray,
+ * ProtectedFixedArray and weak ones have its layout). */
+static int array_get(const struct v8_reader *r, uint64_t arr, unsigned idx,
+		     uint64_t *out)
+{
+	uint64_t len;
+
+	if (field(r, arr, 8, &len) || (len & 0xffffffff) || idx >= len >> 32)
+		return -EINVAL;
+	return field(r, arr, r->l->fixed_data + 8 * idx, out);
+}
+
+/* The SharedFunctionInfo of an inlined function: the literal array's
+ * entry (a weak reference, or V8 13's wrapper around it). */
+static int inlined_sfi(const struct v8_reader *r, uint64_t literals,
+		       int32_t idx, uint64_t *sfi)
+{
+	const struct v8_layout *l = r->l;
+	uint16_t type;
+
+	if (idx < 0 || array_get(r, literals, (unsigned)idx, sfi))
+		return -EINVAL;
+	*sfi &= ~2ULL; /* weak */
+	if (l->type_sfi_wrapper && !type_of(r, *sfi, &type) &&
+	    type == l->type_sfi_wrapper)
+		return field(r, *sfi, l->sfi_wrapper_shared, sfi);
+	return 0;
+}
+
+/* An InliningPosition: where in its caller a function was inlined (a
+ * raw position, inlining id of the caller above bit 31) and its index in
+ * the literal array. */
+struct v8_inlining {
+	int64_t position;
+	int32_t fn;
+	int32_t pad;
+};
+
+/* Optimized code c, running at pc, for the frame of function sfi: the
+ * functions inlined at pc, innermost first, then sfi, each with the line
+ * of its own position.  Returns how many, or an error. */
+static int optimized_chain(const struct v8_reader *r, const struct v8_code *c,
+			   uint64_t sfi, uint64_t pc, struct interp_symbol *out,
+			   unsigned max)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t table, deopt, literals = 0, inl_arr, count, script, fsfi;
+	uint8_t *buf = NULL, *inl = NULL;
+	size_t len, inl_len = 0;
+	unsigned id, n = 0;
+	int64_t raw;
+	int err;
+
+	err = field(r, c->code, l->code_positions, &table);
+	if (!err)
+		err = byte_array(r, table, &buf, &len);
+	if (err)
+		return err;
+	raw = table_raw(buf, len, (int64_t)(pc - c->start));
+	free(buf);
+	id = raw_inlining(raw);
+	if (id) {
+		err = field(r, c->code, l->code_deopt, &deopt);
+		if (!err)
+			err = array_get(r, deopt, l->deopt_count_idx, &count);
+		if (!err)
+			err = array_get(r, deopt, l->deopt_literals_idx, &literals);
+		if (!err)
+			err = array_get(r, deopt, l->deopt_inlining_idx, &inl_arr);
+		if (!err)
+			err = byte_array(r, inl_arr, &inl, &inl_len);
+		if (err)
+			return err;
+	}
+	/* each id names its caller's, smaller: at most 16 bits of them */
+	while (id && n < max) {
+		struct v8_inlining ip;
+
+		if ((size_t)id * sizeof(ip) > inl_len) {
+			err = -EINVAL;
+			break;
+		}
+		memcpy(&ip, inl + (id - 1) * sizeof(ip), sizeof(ip));
+		err = inlined_sfi(r, literals, ip.fn, &fsfi);
+		if (!err)
+			err = sfi_symbol(r, fsfi, &out[n], &script);
+		if (err)
+			break;
+		out[n++].line = script ? source_line(r, script, raw_offset(raw)) : 0;
+		raw = ip.position;
+		if (raw_inlining(raw) >= id) {
+			err = -EINVAL;
+			break;
+		}
+		id = raw_inlining(raw);
+	}
+	free(inl);
+	if (err)
+		return err;
+	if (n < max) {
+		err = sfi_symbol(r, sfi, &out[n], &script);
+		if (err)
+			return err;
+		out[n++].line = script ? source_line(r, script, raw_offset(raw)) : 0;
+	}
+	return (int)n;
+}
+
+/* An unsigned VLQ (7 bits a byte, low group first, 0x80: more). */
+static bool uvlq(const uint8_t *p, size_t n, size_t *i, uint64_t *out)
+{
+	unsigned shift = 0;
+
+	*out = 0;
+	do {
+		if (*i >= n || shift > 63)
+			return false;
+		*out |= (uint64_t)(p[*i] & 0x7f) << shift;
+		shift += 7;
+	} while (p[(*i)++] & 0x80);
+	return true;
+}
+
+/* The bytecode a baseline (Sparkplug) frame runs: Sparkplug compiles
+ * bytecode by bytecode, and its Code's position table holds the length
+ * of each one's instructions (unsigned VLQs, the prologue's first): walk
+ * it and the bytecodes (sizes from kBytecodeSizes, after a scaling
+ * prefix 0..3) until the range holding pc_off (a return address's
+ * offset, or the leaf's plus one).  -1: the function's entry. */
+static int64_t baseline_bytecode(const struct v8_reader *r,
+				 const struct v8_code *c, uint64_t bca,
+				 uint64_t pc_off, bool *ok)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t table, n, end, d;
+	uint8_t *map = NULL, *bc = NULL;
+	size_t map_len, i = 0, o = 0;
+	int64_t cur = -1;
+	unsigned b, scale, prefix;
+
+	*ok = false;
+	if (field(r, c->code, l->code_positions, &table) ||
+	    byte_array(r, table, &map, &map_len))
+		return -1;
+	if (field(r, bca, l->bca_length, &n) || (n & 0xffffffff) ||
+	    !(n >>= 32) || n > V8_POS_TABLE_MAX || !(bc = malloc(n)) ||
+	    rd(r, bca - 1 + l->bca_data, bc, n) || !uvlq(map, map_len, &i, &end))
+		goto out;
+	while (end < pc_off) {
+		if (o >= n || !uvlq(map, map_len, &i, &d))
+			goto out;
+		cur = (int64_t)o;
+		b = bc[o];
+		scale = 0;
+		prefix = 0;
+		if (b <= 3) { /* Wide, ExtraWide and their DebugBreak forms */
+			scale = b == 0 || b == 2 ? 1 : 2;
+			prefix = 1;
+			if (o + 1 >= n)
+				goto out;
+			b = bc[o + 1];
+		}
+		if (b >= l->bc_count)
+			goto out;
+		o += prefix + l->bc_sizes[scale * l->bc_count + b];
+		end += d;
+	}
+	*ok = true;
+out:
+	free(map);
+	free(bc);
+	return cur;
+}
+
+int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
+		       const struct v8_layout *l, const struct interp_frame *f,
+		       struct interp_symbol *out, unsigned max)
+{
+	const struct v8_reader r = { read, arg, pid, l };
+	uint64_t fn = f->n_payload ? f->payload[0] : 0, sfi, script, bca;
+	uint64_t pc = f->data & V8_PC_MASK, frame_bca;
+	bool jit = f->data & V8_F_JIT, have_off, found = false;
+	uint32_t off = (uint32_t)f->data;
+	struct v8_code c;
+	int64_t pos = -1, bc_off;
+	uint16_t type;
+	int err, n;
+
+	if (!max)
+		return -EINVAL;
+	err = field(&r, fn, l->fn_shared, &sfi);
+	if (err)
+		return err;
+	/* optimized code (Maglev, TurboFan): the kinds after baseline */
+	if (jit && l->kind_baseline && code_at(&r, pc, &c) == 0)
+		found = true;
+	if (found && c.kind > l->kind_baseline) {
+		n = optimized_chain(&r, &c, sfi, pc, out, max);
+		if (n > 0)
+			return n;
+	}
+	err = sfi_symbol(&r, sfi, out, &script);
+	if (err || !script)
+		return err ? err : 1;
+	/* the frame's own bytecode when it is interpreted (its offset
+	 * slot) or baseline (its pc mapped to it), else the function's
+	 * (its start) */
+	frame_bca = f->n_payload > 1 ? f->payload[1] : 0;
+	have_off = !jit && (f->data & V8_F_BCOFF);
+	if (found && c.kind == l->kind_baseline && l->bc_count &&
+	    !type_of(&r, frame_bca, &type) && type == l->type_bytecode_array) {
+		bool ok;
+
+		bc_off = baseline_bytecode(&r, &c, frame_bca, pc - c.start + 1,
+					   &ok);
+		if (ok && bc_off >= 0) {
+			have_off = true;
+			off = (uint32_t)bc_off + l->bca_data - 1;
+		}
+	}
+	pos = frame_position(&r, frame_bca, have_off, off);
 	if (pos < 0 && field(&r, sfi, l->sfi_function_data, &bca) == 0)
 		pos = frame_position(&r, bca, false, 0);
 	out->line = source_line(&r, script, pos);
-	return 0;
+	return 1;
 }
 
 static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
@@ -787,14 +1227,11 @@ static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 {
 	struct v8_state *st = state;
 	uint64_t idx;
-	int err;
 
-	(void)max; /* one function a frame: nothing inlined */
 	if (!interp_procs_get(st->procs, pid, &idx) || idx >= st->n_layouts)
 		return -ESRCH;
-	err = v8_frame_name(interp_read_process, NULL, pid,
-			     &st->layouts[idx], f, out);
-	return err ? err : 1;
+	return v8_frame_symbolize(interp_read_process, NULL, pid,
+				  &st->layouts[idx], f, out, max);
 }
 
 const struct interp_module interp_module_v8 = {

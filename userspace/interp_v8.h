@@ -38,18 +38,38 @@ struct v8_layout {
 	uint16_t code_bytecode; /* Code::bytecode_or_interpreter_data (baseline) */
 	uint16_t type_code;
 	uint16_t type_trusted_byte_array; /* V8 12: where positions live */
+	/* compiled code: Code's fields (its instructions follow its header
+	 * up to V8 11.0: code_header; since, they follow the header of an
+	 * InstructionStream that points back to the Code, and the Code
+	 * keeps their address at code_instr_start) */
+	uint16_t code_deopt, code_positions, code_instr_start, code_header;
+	uint16_t code_instr_size, code_flags; /* int32, uint32 */
+	uint16_t istream_header, type_istream;
+	uint16_t kind_mask, kind_baseline; /* Code::flags: its kind */
+	/* DeoptimizationData's slots: inlined function count, the literal
+	 * array (the inlined SharedFunctionInfos first), InliningPositions */
+	uint16_t deopt_count_idx, deopt_literals_idx, deopt_inlining_idx;
+	uint16_t type_sfi_wrapper, sfi_wrapper_shared; /* V8 13 */
+	uint16_t bca_length;		 /* BytecodeArray::length (Smi) */
+	/* V8's Bytecodes::kBytecodeSizes[3][bc_count] (0: not known): a
+	 * baseline frame's pc maps to its bytecode through them */
+	uint16_t bc_count;
+	uint8_t bc_sizes[3 * 256];
 };
 
 /* Name one V8 frame (bpf/v8.h: payload = the JSFunction, the frame's
- * BytecodeArray slot) from memory read through read: the function's name
- * ("<anonymous>" when V8 has none), its script's name, and the line: of
- * the bytecode being run in an interpreted frame, else of the function's
- * start, from the bytecode's source positions and the script's source
- * (0 when V8 kept neither).  Returns 0, or a negative errno when the
- * object is not a JSFunction of this layout. */
-int v8_frame_name(interp_read_fn read, void *arg, pid_t pid,
-		  const struct v8_layout *l, const struct interp_frame *f,
-		  struct interp_symbol *out);
+ * BytecodeArray slot; data = its bytecode offset or its pc) from memory
+ * read through read: the function's name ("<anonymous>" when V8 has
+ * none), its script's name, and the line: of the bytecode being run in
+ * an interpreted frame, of the pc's source position in optimized code,
+ * else of the function's start (0 when V8 kept none).  An optimized
+ * frame whose pc is in code inlined from other functions gives them
+ * too: out[0..max) innermost first, the frame's own function last.
+ * Returns how many (>= 1), or a negative errno when the object is not a
+ * JSFunction of this layout. */
+int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
+		       const struct v8_layout *l, const struct interp_frame *f,
+		       struct interp_symbol *out, unsigned max);
 
 /* What detection kept for a file (its stored record), for tests. */
 struct v8_record {

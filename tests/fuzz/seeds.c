@@ -34,6 +34,7 @@
 #include "store.h"
 #include "store_test.h"
 #include "../unit/synth_elf.h"
+#include "v8_image.h"
 
 #define WHOLE_MAX (256u << 10)	 /* whole files up to this size */
 #define HEAD_LEN (64u << 10)	 /* else their head */
@@ -477,6 +478,14 @@ static void v8frame_seeds(void)
 		m[384 + 16 + 2 * i] = (uint8_t)name2[i];
 #undef PUT_PTR
 	write_seed("v8frame", "cons-name", m, sizeof(m), NULL, 0);
+	{
+		/* an optimized frame with two inlined functions: its pc is
+		 * the image's last word, as fuzz_v8frame takes it */
+		uint8_t im[V8_IMAGE_SIZE];
+
+		v8_inline_image(im);
+		write_seed("v8frame", "inlined", im, sizeof(im), NULL, 0);
+	}
 }
 
 /* Ruby 3.1 frames (addresses from 0x10000, as fuzz_rubyframe maps its

@@ -17,6 +17,7 @@
 #include "interp_v8.h"
 #include "rep_fixture.h"
 #include "test.h"
+#include "../fuzz/v8_image.h"
 #include "v8.h"
 
 #define NODE "/usr/bin/node"
@@ -108,9 +109,21 @@ TEST(v8_detect_node_vs_nm)
 	ASSERT_EQ(r.build, want[15], "V8 build");
 	ASSERT_EQ(r.blob_lo, blob, "the embedded builtins start");
 	ASSERT_EQ(r.blob_hi - r.blob_lo, want[16], "their size");
-	ASSERT_EQ(r.missing, 3, "every field has its symbol in node 20 but "
-		  "BytecodeArray::source_position_table (V8 11 names none), and "
-		  "the TrustedByteArray type and BytecodeArray::wrapper (V8 12's)");
+	ASSERT_EQ(r.missing, 9, "every field has its symbol in node 20 but "
+		  "BytecodeArray::source_position_table (V8 11 names none), "
+		  "the TrustedByteArray type and BytecodeArray::wrapper (V8 12's), "
+		  "Code's instruction start (two spellings), size and flags "
+		  "(V8 11 lost them) and SharedFunctionInfoWrapper's (V8 13's)");
+	/* Code's fields from those V8 11 names (seen in node 20's memory) */
+	ASSERT_EQ(r.layout.code_deopt, 16, "Code::deoptimization_data");
+	ASSERT_EQ(r.layout.code_positions, 24, "Code::source_position_table");
+	ASSERT_EQ(r.layout.code_instr_start, 40, "Code::instruction_start");
+	ASSERT_EQ(r.layout.code_flags, 48, "Code::flags");
+	ASSERT_EQ(r.layout.code_instr_size, 56, "Code::instruction_size");
+	ASSERT_EQ(r.layout.istream_header, 16, "InstructionStream's header");
+	/* kBytecodeSizes: 3 scales of every bytecode, the prefixes 1 byte */
+	ASSERT_GT(r.layout.bc_count, 100, "Bytecodes::kBytecodeSizes");
+	ASSERT_EQ(r.layout.bc_sizes[0], 1, "Wide's size");
 out:
 	free(data);
 }
@@ -293,17 +306,77 @@ TEST(v8_frame_name_from_image)
 	f.payload[0] = 0x10000 + 1;
 	f.payload[1] = 0x10000 + 1024 + 1;
 	f.data = V8_FRAME_DATA(53 + 5, true);
-	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 1, "named");
 	ASSERT_STREQ(out.name, "chain_60", "the cons string's text");
 	ASSERT_STREQ(out.file, "/srv/split.js", "the two-byte script name");
 	ASSERT_EQ(out.line, 4, "the line of the statement it runs");
 	/* a compiled frame: the function's own first line */
 	f.payload[1] = 0;
 	f.data = 0;
-	ASSERT_OK(v8_frame_name(image_read, &im, 1, &l, &f, &out), "named");
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 1, "named");
 	ASSERT_EQ(out.line, 3, "the function's first line");
 	/* not a JSFunction: its shared is no SharedFunctionInfo */
 	memcpy(im.b + 1792 + 12, &(uint16_t){ 7 }, 2);
-	ASSERT_NEQ(v8_frame_name(image_read, &im, 1, &l, &f, &out), 0,
+	ASSERT_LT(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 0,
 		   "refused");
+}
+
+/*
+ * An optimized frame (node 20's layout; the image: ../fuzz/v8_image.h)
+ * whose pc is in code where TurboFan inlined mid into outer and inner
+ * into mid: the code found from the pc by its InstructionStream's
+ * header, the position at the pc offset (inlining id 2), its
+ * InliningPositions (2: inner, called in mid at id 1; 1: mid, called in
+ * outer) and the literal array's SharedFunctionInfos (a weak reference):
+ * inner, mid, outer innermost first, each with the line of its own
+ * position.
+ */
+TEST(v8_inlined_chain_from_image)
+{
+	static const struct v8_layout l = {
+		.map = 0, .map_type = 12, .fn_shared = 24, .sfi_name = 16,
+		.sfi_script = 32, .script_name = 16, .str_length = 12,
+		.seq1_chars = 16, .seq2_chars = 16, .fixed_data = 16,
+		.first_nonstring = 128, .not_string_mask = 0xff80,
+		.enc_mask = 8, .one_byte_tag = 8, .repr_mask = 7,
+		.cons_tag = 1, .thin_tag = 5, .type_sfi = 262,
+		.type_script = 167, .script_source = 8,
+		.type_bytecode_array = 191, .type_byte_array = 190,
+		.type_code = 245, .code_deopt = 16, .code_positions = 24,
+		.code_instr_start = 40, .code_flags = 48,
+		.code_instr_size = 56, .istream_header = 16,
+		.type_istream = 252, .kind_mask = 15, .kind_baseline = 11,
+		.deopt_count_idx = 1, .deopt_literals_idx = 2,
+		.deopt_inlining_idx = 7,
+	};
+	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2 };
+	struct interp_symbol out[4];
+	struct image im;
+
+	_Static_assert(sizeof(im.b) == V8_IMAGE_SIZE, "the image's size");
+	v8_inline_image(im.b);
+	f.payload[0] = V8_IMAGE_BASE + 1;
+	f.data = V8_FRAME_PC(V8_IMAGE_PC);
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 3,
+		  "three functions at the pc");
+	ASSERT_STREQ(out[0].name, "inner", "the innermost first");
+	ASSERT_EQ(out[0].line, 5, "at its own position");
+	ASSERT_STREQ(out[1].name, "mid", "its caller");
+	ASSERT_EQ(out[1].line, 4, "at the call of inner");
+	ASSERT_STREQ(out[2].name, "outer", "the frame's own function last");
+	ASSERT_EQ(out[2].line, 2, "at the call of mid");
+	ASSERT_STREQ(out[2].file, "/srv/inline.js", "its script");
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 2), 2,
+		  "cut to the innermost two");
+	ASSERT_STREQ(out[1].name, "mid", "then mid");
+	/* a pc past the code's end: the function alone */
+	f.data = V8_FRAME_PC(V8_IMAGE_BASE + V8_IMAGE_SIZE + 64);
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
+		  "outer alone");
+	ASSERT_STREQ(out[0].name, "outer", "by its JSFunction");
+	/* ids that do not decrease: refused, the frame named alone */
+	f.data = V8_FRAME_PC(V8_IMAGE_PC);
+	v8i_inlining(im.b, 2, v8i_pos(6, 2), 0);
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
+		  "a loop in the inlining ids is not followed");
 }
