@@ -130,24 +130,36 @@ node_versions() {
 # machine's node 20) as $NODE_DIR/18-debian/libnode.so.108 for the
 # detection tests.
 libnode() {
+	# Debian's own node 18: V8 in the stripped libnode.so.108, its node
+	# binary, and the JavaScript packages it loads at start (unpacked,
+	# not installed: the machine's node stays as it is)
 	d=$NODE_DIR/18-debian
-	if [ -f "$d/libnode.so.108" ]; then
-		echo "deps: libnode.so.108 in $d"
+	if [ -f "$d/libnode.so.108" ] && [ -x "$d/node" ] &&
+	    [ -f "$d/share/nodejs/cjs-module-lexer/lexer.js" ]; then
+		echo "deps: Debian's node 18 in $d"
 		return 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
-		echo "deps: no libnode.so.108 in $d; run 'make deps' as root" >&2
+		echo "deps: no Debian node 18 in $d; run 'make deps' as root" >&2
 		return 1
 	fi
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp"
-	if (cd "$tmp" && apt-get download -qq libnode108 >/dev/null 2>&1 &&
-	    dpkg-deb -x libnode108_*.deb root); then
-		mkdir -p "$d"
+	# nodejs at libnode108's version: another source's nodejs (the
+	# image's node 20) may be apt's candidate
+	v=$(apt-cache policy libnode108 2>/dev/null |
+	    awk '/Candidate:/ { print $2 }')
+	if (cd "$tmp" && apt-get download -qq libnode108 "nodejs=$v" \
+	    node-acorn node-cjs-module-lexer node-undici >/dev/null 2>&1 &&
+	    for deb in ./*.deb; do dpkg-deb -x "$deb" root || exit 1; done); then
+		mkdir -p "$d/share"
 		mv "$tmp"/root/usr/lib/x86_64-linux-gnu/libnode.so.108 "$d/"
-		echo "deps: libnode.so.108 in $d"
+		mv "$tmp"/root/usr/bin/node "$d/node"
+		rm -rf "$d/share/nodejs"
+		mv "$tmp"/root/usr/share/nodejs "$d/share/"
+		echo "deps: Debian's node 18 in $d"
 	else
-		echo "deps: apt-get download libnode108 failed" >&2
+		echo "deps: apt-get download of Debian's node 18 failed" >&2
 	fi
 	rm -rf "$tmp"
 }
