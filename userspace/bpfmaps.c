@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 
 const size_t bm_key_size[BM_COUNT] = {
 	[BM_PID_INFO] = 4,
@@ -62,19 +63,6 @@ struct mem_ctx {
 #define SLOT_FULL 1
 #define SLOT_DEAD 2
 
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 static uint8_t *slot(struct mem_table *t, uint32_t i)
 {
 	return t->slots + (size_t)i * (1 + t->ks + t->vs);
@@ -93,7 +81,7 @@ static int mem_grow(struct mem_table *t)
 	for (i = 0; i < t->cap; i++) {
 		uint8_t *s = slot(t, i);
 		if (s[0] == SLOT_FULL) {
-			uint32_t j = hash_bytes(s + 1, n.ks) & (n.cap - 1);
+			uint32_t j = hm_hash(s + 1, n.ks, 0) & (n.cap - 1);
 			while (slot(&n, j)[0] != SLOT_EMPTY)
 				j = (j + 1) & (n.cap - 1);
 			memcpy(slot(&n, j), s, 1 + n.ks + n.vs);
@@ -112,7 +100,7 @@ static uint8_t *mem_find(struct mem_table *t, const void *key)
 
 	if (!t->cap)
 		return NULL;
-	i = hash_bytes(key, t->ks) & (t->cap - 1);
+	i = hm_hash(key, t->ks, 0) & (t->cap - 1);
 	for (n = 0; n < t->cap; n++, i = (i + 1) & (t->cap - 1)) {
 		uint8_t *s = slot(t, i);
 		if (s[0] == SLOT_EMPTY)
@@ -135,7 +123,7 @@ static int mem_update(void *ctx, enum bm_map m, const void *key,
 	if (!s) {
 		if ((t->used + 1) * 4 >= t->cap * 3 && mem_grow(t))
 			return -ENOMEM;
-		i = hash_bytes(key, t->ks) & (t->cap - 1);
+		i = hm_hash(key, t->ks, 0) & (t->cap - 1);
 		while (slot(t, i)[0] == SLOT_FULL)
 			i = (i + 1) & (t->cap - 1);
 		s = slot(t, i);
