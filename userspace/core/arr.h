@@ -35,12 +35,13 @@ int arr_grow(void *pp, size_t *cap, size_t need, size_t size, size_t limit);
 #define ARR_TYPE_MAX_(v) ((size_t)(__typeof__(v))-1 > SIZE_MAX / 2 ?          \
 				  SIZE_MAX : (size_t)(__typeof__(v))-1)
 
-/* Room for need elements in arr (capacity variable cap, any unsigned
+/* Room for need elements in arr (capacity variable cap, of any unsigned
  * type); 0 or -ENOMEM. */
 #define ARR_RESERVE(arr, cap, need, limit)                                     \
 	({                                                                     \
 		size_t c_ = (cap), l_ = (limit);                               \
 		int e_ = 0;                                                    \
+		_Static_assert((__typeof__(cap))-1 > 0, "unsigned capacity");  \
 		if ((size_t)(need) > c_) {                                     \
 			if (l_ > ARR_TYPE_MAX_(cap))                           \
 				l_ = ARR_TYPE_MAX_(cap);                       \
