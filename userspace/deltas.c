@@ -125,11 +125,6 @@ void dt_builder_set_text(struct dt_builder *b, uint64_t lo, uint64_t hi)
 	b->text_hi = hi;
 }
 
-size_t dt_builder_rows(const struct dt_builder *b)
-{
-	return b->n_rows;
-}
-
 /* Zero what the rule's kind does not use, so equal meanings compare
  * equal byte for byte.  Returns -EINVAL for a value out of range. */
 int dt_canonicalize(const struct unwind_rule *in, struct unwind_rule *r)

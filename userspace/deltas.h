@@ -64,8 +64,6 @@ void dt_builder_set_source(struct dt_builder *b, unsigned src);
 /* The span of executable code ([lo, hi), ELF addresses): `covered` counts
  * only bytes inside it. */
 void dt_builder_set_text(struct dt_builder *b, uint64_t lo, uint64_t hi);
-/* Rows added so far (all sources, before merging). */
-size_t dt_builder_rows(const struct dt_builder *b);
 
 /* A finished, paged table. */
 struct dt_page {
