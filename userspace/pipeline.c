@@ -20,11 +20,15 @@
 
 /* A location: what the symbolizer's frame is, whole (enum sy_kind, the
  * interpreter's frame kind, its payload words and the return-address
- * flag in kind). */
+ * flag in kind; in kind's top byte, a location's depth in its frame's
+ * inline chain). */
 struct loc_key {
 	uint32_t kind, pid;
 	uint64_t a, b[FRAME_MAX_PAYLOAD];
 };
+#define LOC_DEPTH_SHIFT 24
+_Static_assert(INL_MAX_FRAMES <= 256 && INTERP_CHAIN_MAX <= 256,
+	       "a chain's depth fits kind's top byte");
 
 /* A mapping of a file in a process. */
 struct map_key {
@@ -257,7 +261,8 @@ static uint32_t add_loc(struct tp *tp, const struct loc_key *k,
 
 /* A frame standing for n functions (an inline chain, innermost first:
  * leaf first, as the stack): its n locations, the first under the
- * frame's key k and the others after it (key b[1]: the depth).
+ * frame's key k and the others after it (the depth in the key's kind:
+ * the payload words are the frame's own).
  * All of the chain or none: a chain cut by the bound would stand for the
  * frame, short, for the rest of the interval.  The first's index, or
  * REP_NONE. */
@@ -271,7 +276,7 @@ static uint32_t add_chain(struct tp *tp, const struct loc_key *k,
 	if (tp->n_locs + (uint64_t)n > tp->o.max_locations)
 		return REP_NONE;
 	for (j = 0; j < n; j++) {
-		kk.b[1] = j;
+		kk.kind = k->kind | (uint32_t)j << LOC_DEPTH_SHIFT;
 		i = add_loc(tp, &kk, &l[j]);
 		if (i == REP_NONE)
 			return REP_NONE;
