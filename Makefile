@@ -73,7 +73,7 @@ WARNINGS := -Wall -Wextra -Wno-missing-field-initializers \
 	-Wshadow -Wpointer-arith -Wformat=2 -Wvla -Werror=implicit-function-declaration
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -pthread \
-	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -I$(O)/skel \
+	-MMD -MP -I. -Ibpf -Iuserspace -Iuserspace/core -Iuserspace/reporter -Istore -I$(O) -I$(O)/gen -I$(O)/skel \
 	-DEP_VERSION='"$(VERSION)"' -DEP_GIT_REV='"$(GIT_REV)"' $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) -pthread
 LIBS := $(PKG_LIBS) -lstdc++ -lm
@@ -123,7 +123,7 @@ $(O)/gen/%.pb-c.c $(O)/gen/%.pb-c.h: userspace/reporter/proto/%.proto | $(O)/gen
 	$(Q)$(PROTOC_C) -Iuserspace/reporter/proto --c_out=$(O)/gen $<
 
 # ---- userland ----------------------------------------------------------
-LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c userspace/reporter/*.c store/*.c))
+LIB_SRCS := $(filter-out userspace/main.c,$(wildcard userspace/*.c userspace/core/*.c userspace/reporter/*.c store/*.c))
 LIB_OBJS := $(patsubst %.c,$(O)/%.o,$(LIB_SRCS)) $(patsubst %.c,%.o,$(PROTO_C))
 MAIN_OBJ := $(O)/userspace/main.o
 

@@ -74,10 +74,10 @@
 /* X(name, value, label): the record kinds, and their names for output. */
 #define STORE_KINDS(X)                                                         \
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
-	X(SYMBOLS, 3, "symbols")   /* on-host symbol table */                  \
-	X(FILEINFO, 4, "fileinfo") /* per-file facts (build id, kind) */ \
 	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */ \
 	X(INLINE, 6, "inline")     /* dwi_blob(): a file's inline table */
+/* 2 was Python's before STORE_KIND_INTERP (old records of it age out: do
+ * not reuse it); 3 and 4 were declared and never stored. */
 
 enum store_kind {
 #define STORE_KIND_ENUM_(name, val, label) STORE_KIND_##name = val,

@@ -2,7 +2,8 @@
 /*
  * The BPF maps as the process and executable managers see them: a small
  * ops table with a libbpf implementation (owned by the tracer) and an
- * in-memory one for tests, so those modules never touch libbpf.
+ * in-memory one for tests (tests/unit/bpfmaps_mem.h), so those modules
+ * never touch libbpf.
  *
  * The stack-delta rows and the unwind rules live in mmap-able arrays:
  * bm->chunks[] and bm->rules point at them (kernel memory for the libbpf
@@ -140,11 +141,6 @@ static inline uint32_t *bm_row(const struct bpfmaps *bm, uint32_t row)
 	       (row & (DELTA_CHUNK_ROWS - 1));
 }
 
-/* The in-memory implementation: hash tables that grow, rows in chunks of
- * malloc'd memory up to max_rows (rounded up to whole chunks; at least
- * one).  For tests. */
-int bm_mem_new(uint32_t max_rows, struct bpfmaps **out);
-void bm_mem_free(struct bpfmaps *bm);
 /* The number of chunks that holds max_rows rows (at least one, at most
  * DELTA_ROWS_MAX's). */
 uint32_t bm_chunks_for(uint64_t max_rows);

@@ -29,6 +29,7 @@
 
 #include "fileid.h"
 #include "fsutil.h"
+#include "intern.h"
 #include "log.h"
 #include "store.h"
 
@@ -48,63 +49,13 @@ struct cache_args {
 
 /* ---- a set of 16-byte keys (inodes, file ids) --------------------------- */
 
-struct keyset {
-	uint8_t (*k)[16];
-	bool *used;
-	size_t n, cap; /* cap: a power of two */
-};
-
-static uint64_t keyset_hash(const uint8_t k[16])
-{
-	uint64_t a, b;
-
-	memcpy(&a, k, 8);
-	memcpy(&b, k + 8, 8);
-	a ^= b * 0x9e3779b97f4a7c15ULL;
-	return a ^ a >> 29;
-}
-
 /* Add k.  Returns 1 when it was new, 0 when present, -ENOMEM. */
-static int keyset_add(struct keyset *s, const uint8_t k[16])
+static int keyset_add(struct intern *s, const uint8_t k[16])
 {
-	size_t i;
+	bool added;
+	int64_t id = intern_add(s, k, 16, &added);
 
-	if (2 * (s->n + 1) > s->cap) {
-		struct keyset g = { 0 };
-
-		g.cap = s->cap ? s->cap * 2 : 1024;
-		if (g.cap > SIZE_MAX / 16)
-			return -ENOMEM;
-		g.k = malloc(g.cap * 16);
-		g.used = calloc(g.cap, 1);
-		if (!g.k || !g.used) {
-			free(g.k);
-			free(g.used);
-			return -ENOMEM;
-		}
-		for (i = 0; i < s->cap; i++) {
-			if (s->used[i])
-				keyset_add(&g, s->k[i]);
-		}
-		free(s->k);
-		free(s->used);
-		*s = g;
-	}
-	for (i = keyset_hash(k) & (s->cap - 1); s->used[i];
-	     i = (i + 1) & (s->cap - 1)) {
-		if (memcmp(s->k[i], k, 16) == 0)
-			return 0;
-	}
-	memcpy(s->k[i], k, 16);
-	s->used[i] = true;
-	s->n++;
-	return 1;
-}
-
-static void keyset_free(struct keyset *s)
-{
-	free(s->k);
-	free(s->used);
+	return id < 0 ? (int)id : added;
 }
 
 /* ---- warm ----------------------------------------------------------------- */
@@ -119,8 +70,8 @@ struct warm {
 	char *queue[QUEUE_LEN];
 	unsigned head, count;
 	bool walk_done, stop;
-	struct keyset inodes; /* walker only */
-	struct keyset ids;    /* under lock */
+	struct intern inodes; /* walker only */
+	struct intern ids;    /* under lock */
 	int fatal;	      /* a store error that ends the run */
 
 	/* Counters, updated with atomics. */
@@ -503,8 +454,8 @@ out:
 	pthread_cond_destroy(&w.not_empty);
 	pthread_cond_destroy(&w.not_full);
 	pthread_cond_destroy(&w.tick);
-	keyset_free(&w.inodes);
-	keyset_free(&w.ids);
+	intern_free(&w.inodes);
+	intern_free(&w.ids);
 	store_free(w.store); /* writes and syncs */
 	interrupted = 0;
 	return rc;

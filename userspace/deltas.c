@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
+#include "intern.h"
+
 
 const struct unwind_rule dt_fixed_rules[RULE_FIXED_COUNT] = {
 	[RULE_IDX_INVALID] = { .cmd = RULE_CMD_INVALID },
@@ -48,8 +51,7 @@ struct dt_builder {
 	size_t n_rows, cap_rows;
 	struct unwind_rule *rules; /* interned, fixed ones first */
 	size_t n_rules, cap_rules;
-	uint32_t *hash; /* rule index + 1, 0 = empty; open addressing */
-	size_t hash_cap;
+	struct intern rule_ix; /* rule -> index in rules */
 	unsigned layer_src[LAYER_COUNT]; /* source bits that added rows */
 	unsigned cur_src;
 	uint8_t layer;
@@ -57,70 +59,20 @@ struct dt_builder {
 	uint64_t text_lo, text_hi;
 };
 
-static uint64_t rule_hash(const struct unwind_rule *r)
-{
-	uint64_t a, b;
-
-	memcpy(&a, r, 8);
-	memcpy(&b, (const char *)r + 8, 8);
-	a ^= b * 0x9e3779b97f4a7c15ULL;
-	a ^= a >> 29;
-	a *= 0xbf58476d1ce4e5b9ULL;
-	return a ^ (a >> 32);
-}
-
-static int hash_grow(struct dt_builder *b)
-{
-	size_t cap = b->hash_cap ? b->hash_cap * 2 : 256, i;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	for (i = 0; i < b->n_rules; i++) {
-		size_t j = rule_hash(&b->rules[i]) & (cap - 1);
-
-		while (h[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = (uint32_t)i + 1;
-	}
-	free(b->hash);
-	b->hash = h;
-	b->hash_cap = cap;
-	return 0;
-}
-
 /* The interned index of r, adding it when new; -E2BIG past MAX_RULES. */
-static int intern(struct dt_builder *b, const struct unwind_rule *r)
+static int rule_index(struct dt_builder *b, const struct unwind_rule *r)
 {
-	size_t j;
-	int err;
+	int64_t id = intern_find(&b->rule_ix, r, sizeof(*r));
 
-	if ((b->n_rules + 1) * 2 > b->hash_cap) {
-		err = hash_grow(b);
-		if (err)
-			return err;
-	}
-	j = rule_hash(r) & (b->hash_cap - 1);
-	while (b->hash[j]) {
-		uint32_t idx = b->hash[j] - 1;
-
-		if (memcmp(&b->rules[idx], r, sizeof(*r)) == 0)
-			return (int)idx;
-		j = (j + 1) & (b->hash_cap - 1);
-	}
+	if (id >= 0)
+		return (int)id;
 	if (b->n_rules >= MAX_RULES)
 		return -E2BIG;
-	if (b->n_rules == b->cap_rules) {
-		size_t cap = b->cap_rules ? b->cap_rules * 2 : 64;
-		void *p = realloc(b->rules, cap * sizeof(*b->rules));
-
-		if (!p)
-			return -ENOMEM;
-		b->rules = p;
-		b->cap_rules = cap;
-	}
+	/* the entry first, so the key's id is its index */
+	if (ARR_PUSH(b->rules, b->n_rules, b->cap_rules, MAX_RULES) ||
+	    intern_add(&b->rule_ix, r, sizeof(*r), NULL) < 0)
+		return -ENOMEM;
 	b->rules[b->n_rules] = *r;
-	b->hash[j] = (uint32_t)b->n_rules + 1;
 	return (int)b->n_rules++;
 }
 
@@ -134,7 +86,7 @@ int dt_builder_new(struct dt_builder **out)
 	if (!b)
 		return -ENOMEM;
 	for (i = 0; i < RULE_FIXED_COUNT && err >= 0; i++)
-		err = intern(b, &dt_fixed_rules[i]);
+		err = rule_index(b, &dt_fixed_rules[i]);
 	if (err < 0) {
 		dt_builder_free(b);
 		return err;
@@ -149,7 +101,7 @@ void dt_builder_free(struct dt_builder *b)
 		return;
 	free(b->rows);
 	free(b->rules);
-	free(b->hash);
+	intern_free(&b->rule_ix);
 	free(b);
 }
 
@@ -171,11 +123,6 @@ void dt_builder_set_text(struct dt_builder *b, uint64_t lo, uint64_t hi)
 	b->have_text = lo < hi;
 	b->text_lo = lo;
 	b->text_hi = hi;
-}
-
-size_t dt_builder_rows(const struct dt_builder *b)
-{
-	return b->n_rows;
 }
 
 /* Zero what the rule's kind does not use, so equal meanings compare
@@ -234,18 +181,8 @@ static int push_row(struct dt_builder *b, uint64_t addr, int rule, bool weak)
 
 	if (b->n_rows >= DT_MAX_ROWS)
 		return -E2BIG;
-	if (b->n_rows == b->cap_rows) {
-		size_t cap = b->cap_rows ? b->cap_rows * 2 : 1024;
-		void *p;
-
-		if (cap > DT_MAX_ROWS)
-			cap = DT_MAX_ROWS;
-		p = realloc(b->rows, cap * sizeof(*b->rows));
-		if (!p)
-			return -ENOMEM;
-		b->rows = p;
-		b->cap_rows = cap;
-	}
+	if (ARR_PUSH(b->rows, b->n_rows, b->cap_rows, DT_MAX_ROWS))
+		return -ENOMEM;
 	r = &b->rows[b->n_rows];
 	r->addr = addr;
 	r->seq = (uint32_t)b->n_rows;
@@ -267,7 +204,7 @@ int dt_builder_add(struct dt_builder *b, uint64_t addr,
 	idx = dt_canonicalize(rule, &r);
 	if (idx < 0)
 		return idx;
-	idx = intern(b, &r);
+	idx = rule_index(b, &r);
 	if (idx < 0)
 		return idx;
 	return push_row(b, addr, idx, false);

@@ -64,8 +64,6 @@ void dt_builder_set_source(struct dt_builder *b, unsigned src);
 /* The span of executable code ([lo, hi), ELF addresses): `covered` counts
  * only bytes inside it. */
 void dt_builder_set_text(struct dt_builder *b, uint64_t lo, uint64_t hi);
-/* Rows added so far (all sources, before merging). */
-size_t dt_builder_rows(const struct dt_builder *b);
 
 /* A finished, paged table. */
 struct dt_page {
@@ -173,13 +171,9 @@ enum dt_unsup {
 };
 
 struct dt_extract_stats {
-	uint64_t cies, fdes;	 /* parsed entries, all sections */
-	uint64_t fdes_skipped;	 /* empty, outside the text, or malformed */
 	uint64_t bad_entries;	 /* CIEs/FDEs that failed to parse */
-	uint64_t cfi_rows;	 /* CFI locations lowered */
-	uint64_t unsup_rows;	 /* of those, lowered to INVALID */
-	uint64_t unsup_bytes;	 /* code bytes under those rows */
-	uint64_t unsup[DT_UNSUP_COUNT]; /* rows per reason */
+	uint64_t unsup_bytes;	 /* code bytes under rows lowered to INVALID */
+	uint64_t unsup[DT_UNSUP_COUNT]; /* such rows per reason */
 	uint64_t go_funcs;	 /* functions from .gopclntab */
 	unsigned go_version;	 /* 116, 118, 120; 0 when not Go */
 	uint64_t synth_ranges;	 /* PLT sections given synthetic rows */

@@ -291,8 +291,6 @@ static const struct cie *get_cie(struct parser *P, uint64_t off)
 		slot->valid = false;
 		return NULL;
 	}
-	if (P->st)
-		P->st->cies++;
 	return slot;
 }
 
@@ -300,12 +298,6 @@ static void bad_entry(struct parser *P)
 {
 	if (P->st)
 		P->st->bad_entries++;
-}
-
-static void skip_fde(struct parser *P)
-{
-	if (P->st)
-		P->st->fdes_skipped++;
 }
 
 static void parse_fde(struct parser *P, const struct entry *en)
@@ -335,13 +327,10 @@ static void parse_fde(struct parser *P, const struct entry *en)
 		bad_entry(P);
 		return;
 	}
-	if (P->st)
-		P->st->fdes++;
+	/* empty, or outside the text: no rows */
 	if (range == 0 || start + range < start ||
-	    !elfm_in_text(P->text_of, start, start + range)) {
-		skip_fde(P);
+	    !elfm_in_text(P->text_of, start, start + range))
 		return;
-	}
 	em.cie = cie;
 	em.start = start;
 	em.end = start + range;
@@ -355,11 +344,8 @@ static void parse_fde(struct parser *P, const struct entry *en)
 		struct unwind_rule inv = dt_fixed_rules[RULE_IDX_UNSUPPORTED];
 		int err;
 
-		if (P->st) {
-			P->st->cfi_rows++;
-			P->st->unsup_rows++;
+		if (P->st)
 			P->st->unsup[DT_UNSUP_INSN]++;
-		}
 		if (!em.have_last || em.last.cmd != RULE_CMD_UNSUPPORTED) {
 			ehf_close_unsup(&em, loc);
 			err = dt_builder_add(P->b, loc, &inv);

@@ -243,13 +243,8 @@ void ehf_emit(struct emitter *em, uint64_t loc, const struct cfa_state *s)
 	if (P->fatal || loc >= em->end || loc < em->start)
 		return;
 	why = lower(em->cie, s, &r);
-	if (P->st) {
-		P->st->cfi_rows++;
-		if (why >= 0) {
-			P->st->unsup_rows++;
-			P->st->unsup[why]++;
-		}
-	}
+	if (P->st && why >= 0)
+		P->st->unsup[why]++;
 	if (em->have_last && memcmp(&r, &em->last, sizeof(r)) == 0)
 		return;
 	ehf_close_unsup(em, loc);

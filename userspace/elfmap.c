@@ -16,6 +16,7 @@
 #include <zstd.h>
 #include <lzma.h>
 
+#include "arr.h"
 #include "budget.h"
 
 /* Bounds on header tables: real files have a few dozen of each; these
@@ -813,7 +814,7 @@ int elfm_section_xz(const struct elfm *e, const Elf64_Shdr *sh, void **out,
 	lzma_stream zs = LZMA_STREAM_INIT;
 	const uint8_t *raw;
 	size_t raw_len, cap = 0;
-	uint8_t *buf = NULL, *nb;
+	uint8_t *buf = NULL;
 	lzma_ret r;
 	int err;
 
@@ -828,26 +829,24 @@ int elfm_section_xz(const struct elfm *e, const Elf64_Shdr *sh, void **out,
 	zs.avail_in = raw_len;
 	do {
 		if (zs.avail_out == 0) {
-			/* xz has no size up front: grow by doubling, within
-			 * the budget */
-			size_t ncap = cap ? cap * 2 : 64 * 1024;
+			/* xz has no size up front: grow by doubling (from
+			 * 64 KiB), within the budget */
+			size_t used = cap;
 
 			if (cap >= budget) {
 				budget_over(BUDGET_DECOMPRESSED);
 				err = -EFBIG;
 				break;
 			}
-			if (ncap > budget)
-				ncap = budget;
-			nb = realloc(buf, ncap);
-			if (!nb) {
+			if (ARR_RESERVE(buf, cap,
+					used ? used + 1 :
+					       (budget < 65536 ? budget : 65536),
+					budget)) {
 				err = -ENOMEM;
 				break;
 			}
-			buf = nb;
-			zs.next_out = buf + cap;
-			zs.avail_out = ncap - cap;
-			cap = ncap;
+			zs.next_out = buf + used;
+			zs.avail_out = cap - used;
 		}
 		r = lzma_code(&zs, LZMA_FINISH);
 	} while (r == LZMA_OK);

@@ -77,29 +77,6 @@ int fileid_from_mem(const void *data, size_t len, struct file_id *out)
 	return digest(data, n, (const uint8_t *)data + len - n, n, len, out);
 }
 
-void fileid_from_build_id(const uint8_t *build_id, size_t len,
-			  struct file_id *out)
-{
-	/* FNV-128a: offset basis and prime from the FNV specification. */
-	unsigned __int128 h = ((unsigned __int128)0x6c62272e07bb0142ULL << 64) |
-			      0x62b821756295c58dULL;
-	const unsigned __int128 prime =
-		((unsigned __int128)0x0000000001000000ULL << 64) | 0x13bULL;
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-	int j;
-
-	for (i = 0; i < len; i++) {
-		char c[2] = { hex[build_id[i] >> 4], hex[build_id[i] & 15] };
-		for (j = 0; j < 2; j++) {
-			h ^= (uint8_t)c[j];
-			h *= prime;
-		}
-	}
-	for (j = 0; j < 16; j++)
-		out->b[j] = (uint8_t)(h >> (120 - 8 * j));
-}
-
 uint64_t fileid_hi64(const struct file_id *id)
 {
 	uint64_t v = 0;

@@ -4,8 +4,8 @@
  * symbolize what we send: SHA-256 over the first 4096 bytes, the last 4096
  * bytes (they may overlap) and the file length as a big-endian 64-bit
  * integer, truncated to 128 bits.  BPF keeps the high 64 bits (the first 8
- * bytes, read big-endian).  Kernel images and modules use FNV-128a of the
- * GNU build id's hex string.
+ * bytes, read big-endian).  (The reference agent's kernel ids, FNV-128a of
+ * the build id's hex string, are not made: no output names a kernel file.)
  */
 #ifndef EP_FILEID_H
 #define EP_FILEID_H
@@ -22,9 +22,6 @@ struct file_id {
 int fileid_from_fd(int fd, struct file_id *out);
 /* Same for a file in memory (the vDSO image).  Returns 0 or -ENOMEM. */
 int fileid_from_mem(const void *data, size_t len, struct file_id *out);
-/* Kernel: FNV-128a over the build id's lowercase hex string. */
-void fileid_from_build_id(const uint8_t *build_id, size_t len,
-			  struct file_id *out);
 /* The 64 bits BPF keys on. */
 uint64_t fileid_hi64(const struct file_id *id);
 /* 32 lowercase hex digits and a NUL. */

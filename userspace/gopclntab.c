@@ -639,11 +639,8 @@ int gopc_add_rows(const struct elfm *e, const struct gopc_table *t,
 		uint64_t start;
 
 		if (gopc_func(t, i, &f) != 0 || f.end == f.entry ||
-		    !elfm_in_text(e, f.entry, f.end)) {
-			if (st)
-				st->fdes_skipped++;
+		    !elfm_in_text(e, f.entry, f.end))
 			continue;
-		}
 		start = f.entry;
 		switch (special_func(f.name)) {
 		case SP_STOP:

@@ -28,6 +28,7 @@
 
 #include <bpf/btf.h>
 
+#include "arr.h"
 #include "elfmap.h"
 
 
@@ -285,20 +286,13 @@ static int follow(struct mini *m, const struct btf *local, uint32_t lid,
 
 static int add_root(struct mini *m, uint32_t id)
 {
-	uint32_t i, *p;
+	uint32_t i;
 
 	for (i = 0; i < m->nroots; i++)
 		if (m->roots[i] == id)
 			return 0;
-	if (m->nroots == m->roots_cap) {
-		uint32_t cap = m->roots_cap ? m->roots_cap * 2 : 16;
-
-		p = realloc(m->roots, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		m->roots = p;
-		m->roots_cap = cap;
-	}
+	if (ARR_PUSH(m->roots, m->nroots, m->roots_cap, ARR_NO_LIMIT))
+		return -ENOMEM;
 	m->roots[m->nroots++] = id;
 	return 0;
 }
@@ -346,15 +340,8 @@ static int on_relo(void *arg, const struct btf *local, uint32_t type_id,
 		return 0;
 	if (kind > RELO_FIELD_LAST)
 		return -ENOTSUP; /* type, enum and match relocations */
-	if (rs->n == rs->cap) {
-		uint32_t cap = rs->cap ? rs->cap * 2 : 32;
-		struct relo *v = realloc(rs->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rs->v = v;
-		rs->cap = cap;
-	}
+	if (ARR_PUSH(rs->v, rs->n, rs->cap, ARR_NO_LIMIT))
+		return -ENOMEM;
 	r = &rs->v[rs->n];
 	memset(r, 0, sizeof(*r));
 	r->type_id = type_id;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arr.h"
 #include "log.h"
 
 struct ksym {
@@ -29,20 +30,11 @@ static int add_str(struct ksyms *k, const char *s, uint32_t *off)
 {
 	size_t n = strlen(s) + 1;
 
-	if (k->strs_len + n > k->strs_cap) {
-		size_t cap = k->strs_cap ? k->strs_cap * 2 : 1 << 20;
-		char *p;
-
-		while (cap < k->strs_len + n)
-			cap *= 2;
-		if (cap > UINT32_MAX)
-			return -E2BIG;
-		p = realloc(k->strs, cap);
-		if (!p)
-			return -ENOMEM;
-		k->strs = p;
-		k->strs_cap = cap;
-	}
+	/* offsets are 32-bit */
+	if (k->strs_len + n > UINT32_MAX)
+		return -E2BIG;
+	if (ARR_RESERVE(k->strs, k->strs_cap, k->strs_len + n, UINT32_MAX))
+		return -ENOMEM;
 	memcpy(k->strs + k->strs_len, s, n);
 	*off = (uint32_t)k->strs_len;
 	k->strs_len += n;
@@ -112,7 +104,7 @@ static bool parse_line(char *line, char *end, uint64_t *addr, char *type,
 
 int ksyms_load(const char *path, struct ksyms **out)
 {
-	size_t len = 0, cap = 4 << 20;
+	size_t len = 0, cap = 0;
 	char *buf = NULL, *line, *nl, *end;
 	struct ksyms *k = NULL;
 	bool nonzero = false, sorted = true;
@@ -127,19 +119,12 @@ int ksyms_load(const char *path, struct ksyms **out)
 	for (;;) {
 		ssize_t n;
 
-		if (!buf || len + 65536 > cap) {
-			char *p;
-
-			if (buf)
-				cap *= 2;
-			p = realloc(buf, cap + 1);
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = p;
+		/* room for 64 KiB more and the NUL */
+		if (ARR_RESERVE(buf, cap, len + 65536 + 1, ARR_NO_LIMIT)) {
+			err = -ENOMEM;
+			goto out;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -173,15 +158,9 @@ int ksyms_load(const char *path, struct ksyms **out)
 			continue;
 		if (addr)
 			nonzero = true;
-		if (k->n == k->cap) {
-			uint32_t ncap = k->cap ? k->cap * 2 : 1 << 16;
-			s = realloc(k->syms, (size_t)ncap * sizeof(*s));
-			if (!s) {
-				err = -ENOMEM;
-				break;
-			}
-			k->syms = s;
-			k->cap = ncap;
+		if (ARR_PUSH(k->syms, k->n, k->cap, ARR_NO_LIMIT)) {
+			err = -ENOMEM;
+			break;
 		}
 		s = &k->syms[k->n];
 		if (k->n && addr < k->syms[k->n - 1].addr)

@@ -35,10 +35,10 @@
 	X(samples_total, counter, "", "Samples aggregated.", "samples",        \
 	  VALUE(s->ts.samples))                                                \
 	X(samples_lost_total, counter, "",                                     \
-	  "Samples lost: ring buffer full, record queue full or aggregation tables full.", \
+	  "Samples lost: ring buffer full, record queue full, aggregation tables full or malformed.", \
 	  "lost",                                                              \
 	  VALUE(s->bpf[METRIC_RINGBUF_FULL] + s->ds.trace_drops +              \
-		s->ts.dropped_full))                                           \
+		s->ts.dropped_full + s->ts.bad_records))                       \
 	X(samples_complete_total, counter, "",                                 \
 	  "Samples whose user stack reached the process or thread entry.",     \
 	  "complete", VALUE(s->ts.complete))                                   \

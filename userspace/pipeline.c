@@ -9,148 +9,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
+#include "arena.h"
+#include "arr.h"
 #include "elfaddr.h"
 #include "hashmap.h"
+#include "intern.h"
 #include "log.h"
 #include "metrics.h"
 #include "symbolize.h"
 
-/* ---- an arena whose memory never moves: strings and stack arrays ------ */
-
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
-struct arena {
-	struct chunk *head;
-	size_t total;
-};
-
-static void *arena_alloc(struct arena *a, size_t n, size_t align)
-{
-	struct chunk *c = a->head;
-	size_t off;
-
-	if (c) {
-		off = (c->used + align - 1) & ~(align - 1);
-		if (off + n <= c->cap) {
-			c->used = off + n;
-			return c->data + off;
-		}
-	}
-	size_t cap = n > 65536 ? n : 65536;
-	c = malloc(sizeof(*c) + cap);
-	if (!c)
-		return NULL;
-	c->next = a->head;
-	c->used = n;
-	c->cap = cap;
-	a->head = c;
-	a->total += cap;
-	return c->data;
-}
-
-static void arena_free(struct arena *a)
-{
-	struct chunk *c = a->head, *n;
-
-	for (; c; c = n) {
-		n = c->next;
-		free(c);
-	}
-	a->head = NULL;
-	a->total = 0;
-}
-
-/* ---- growable arrays ---------------------------------------------------- */
-
-#define ARR_PUSH(arr, n, cap, limit)                                           \
-	({                                                                     \
-		int ok_ = 1;                                                   \
-		if ((n) == (cap)) {                                            \
-			uint32_t nc_ = (cap) ? (cap)*2 : 256;                  \
-			void *p_;                                              \
-			if (nc_ > (limit))                                     \
-				nc_ = (limit);                                 \
-			if ((n) >= nc_ ||                                      \
-			    !(p_ = realloc((arr), (size_t)nc_ * sizeof(*(arr))))) \
-				ok_ = 0;                                       \
-			else {                                                 \
-				(arr) = p_;                                    \
-				(cap) = nc_;                                   \
-			}                                                      \
-		}                                                              \
-		ok_;                                                           \
-	})
-
-/* ---- intern tables: exact keys ------------------------------------------ */
-
-/*
- * hash -> the first entry with that hash, and a chain through the
- * entries that share it (next[i], REP_NONE at the end).  The hash only
- * finds candidates: a lookup compares each one's whole key, so two keys
- * whose 64-bit hashes collide stay two entries.
- */
-struct itab {
-	struct hm first;
-	uint32_t *next;
-	uint32_t cap;
-};
-
-static uint64_t key_hash(const void *key, size_t len)
-{
-	return XXH3_64bits(key, len);
-}
-
-static uint32_t itab_first(const struct itab *t, uint64_t h)
-{
-	uint64_t v;
-
-	return hm_get(&t->first, h, &v) ? (uint32_t)v : REP_NONE;
-}
-
-/* Add entry i under h. */
-static int itab_add(struct itab *t, uint64_t h, uint32_t i)
-{
-	if (i >= t->cap) {
-		uint32_t cap = t->cap ? t->cap : 256, *n;
-
-		while (cap <= i)
-			cap *= 2;
-		n = reallocarray(t->next, cap, sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->next = n;
-		t->cap = cap;
-	}
-	t->next[i] = itab_first(t, h);
-	return hm_put(&t->first, h, i);
-}
-
-static void itab_clear(struct itab *t)
-{
-	hm_clear(&t->first);
-}
-
-static void itab_free(struct itab *t)
-{
-	hm_free(&t->first);
-	free(t->next);
-	t->next = NULL;
-	t->cap = 0;
-}
-
 /* A location: what the symbolizer's frame is, whole (enum sy_kind, the
  * interpreter's frame kind, its payload words and the return-address
- * flag in kind). */
+ * flag in kind; in kind's top byte, a location's depth in its frame's
+ * inline chain). */
 struct loc_key {
 	uint32_t kind, pid;
 	uint64_t a, b[FRAME_MAX_PAYLOAD];
 };
+#define LOC_DEPTH_SHIFT 24
+_Static_assert(INL_MAX_FRAMES <= 256 && INTERP_CHAIN_MAX <= 256,
+	       "a chain's depth fits kind's top byte");
 
 /* A mapping of a file in a process. */
 struct map_key {
@@ -166,7 +44,6 @@ struct sample_key {
 };
 
 struct sample_ext {
-	struct sample_key key;
 	uint32_t ts_cap;
 	uint64_t *ts;
 };
@@ -185,16 +62,16 @@ struct tp {
 
 	struct symbolizer *sy;
 
+	/* Each table's entries and the interner of their keys: a key's id
+	 * is its entry's index (reserve the entry, then add the key). */
 	struct rep_mapping *maps;
-	struct map_key *map_keys;
-	uint32_t n_maps, cap_maps, cap_map_keys;
-	struct itab map_by_key;
+	uint32_t n_maps, cap_maps;
+	struct intern map_by_key; /* struct map_key */
 	struct hm map_last; /* hash(pid, id64) -> the file's last one in pid */
 
 	struct rep_location *locs;
-	struct loc_key *loc_keys;
-	uint32_t n_locs, cap_locs, cap_loc_keys;
-	struct itab loc_by_key;
+	uint32_t n_locs, cap_locs;
+	struct intern loc_by_key; /* struct loc_key */
 	/* a frame standing for an inline chain (DWARF's, or a JIT's):
 	 * its locations follow its first one, loc_n[first] of them (1
 	 * for any other location) */
@@ -203,7 +80,7 @@ struct tp {
 
 	struct rep_stack *stacks;
 	uint32_t n_stacks, cap_stacks;
-	struct itab stack_by_key;
+	struct intern stack_by_key; /* the locations; the stack points at it */
 
 	struct rep_process *procs;
 	uint32_t n_procs, cap_procs;
@@ -212,7 +89,7 @@ struct tp {
 	struct rep_sample *samples;
 	struct sample_ext *sx;
 	uint32_t n_samples, cap_samples, cap_sx;
-	struct itab sample_by_key;
+	struct intern sample_by_key; /* struct sample_key */
 
 	uint32_t scratch[MAX_KERNEL_FRAMES + MAX_USER_FRAMES + 8];
 
@@ -305,21 +182,6 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 /* ---- interning ------------------------------------------------------- */
 
-/* Grow a key array beside an entry array that ARR_PUSH grew to cap. */
-#define KEYS_FIT(keys, kcap, cap)                                              \
-	({                                                                     \
-		int ok_ = 1;                                                   \
-		if ((kcap) < (cap)) {                                          \
-			void *p_ = reallocarray((keys), (cap), sizeof(*(keys))); \
-			if (p_) {                                              \
-				(keys) = p_;                                   \
-				(kcap) = (cap);                                \
-			} else                                                 \
-				ok_ = 0;                                       \
-		}                                                              \
-		ok_;                                                           \
-	})
-
 /* Does rep mapping m hold f's ELF address addr?  A mapping of a process
  * we never read (limit 0) stands for the whole file. */
 static bool rep_holds(const struct rep_mapping *m, uint64_t addr)
@@ -337,25 +199,28 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 			       const struct pm_mapping *pmm, uint64_t addr)
 {
 	struct map_key k = { .pid = pid, .id64 = f->id64 };
-	uint64_t last = key_hash(&k, sizeof(k)), h, v;
+	uint64_t last = hm_hash(&k, sizeof(k), 0), v;
+	const struct map_key *lk;
 	struct rep_mapping *m;
+	int64_t id;
 	uint32_t i;
 
 	/* the file's last mapping in the process, almost always the one */
 	if (hm_get(&tp->map_last, last, &v) &&
-	    tp->map_keys[v].pid == pid && tp->map_keys[v].id64 == f->id64 &&
+	    (lk = intern_key(&tp->map_by_key, (uint32_t)v, NULL)) &&
+	    lk->pid == pid && lk->id64 == f->id64 &&
 	    rep_holds(&tp->maps[v], addr))
 		return (uint32_t)v;
 	if (!pmm)
 		pmm = sy_file_mapping(tp->sy, pid, f, addr);
 	k.start = pmm ? pmm->start : 0;
-	h = key_hash(&k, sizeof(k));
-	for (i = itab_first(&tp->map_by_key, h); i != REP_NONE;
-	     i = tp->map_by_key.next[i])
-		if (!memcmp(&tp->map_keys[i], &k, sizeof(k)))
-			goto found;
-	if (!ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations) ||
-	    !KEYS_FIT(tp->map_keys, tp->cap_map_keys, tp->cap_maps))
+	id = intern_find(&tp->map_by_key, &k, sizeof(k));
+	if (id >= 0) {
+		i = (uint32_t)id;
+		goto found;
+	}
+	if (ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations) ||
+	    intern_add(&tp->map_by_key, &k, sizeof(k), NULL) < 0)
 		return REP_NONE;
 	m = &tp->maps[tp->n_maps];
 	memset(m, 0, sizeof(*m));
@@ -368,9 +233,6 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 	m->path = arena_str(tp, f->path);
 	memcpy(m->file_id, f->id.b, 16);
 	m->gnu_build_id = arena_str(tp, exe_build_id(tp->em, f));
-	tp->map_keys[tp->n_maps] = k;
-	if (itab_add(&tp->map_by_key, h, tp->n_maps))
-		return REP_NONE;
 	i = tp->n_maps++;
 found:
 	if (hm_put(&tp->map_last, last, i))
@@ -378,31 +240,33 @@ found:
 	return i;
 }
 
-/* Add location l under key k (hash h); its index, or REP_NONE. */
-static uint32_t add_loc(struct tp *tp, const struct loc_key *k, uint64_t h,
+/* Add location l under key k (not there yet); its index, or REP_NONE. */
+static uint32_t add_loc(struct tp *tp, const struct loc_key *k,
 			const struct rep_location *l)
 {
-	if (!ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
-	    !KEYS_FIT(tp->loc_keys, tp->cap_loc_keys, tp->cap_locs) ||
-	    !KEYS_FIT(tp->loc_n, tp->cap_loc_n, tp->cap_locs))
+	bool added;
+
+	/* an inline chain's keys are new with its first: added stays true
+	 * unless that breaks, which would part ids from indices */
+	if (ARR_PUSH(tp->locs, tp->n_locs, tp->cap_locs, tp->o.max_locations) ||
+	    ARR_PUSH(tp->loc_n, tp->n_locs, tp->cap_loc_n, tp->o.max_locations) ||
+	    intern_add(&tp->loc_by_key, k, sizeof(*k), &added) < 0 || !added)
 		return REP_NONE;
 	tp->locs[tp->n_locs] = *l;
 	tp->locs[tp->n_locs].function = arena_str(tp, l->function);
 	tp->locs[tp->n_locs].filename = arena_str(tp, l->filename);
-	tp->loc_keys[tp->n_locs] = *k;
 	tp->loc_n[tp->n_locs] = 1;
-	if (itab_add(&tp->loc_by_key, h, tp->n_locs))
-		return REP_NONE;
 	return tp->n_locs++;
 }
 
 /* A frame standing for n functions (an inline chain, innermost first:
  * leaf first, as the stack): its n locations, the first under the
- * frame's key k (hash h) and the others after it (key b[1]: the depth).
+ * frame's key k and the others after it (the depth in the key's kind:
+ * the payload words are the frame's own).
  * All of the chain or none: a chain cut by the bound would stand for the
  * frame, short, for the rest of the interval.  The first's index, or
  * REP_NONE. */
-static uint32_t add_chain(struct tp *tp, const struct loc_key *k, uint64_t h,
+static uint32_t add_chain(struct tp *tp, const struct loc_key *k,
 			  const struct rep_location *l, int n)
 {
 	struct loc_key kk = *k;
@@ -412,8 +276,8 @@ static uint32_t add_chain(struct tp *tp, const struct loc_key *k, uint64_t h,
 	if (tp->n_locs + (uint64_t)n > tp->o.max_locations)
 		return REP_NONE;
 	for (j = 0; j < n; j++) {
-		kk.b[1] = j;
-		i = add_loc(tp, &kk, j ? key_hash(&kk, sizeof(kk)) : h, &l[j]);
+		kk.kind = k->kind | (uint32_t)j << LOC_DEPTH_SHIFT;
+		i = add_loc(tp, &kk, &l[j]);
 		if (i == REP_NONE)
 			return REP_NONE;
 		if (!j)
@@ -426,8 +290,7 @@ static uint32_t add_chain(struct tp *tp, const struct loc_key *k, uint64_t h,
 /* A native frame's inline chain from DWARF (add_chain); *n: 0 when
  * DWARF does not name the frame. */
 static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
-			    const struct loc_key *k, uint64_t h, uint32_t map,
-			    uint32_t *n)
+			    const struct loc_key *k, uint32_t map, uint32_t *n)
 {
 	struct dwi_frame fr[INL_MAX_FRAMES];
 	struct rep_location l[INL_MAX_FRAMES];
@@ -444,7 +307,7 @@ static uint32_t add_inlined(struct tp *tp, const struct sy_frame *f,
 			.inl_more = j + 1 < m,
 		};
 	*n = m;
-	return m ? add_chain(tp, k, h, l, m) : REP_NONE;
+	return m ? add_chain(tp, k, l, m) : REP_NONE;
 }
 
 /* The location of a symbolized frame: found by its whole key, else named
@@ -458,7 +321,7 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
 	uint32_t map = REP_NONE, i;
 	struct interp_symbol names;
 	struct rep_location l;
-	uint64_t h;
+	int64_t id;
 
 	*n = 1;
 	switch (f->kind) {
@@ -491,13 +354,11 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
 		       f->interp.n_payload * sizeof(k.b[0]));
 		break;
 	}
-	h = key_hash(&k, sizeof(k));
-	for (i = itab_first(&tp->loc_by_key, h); i != REP_NONE;
-	     i = tp->loc_by_key.next[i])
-		if (!memcmp(&tp->loc_keys[i], &k, sizeof(k))) {
-			*n = tp->loc_n[i];
-			return i;
-		}
+	id = intern_find(&tp->loc_by_key, &k, sizeof(k));
+	if (id >= 0) {
+		*n = tp->loc_n[id];
+		return (uint32_t)id;
+	}
 	if (f->kind == SY_INTERP) {
 		/* a JIT's inlined functions: their own frames always (the
 		 * logical call chain of the runtime) */
@@ -506,10 +367,10 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
 		int m = sy_interp_names(tp->sy, f, ls, bufs, INTERP_CHAIN_MAX);
 
 		*n = m;
-		return add_chain(tp, &k, h, ls, m);
+		return add_chain(tp, &k, ls, m);
 	}
 	if (f->kind == SY_NATIVE && tp->o.inlines) {
-		i = add_inlined(tp, f, &k, h, map, n);
+		i = add_inlined(tp, f, &k, map, n);
 		if (*n)
 			return i;
 		*n = 1;
@@ -517,32 +378,26 @@ static uint32_t intern_loc(struct tp *tp, const struct sy_frame *f,
 	sy_name(tp->sy, f, &l, &names);
 	if (f->kind == SY_NATIVE)
 		l.mapping = map;
-	return add_loc(tp, &k, h, &l);
+	return add_loc(tp, &k, &l);
 }
 
 static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
 {
-	uint64_t h = key_hash(locs, n * sizeof(*locs));
+	size_t len = n * sizeof(*locs);
 	struct rep_stack *s;
-	uint32_t *copy, i;
+	int64_t id;
 
-	for (i = itab_first(&tp->stack_by_key, h); i != REP_NONE;
-	     i = tp->stack_by_key.next[i]) {
-		s = &tp->stacks[i];
-		if (s->n == n && !memcmp(s->locations, locs, n * sizeof(*locs)))
-			return i;
-	}
-	if (!ARR_PUSH(tp->stacks, tp->n_stacks, tp->cap_stacks, tp->o.max_samples))
+	id = intern_find(&tp->stack_by_key, locs, len);
+	if (id >= 0)
+		return (uint32_t)id;
+	if (ARR_PUSH(tp->stacks, tp->n_stacks, tp->cap_stacks, tp->o.max_samples) ||
+	    intern_add(&tp->stack_by_key, locs, len, NULL) < 0)
 		return REP_NONE;
-	copy = arena_alloc(&tp->arena, (n ? n : 1) * sizeof(*copy), 4);
-	if (!copy)
-		return REP_NONE;
-	memcpy(copy, locs, n * sizeof(*locs));
 	s = &tp->stacks[tp->n_stacks];
 	s->n = n;
-	s->locations = copy;
-	if (itab_add(&tp->stack_by_key, h, tp->n_stacks))
-		return REP_NONE;
+	/* the interner's copy: it stays put until tp_reset */
+	s->locations = (uint32_t *)intern_key(&tp->stack_by_key, tp->n_stacks,
+					      NULL);
 	return tp->n_stacks++;
 }
 
@@ -560,7 +415,7 @@ static uint32_t intern_proc(struct tp *tp, const struct trace_hdr *h)
 
 	if (hm_get(&tp->proc_by_pid, pid, &v))
 		return (uint32_t)v;
-	if (!ARR_PUSH(tp->procs, tp->n_procs, tp->cap_procs, tp->o.max_samples))
+	if (ARR_PUSH(tp->procs, tp->n_procs, tp->cap_procs, tp->o.max_samples))
 		return REP_NONE;
 	p = &tp->procs[tp->n_procs];
 	memset(p, 0, sizeof(*p));
@@ -594,31 +449,30 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack,
 		       unsigned kind, uint64_t value)
 {
 	struct sample_key key = { h->pid, h->tid, stack, h->cpu, kind };
-	uint64_t kh, ts;
 	struct rep_sample *s;
 	struct sample_ext *x;
-	uint32_t proc, i;
+	uint32_t proc;
+	uint64_t ts;
+	int64_t id;
 
 	memcpy(key.comm, h->comm, sizeof(key.comm));
 	key.comm[15] = 0;
-	kh = key_hash(&key, sizeof(key));
 	ts = h->ktime + tp->mono_to_real;
-	for (i = itab_first(&tp->sample_by_key, kh); i != REP_NONE;
-	     i = tp->sample_by_key.next[i])
-		if (!memcmp(&tp->sx[i].key, &key, sizeof(key))) {
-			s = &tp->samples[i];
-			x = &tp->sx[i];
-			s->count++;
-			s->value += value;
-			goto stamp;
-		}
+	id = intern_find(&tp->sample_by_key, &key, sizeof(key));
+	if (id >= 0) {
+		s = &tp->samples[id];
+		x = &tp->sx[id];
+		s->count++;
+		s->value += value;
+		goto stamp;
+	}
 	proc = intern_proc(tp, h);
 	if (proc == REP_NONE)
 		goto full;
-	if (!ARR_PUSH(tp->samples, tp->n_samples, tp->cap_samples,
-		      tp->o.max_samples))
-		goto full;
-	if (!KEYS_FIT(tp->sx, tp->cap_sx, tp->cap_samples))
+	if (ARR_PUSH(tp->samples, tp->n_samples, tp->cap_samples,
+		     tp->o.max_samples) ||
+	    ARR_PUSH(tp->sx, tp->n_samples, tp->cap_sx, tp->o.max_samples) ||
+	    intern_add(&tp->sample_by_key, &key, sizeof(key), NULL) < 0)
 		goto full;
 	s = &tp->samples[tp->n_samples];
 	x = &tp->sx[tp->n_samples];
@@ -632,21 +486,13 @@ static void add_sample(struct tp *tp, const struct trace_hdr *h, uint32_t stack,
 	s->count = 1;
 	s->kind = kind;
 	s->value = value;
-	x->key = key;
-	if (itab_add(&tp->sample_by_key, kh, tp->n_samples))
-		goto full;
 	tp->n_samples++;
 stamp:
 	if (s->n_timestamps < tp->o.max_timestamps) {
-		if (s->n_timestamps == x->ts_cap) {
-			uint32_t cap = x->ts_cap ? x->ts_cap * 2 : 4;
-			uint64_t *p = realloc(x->ts, cap * sizeof(*p));
-			if (!p)
-				return;
-			x->ts = p;
-			x->ts_cap = cap;
-			s->timestamps = p;
-		}
+		if (ARR_PUSH(x->ts, s->n_timestamps, x->ts_cap,
+			     tp->o.max_timestamps))
+			return;
+		s->timestamps = x->ts;
 		x->ts[s->n_timestamps++] = ts;
 	}
 	tp->st.samples++;
@@ -724,19 +570,12 @@ static bool park(struct tp *tp, const struct trace_hdr *h, const __u64 *words)
 {
 	size_t nw = tp_record_words(h);
 	size_t bytes = sizeof(struct tp_wait) + nw * sizeof(__u64);
-	struct tp_wait *w, **arr;
+	struct tp_wait *w;
 
 	if (tp->wait_bytes + bytes > TP_WAIT_MAX_BYTES)
 		return false;
-	if (tp->n_wait == tp->cap_wait) {
-		uint32_t cap = tp->cap_wait ? tp->cap_wait * 2 : 64;
-
-		arr = reallocarray(tp->wait, cap, sizeof(*arr));
-		if (!arr)
-			return false;
-		tp->wait = arr;
-		tp->cap_wait = cap;
-	}
+	if (ARR_PUSH(tp->wait, tp->n_wait, tp->cap_wait, ARR_NO_LIMIT))
+		return false;
 	w = malloc(bytes);
 	if (!w)
 		return false;
@@ -860,13 +699,13 @@ void tp_reset(struct tp *tp)
 	for (i = 0; i < tp->n_samples; i++)
 		free(tp->sx[i].ts);
 	tp->n_maps = tp->n_locs = tp->n_stacks = tp->n_procs = tp->n_samples = 0;
-	itab_clear(&tp->map_by_key);
+	intern_clear(&tp->map_by_key);
 	hm_clear(&tp->map_last);
-	itab_clear(&tp->loc_by_key);
-	itab_clear(&tp->stack_by_key);
+	intern_clear(&tp->loc_by_key);
+	intern_clear(&tp->stack_by_key);
 	hm_clear(&tp->proc_by_pid);
-	itab_clear(&tp->sample_by_key);
-	arena_free(&tp->arena);
+	intern_clear(&tp->sample_by_key);
+	arena_reset(&tp->arena);
 	tp->start_ns = unix_now();
 	tp->mono_to_real = clock_offset();
 }
@@ -889,20 +728,19 @@ void tp_free(struct tp *tp)
 	free(tp->wait);
 	tp_reset(tp);
 	free(tp->maps);
-	free(tp->map_keys);
 	free(tp->locs);
-	free(tp->loc_keys);
 	free(tp->loc_n);
 	free(tp->stacks);
 	free(tp->procs);
 	free(tp->samples);
 	free(tp->sx);
-	itab_free(&tp->map_by_key);
+	intern_free(&tp->map_by_key);
 	hm_free(&tp->map_last);
-	itab_free(&tp->loc_by_key);
-	itab_free(&tp->stack_by_key);
+	intern_free(&tp->loc_by_key);
+	intern_free(&tp->stack_by_key);
 	hm_free(&tp->proc_by_pid);
-	itab_free(&tp->sample_by_key);
+	intern_free(&tp->sample_by_key);
+	arena_free(&tp->arena);
 	sy_free(tp->sy);
 	free(tp);
 }

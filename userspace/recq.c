@@ -114,7 +114,6 @@ struct recq_rec *recq_pop(struct recq *q, int timeout_ms)
 		if (!q->head)
 			q->tail = NULL;
 		r->next = NULL;
-		q->st.popped++;
 		q->st.bytes -= rec_bytes(r->len);
 	}
 	pthread_mutex_unlock(&q->lock);

@@ -25,7 +25,6 @@ struct recq_rec {
 
 struct recq_stats {
 	uint64_t pushed;
-	uint64_t popped;
 	uint64_t drops;	     /* records refused: the bound reached */
 	uint64_t bytes;	     /* queued now */
 	uint64_t bytes_max;  /* the most ever queued */

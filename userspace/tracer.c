@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "arr.h"
 #include "exemgr.h"
 #include "fsutil.h"
 #include "log.h"
@@ -57,17 +58,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 		n = 256 << 10;
 	}
 	pthread_mutex_lock(&libbpf_log_lock);
-	if (libbpf_log_len + n + 1 > libbpf_log_cap) {
-		size_t cap = libbpf_log_len + n + 1 + 65536;
-		char *p = realloc(libbpf_log, cap);
-
-		if (!p) {
-			pthread_mutex_unlock(&libbpf_log_lock);
-			free(buf);
-			return 0;
-		}
-		libbpf_log = p;
-		libbpf_log_cap = cap;
+	if (ARR_RESERVE(libbpf_log, libbpf_log_cap, libbpf_log_len + n + 1,
+			ARR_NO_LIMIT)) {
+		pthread_mutex_unlock(&libbpf_log_lock);
+		free(buf);
+		return 0;
 	}
 	memcpy(libbpf_log + libbpf_log_len, buf, n + 1);
 	libbpf_log_len += n;

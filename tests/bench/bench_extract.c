@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "deltas.h"
 
 #define RUNS 5
@@ -53,21 +54,6 @@ static const char *largest_elf(const char *dir)
 	return biggest[0] ? strdup(biggest) : NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void bench(const char *path)
 {
 	struct dt_extract_stats st;
@@ -87,12 +73,12 @@ static void bench(const char *path)
 		return;
 	}
 	for (i = 0; i < RUNS; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 
 		dt_file_free(f);
 		f = NULL;
 		err = dt_extract_file_opts(fd, path, &o, &f);
-		t[i] = now() - t0;
+		t[i] = bench_now() - t0;
 		if (err)
 			break;
 	}
@@ -101,7 +87,7 @@ static void bench(const char *path)
 		printf("%-60s %s\n", path, strerror(-err));
 		return;
 	}
-	qsort(t, RUNS, sizeof(t[0]), cmp_double);
+	qsort(t, RUNS, sizeof(t[0]), bench_cmp_double);
 	dt_file_serialize(f, &buf, &bytes);
 	printf("%-52s %8.1f %9.2f %9u %6u %6u %9zu %6.2f%% %8.1f\n", path,
 	       sb.st_size / 1048576.0, t[RUNS / 2] * 1e3, f->n_rows, f->n_rules,

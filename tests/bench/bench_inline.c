@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "debugfind.h"
 #include "dwinline.h"
 
@@ -37,21 +38,6 @@
 
 static char biggest[PATH_MAX];
 static uint64_t biggest_info;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* The size of the file's section called name (0 when none); *addr and
  * *size get its address range. */
@@ -148,13 +134,13 @@ static double libdw_time(const char *path, const uint64_t *addrs, int n)
 	if (system("command -v eu-addr2line >/dev/null 2>&1") != 0)
 		return -1;
 	snprintf(cmd, sizeof(cmd), "eu-addr2line -i -f -e %s >/dev/null", path);
-	t0 = now();
+	t0 = bench_now();
 	p = popen(cmd, "w");
 	if (!p)
 		return -1;
 	for (i = 0; i < n; i++)
 		fprintf(p, "0x%llx\n", (unsigned long long)addrs[i]);
-	return pclose(p) == 0 ? now() - t0 : -1;
+	return pclose(p) == 0 ? bench_now() - t0 : -1;
 }
 
 static void bench(const char *path)
@@ -178,16 +164,16 @@ static void bench(const char *path)
 	for (i = 0; i < BUILDS && !err; i++) {
 		dwi_free(t);
 		t = NULL;
-		t0 = now();
+		t0 = bench_now();
 		err = dwi_build_path(path, NULL, &t);
-		tb[i] = now() - t0;
+		tb[i] = bench_now() - t0;
 	}
 	if (err) {
 		printf("%s: %s\n", path, strerror(-err));
 		free(addrs);
 		return;
 	}
-	qsort(tb, BUILDS, sizeof(tb[0]), cmp_double);
+	qsort(tb, BUILDS, sizeof(tb[0]), bench_cmp_double);
 	dwi_stats(t, &st);
 	printf("%s\n  .debug_info %.1f MiB, build %.0f ms (median of %d), "
 	       "table %.2f MiB%s, peak RSS +%ld MiB\n"
@@ -202,23 +188,23 @@ static void bench(const char *path)
 
 	/* cold: a fresh table, then the queries */
 	dwi_free(t);
-	t0 = now();
+	t0 = bench_now();
 	dwi_build_path(path, NULL, &t);
 	for (i = 0; i < NADDR; i++)
 		dwi_lookup(t, addrs[i], f, 32);
-	cold = now() - t0;
+	cold = bench_now() - t0;
 	for (k = 0; k < WARM; k++) {
 		frames = hits = 0;
-		t0 = now();
+		t0 = bench_now();
 		for (i = 0; i < NADDR; i++) {
 			int n = dwi_lookup(t, addrs[i], f, 32);
 
 			frames += n;
 			hits += n > 0;
 		}
-		tw[k] = now() - t0;
+		tw[k] = bench_now() - t0;
 	}
-	qsort(tw, WARM, sizeof(tw[0]), cmp_double);
+	qsort(tw, WARM, sizeof(tw[0]), bench_cmp_double);
 	/* restart: the blob as the cache gives it back */
 	{
 		size_t len;
@@ -227,11 +213,11 @@ static void bench(const char *path)
 		struct dwi_table *r = NULL;
 
 		memcpy(copy, b, len);
-		t0 = now();
+		t0 = bench_now();
 		err = dwi_load(copy, len, &r);
 		for (i = 0; !err && i < NADDR; i++)
 			dwi_lookup(r, addrs[i], f, 32);
-		restart = err ? -1 : now() - t0;
+		restart = err ? -1 : bench_now() - t0;
 		dwi_free(r);
 		free(copy);
 	}

@@ -36,12 +36,12 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_CFLAGS := -g -O1 $(SAN) -fsanitize=fuzzer-no-link \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=gnu11 -D_GNU_SOURCE \
 	-pthread -MMD -MP -Wall -Wunused-parameter \
-	-I. -Ibpf -Iuserspace -Iuserspace/reporter -Istore -Itests/fuzz $(PKG_CFLAGS)
+	-I. -Ibpf -Iuserspace -Iuserspace/core -Iuserspace/reporter -Istore -Itests/fuzz $(PKG_CFLAGS)
 LIBS := $(PKG_LIBS) -lstdc++ -lm -pthread
 
 # The daemon's sources that need no generated file (skeleton, protobuf).
 LIB_SRCS := $(filter-out userspace/main.c userspace/tracer%.c,\
-	$(wildcard userspace/*.c store/*.c)) tests/fuzz/fuzz_util.c \
+	$(wildcard userspace/*.c userspace/core/*.c store/*.c)) tests/fuzz/fuzz_util.c \
 	tests/unit/synth_elf.c
 LIB_OBJS := $(patsubst %.c,$(F)/obj/%.o,$(LIB_SRCS))
 ALL_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,\

@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	store_verify(s, NULL);
 	id[0] = 0x80;
-	store_put(s, id, STORE_KIND_SYMBOLS, data, size < 4096 ? size : 4096);
+	store_put(s, id, STORE_KIND_KTYPES, data, size < 4096 ? size : 4096);
 	store_flush(s);
 	store_clear(s);
 	store_free(s);

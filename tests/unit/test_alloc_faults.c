@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "alloc_fault.h"
-#include "bpfmaps.h"
+#include "bpfmaps_mem.h"
 #include "config.h"
 #include "deltas.h"
 #include "exemgr.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Config parsing, the hash map, trie prefixes, /proc maps lines, kallsyms. */
+/* Config parsing, trie prefixes, /proc maps lines, kallsyms. */
 #include "test.h"
 
 #include <errno.h>
@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "hashmap.h"
 #include "ksyms.h"
 #include "procmgr.h"
 
@@ -83,27 +82,6 @@ TEST(config_rejects_bad_values)
 	ASSERT_EQ(config_parse(&c, 3, a2), -EINVAL, "pid abc");
 	config_init(&c);
 	ASSERT_EQ(config_parse(&c, 2, a3), -EINVAL, "missing value");
-}
-
-TEST(hashmap_put_get_delete_many)
-{
-	struct hm m;
-	uint64_t v, i;
-
-	hm_init(&m);
-	for (i = 0; i < 100000; i++)
-		ASSERT_OK(hm_put(&m, i * 7919, i), "put");
-	ASSERT_EQ(m.count, 100000, "count");
-	for (i = 0; i < 100000; i += 2)
-		ASSERT_TRUE(hm_del(&m, i * 7919), "del");
-	for (i = 0; i < 100000; i++) {
-		bool found = hm_get(&m, i * 7919, &v);
-		if (i % 2 == 0)
-			ASSERT_FALSE(found, "deleted");
-		else if (ASSERT_TRUE(found, "kept"))
-			ASSERT_EQ(v, i, "value");
-	}
-	hm_free(&m);
 }
 
 TEST(trie_prefixes_cover_exactly)

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bpfmaps.h"
+#include "bpfmaps_mem.h"
 #include "elfaddr.h"
 #include "exemgr.h"
 #include "procmgr.h"

@@ -19,7 +19,7 @@
 
 #include <bpf/bpf.h>
 
-#include "bpfmaps.h"
+#include "bpfmaps_mem.h"
 #include "deltas.h"
 #include "exemgr.h"
 #include "fileid.h"

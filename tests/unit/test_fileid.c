@@ -61,14 +61,3 @@ TEST(fileid_hi64_is_big_endian_prefix)
 		id.b[i] = (uint8_t)(i + 1);
 	ASSERT_EQ(fileid_hi64(&id), 0x0102030405060708ULL, "hi64");
 }
-
-TEST(fileid_kernel_fnv128a)
-{
-	/* FNV-128a of "" is the offset basis; of "a" a published vector. */
-	struct file_id id;
-	char hex[33];
-
-	fileid_from_build_id(NULL, 0, &id);
-	fileid_hex(&id, hex);
-	ASSERT_STREQ(hex, "6c62272e07bb014262b821756295c58d", "empty");
-}

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpfmaps.h"
+#include "bpfmaps_mem.h"
 #include "exemgr.h"
 #include "pipeline.h"
 #include "procmgr.h"

@@ -137,7 +137,7 @@ TEST(store_roundtrip)
 			  "put python");
 		bytes += sizes[i] * 2;
 	}
-	ASSERT_OK(put_seed(s, 100, STORE_KIND_SYMBOLS, 10), "put symbols");
+	ASSERT_OK(put_seed(s, 100, STORE_KIND_KTYPES, 10), "put kernel types");
 	for (i = 0; i < n_sizes; i++) {
 		ASSERT_OK(get_seed(s, i, STORE_KIND_DELTAS, sizes[i]), "get");
 		ASSERT_OK(get_seed(s, i, STORE_KIND_INTERP(INTERP_PYTHON),
@@ -150,14 +150,14 @@ TEST(store_roundtrip)
 	ASSERT_EQ(len, 0, "empty length");
 	ASSERT_TRUE(val == NULL, "empty value is NULL");
 	/* An empty record given as NULL (what a "no CFI" result looks like). */
-	ASSERT_OK(store_put(s, id, STORE_KIND_FILEINFO, NULL, 0), "put NULL");
-	ASSERT_OK(store_get(s, id, STORE_KIND_FILEINFO, &val, &len),
+	ASSERT_OK(store_put(s, id, STORE_KIND_KTYPES, NULL, 0), "put NULL");
+	ASSERT_OK(store_get(s, id, STORE_KIND_KTYPES, &val, &len),
 		  "get NULL-put record");
 	ASSERT_EQ(len, 0, "empty");
-	ASSERT_OK(store_del(s, id, STORE_KIND_FILEINFO), "del");
-	ASSERT_EQ(store_get(s, id, STORE_KIND_FILEINFO, &val, &len), -ENOENT,
+	ASSERT_OK(store_del(s, id, STORE_KIND_KTYPES), "del");
+	ASSERT_EQ(store_get(s, id, STORE_KIND_KTYPES, &val, &len), -ENOENT,
 		  "other kind absent");
-	ASSERT_EQ(store_has(s, id, STORE_KIND_SYMBOLS), -ENOENT, "has absent");
+	ASSERT_EQ(store_has(s, id, STORE_KIND_KTYPES), -ENOENT, "has absent");
 	ASSERT_EQ(store_get(s, id, 0, &val, &len), -EINVAL, "kind 0");
 	ASSERT_EQ(store_put(s, id, STORE_KIND_MAX, "x", 1), -EINVAL, "kind max");
 
@@ -165,7 +165,7 @@ TEST(store_roundtrip)
 	ASSERT_EQ(st.records, 2 * n_sizes + 1, "records");
 	ASSERT_EQ(st.per_kind[STORE_KIND_DELTAS], n_sizes, "deltas records");
 	ASSERT_EQ(st.per_kind[STORE_KIND_INTERP(INTERP_PYTHON)], n_sizes, "python records");
-	ASSERT_EQ(st.per_kind[STORE_KIND_SYMBOLS], 1, "symbols records");
+	ASSERT_EQ(st.per_kind[STORE_KIND_KTYPES], 1, "kernel-types records");
 	ASSERT_EQ(st.payload_bytes, bytes + 10, "payload bytes");
 	ASSERT_EQ(st.puts, 2 * n_sizes + 2, "puts (one since deleted)");
 	ASSERT_GE(st.bytes_used, bytes, "bytes used");
@@ -417,10 +417,10 @@ TEST(store_eviction_lru)
 		  "too big");
 	/* Large records through a small cache (contiguous runs needed). */
 	for (i = 0; i < 40; i++)
-		ASSERT_OK(put_seed(s, 6000 + i, STORE_KIND_SYMBOLS,
+		ASSERT_OK(put_seed(s, 6000 + i, STORE_KIND_KTYPES,
 				   100000 + i * 3000),
 			  "large put");
-	ASSERT_OK(get_seed(s, 6039, STORE_KIND_SYMBOLS, 100000 + 39 * 3000),
+	ASSERT_OK(get_seed(s, 6039, STORE_KIND_KTYPES, 100000 + 39 * 3000),
 		  "newest large");
 	ASSERT_EQ(store_verify(s, NULL), 0, "verify");
 	store_free(s);

@@ -5,7 +5,7 @@
  * ResourceProfiles per process, as the reference agent sends since 2026-03.
  *
  * Dictionary: every table starts with its zero element; entries are
- * deduplicated by their full content (a rep_map keyed by the entry's
+ * deduplicated by their full content (an interner keyed by the entry's
  * encoded fields), so a library mapped by many processes is one Mapping and
  * its hot locations one Location each: mappings and locations are in ELF
  * address space (start - bias), not process addresses.  Every Location has
@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
 #include "elfaddr.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
@@ -95,9 +96,9 @@ struct sample_key {
 
 struct ot {
 	const struct rep_batch *b;
-	struct rep_arena arena;
+	struct arena arena;
 	struct rep_strtab strs;
-	struct rep_map attrs, maps, funcs, locs, stacks, samples;
+	struct intern attrs, maps, funcs, locs, stacks, samples;
 	int32_t *loc_index;   /* batch location -> location_table index, 0 = not yet */
 	int32_t *map_index;   /* batch mapping -> mapping_table index, 0 = not yet */
 	int32_t frame_type[FRAME_KIND_COUNT]; /* attribute index, 0 = not yet */
@@ -105,21 +106,21 @@ struct ot {
 	/* Per request sample (the samples map's ids). */
 	uint32_t *first, *last; /* chain of batch samples through next[] */
 	uint32_t *next;
-	size_t samples_cap;
+	size_t cap_first, cap_last;
 	bool *ts_shape;	/* by process: timestamps-only */
 	uint32_t *proc_start; /* by process: its first entry in by_proc */
 	uint32_t *by_proc;    /* request sample ids grouped by process */
 	int err;
 };
 
-static int32_t intern(struct ot *o, struct rep_map *m, const void *key,
+static int32_t intern(struct ot *o, struct intern *m, const void *key,
 		      size_t len)
 {
 	int64_t id;
 
 	if (o->err)
 		return 0;
-	id = rep_map_intern(m, key, len, NULL);
+	id = intern_add(m, key, len, NULL);
 	if (id < 0) {
 		o->err = (int)id;
 		return 0;
@@ -233,22 +234,9 @@ static int32_t stack_index(struct ot *o, uint32_t s)
 
 static int grow_samples(struct ot *o, size_t need)
 {
-	size_t cap = o->samples_cap ? o->samples_cap * 2 : 1024;
-	uint32_t *f, *l;
-
-	if (need < o->samples_cap)
-		return 0;
-	while (cap <= need)
-		cap *= 2;
-	f = reallocarray(o->first, cap, sizeof(*f));
-	if (f)
-		o->first = f;
-	l = reallocarray(o->last, cap, sizeof(*l));
-	if (l)
-		o->last = l;
-	if (!f || !l)
+	if (ARR_RESERVE(o->first, o->cap_first, need + 1, ARR_NO_LIMIT) ||
+	    ARR_RESERVE(o->last, o->cap_last, need + 1, ARR_NO_LIMIT))
 		return -ENOMEM;
-	o->samples_cap = cap;
 	return 0;
 }
 
@@ -266,14 +254,14 @@ static int group_by_process(struct ot *o)
 		return -ENOMEM;
 	}
 	for (i = 0; i < o->samples.n; i++) {
-		const struct sample_key *k = rep_map_key(&o->samples, i, NULL);
+		const struct sample_key *k = intern_key(&o->samples, i, NULL);
 
 		o->proc_start[k->process + 1]++;
 	}
 	for (i = 0; i < np; i++)
 		o->proc_start[i + 1] += o->proc_start[i];
 	for (i = 0; i < o->samples.n; i++) {
-		const struct sample_key *k = rep_map_key(&o->samples, i, NULL);
+		const struct sample_key *k = intern_key(&o->samples, i, NULL);
 
 		o->by_proc[o->proc_start[k->process] + fill[k->process]++] = i;
 	}
@@ -318,7 +306,7 @@ static int collect(struct ot *o)
 			k.attrs[2] = attr_int(o, "cpu.logical_number", s->cpu);
 		if (o->err)
 			return o->err;
-		id = rep_map_intern(&o->samples, &k, sizeof(k), &added);
+		id = intern_add(&o->samples, &k, sizeof(k), &added);
 		if (id < 0 || grow_samples(o, (size_t)id))
 			return -ENOMEM;
 		o->next[i] = UINT32_MAX;
@@ -334,11 +322,11 @@ static int collect(struct ot *o)
 /* ---- building the messages from the maps' keys --------------------- */
 
 #define ARENA_ARRAY(o, ptr, n)                                                 \
-	((ptr) = rep_arena_calloc(&(o)->arena, (n) + 1, sizeof(*(ptr))))
+	((ptr) = arena_calloc(&(o)->arena, (n) + 1, sizeof(*(ptr))))
 
 static OAnyValue *any_value(struct ot *o, const struct attr_key *k)
 {
-	OAnyValue *v = rep_arena_calloc(&o->arena, 1, sizeof(*v));
+	OAnyValue *v = arena_calloc(&o->arena, 1, sizeof(*v));
 	char *s;
 
 	if (!v)
@@ -366,7 +354,7 @@ static int build_attributes(struct ot *o, ODict *d)
 		return -ENOMEM;
 	d->n_attribute_table = o->attrs.n;
 	for (i = 0; i < o->attrs.n; i++) {
-		const struct attr_key *k = rep_map_key(&o->attrs, i, NULL);
+		const struct attr_key *k = intern_key(&o->attrs, i, NULL);
 
 		opentelemetry__proto__profiles__v1development__key_value_and_unit__init(&a[i]);
 		d->attribute_table[i] = &a[i];
@@ -383,7 +371,7 @@ static int build_attributes(struct ot *o, ODict *d)
 static int32_t *copy_indices(struct ot *o, const int32_t *src, size_t n,
 			     size_t *out_n)
 {
-	int32_t *dst = rep_arena_calloc(&o->arena, n + 1, sizeof(*dst));
+	int32_t *dst = arena_calloc(&o->arena, n + 1, sizeof(*dst));
 	size_t i;
 
 	*out_n = 0;
@@ -403,7 +391,7 @@ static int build_mappings(struct ot *o, ODict *d)
 		return -ENOMEM;
 	d->n_mapping_table = o->maps.n;
 	for (i = 0; i < o->maps.n; i++) {
-		const struct otlp_mapping_key *k = rep_map_key(&o->maps, i, NULL);
+		const struct otlp_mapping_key *k = intern_key(&o->maps, i, NULL);
 
 		opentelemetry__proto__profiles__v1development__mapping__init(&m[i]);
 		d->mapping_table[i] = &m[i];
@@ -429,7 +417,7 @@ static int build_functions(struct ot *o, ODict *d)
 		return -ENOMEM;
 	d->n_function_table = o->funcs.n;
 	for (i = 0; i < o->funcs.n; i++) {
-		const struct function_key *k = rep_map_key(&o->funcs, i, NULL);
+		const struct function_key *k = intern_key(&o->funcs, i, NULL);
 
 		opentelemetry__proto__profiles__v1development__function__init(&f[i]);
 		d->function_table[i] = &f[i];
@@ -454,7 +442,7 @@ static int chain_lines(struct ot *o, uint32_t first, OLine *head, OLocation *l)
 		const struct rep_location *ml = &o->b->locations[m];
 		struct function_key f = { str(o, ml->function),
 					  str(o, ml->filename) };
-		OLine *ln = rep_arena_calloc(&o->arena, 1, sizeof(*ln));
+		OLine *ln = arena_calloc(&o->arena, 1, sizeof(*ln));
 
 		if (!ln)
 			return -ENOMEM;
@@ -478,7 +466,7 @@ static int build_locations(struct ot *o, ODict *d)
 		return -ENOMEM;
 	d->n_location_table = o->locs.n;
 	for (i = 0; i < o->locs.n; i++) {
-		const struct location_key *k = rep_map_key(&o->locs, i, NULL);
+		const struct location_key *k = intern_key(&o->locs, i, NULL);
 
 		opentelemetry__proto__profiles__v1development__location__init(&l[i]);
 		d->location_table[i] = &l[i];
@@ -522,7 +510,7 @@ static int build_stacks(struct ot *o, ODict *d)
 		opentelemetry__proto__profiles__v1development__stack__init(&s[i]);
 		d->stack_table[i] = &s[i];
 		/* Keys are the index arrays themselves; the zero stack is empty. */
-		s[i].location_indices = (int32_t *)rep_map_key(&o->stacks, i, &len);
+		s[i].location_indices = (int32_t *)intern_key(&o->stacks, i, &len);
 		s[i].n_location_indices = len / sizeof(int32_t);
 	}
 	return 0;
@@ -546,7 +534,7 @@ static int build_dictionary(struct ot *o, ODict *d)
 	if (err)
 		return err;
 	/* link_table[0]: the recommended all-zero ids. */
-	link = rep_arena_calloc(&o->arena, 1, sizeof(*link));
+	link = arena_calloc(&o->arena, 1, sizeof(*link));
 	if (!link || !ARENA_ARRAY(o, d->link_table, 1))
 		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__link__init(link);
@@ -559,8 +547,8 @@ static int build_dictionary(struct ot *o, ODict *d)
 
 static OKeyValue *kv(struct ot *o, const char *key, const char *s, int64_t num)
 {
-	OKeyValue *k = rep_arena_calloc(&o->arena, 1, sizeof(*k));
-	OAnyValue *v = rep_arena_calloc(&o->arena, 1, sizeof(*v));
+	OKeyValue *k = arena_calloc(&o->arena, 1, sizeof(*k));
+	OAnyValue *v = arena_calloc(&o->arena, 1, sizeof(*v));
 
 	if (!k || !v)
 		return NULL;
@@ -581,7 +569,7 @@ static OKeyValue *kv(struct ot *o, const char *key, const char *s, int64_t num)
 static OResource *resource(struct ot *o, const struct rep_process *p)
 {
 	const struct rep_batch *b = o->b;
-	OResource *r = rep_arena_calloc(&o->arena, 1, sizeof(*r));
+	OResource *r = arena_calloc(&o->arena, 1, sizeof(*r));
 	struct {
 		const char *key, *s;
 	} strs[] = {
@@ -613,7 +601,7 @@ static OResource *resource(struct ot *o, const struct rep_process *p)
 
 static OValueType *value_type(struct ot *o, const char *type, const char *unit)
 {
-	OValueType *v = rep_arena_calloc(&o->arena, 1, sizeof(*v));
+	OValueType *v = arena_calloc(&o->arena, 1, sizeof(*v));
 
 	if (v) {
 		opentelemetry__proto__profiles__v1development__value_type__init(v);
@@ -628,7 +616,7 @@ static int fill_sample(struct ot *o, uint32_t id, bool ts_shape, OSample *s,
 		       uint64_t *tmin, uint64_t *tmax)
 {
 	const struct rep_batch *b = o->b;
-	const struct sample_key *k = rep_map_key(&o->samples, id, NULL);
+	const struct sample_key *k = intern_key(&o->samples, id, NULL);
 	uint64_t count = 0, nts = 0, value = 0;
 	uint32_t i, j;
 
@@ -689,14 +677,14 @@ static int add_profile(struct ot *o, uint32_t proc, unsigned kind,
 	OSample *ss;
 
 	for (i = 0; i < n; i++) {
-		const struct sample_key *k = rep_map_key(
+		const struct sample_key *k = intern_key(
 			&o->samples, o->by_proc[o->proc_start[proc] + i], NULL);
 
 		m += k->kind == kind;
 	}
 	if (!m)
 		return 0;
-	p = rep_arena_calloc(&o->arena, 1, sizeof(*p));
+	p = arena_calloc(&o->arena, 1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	opentelemetry__proto__profiles__v1development__profile__init(p);
@@ -710,7 +698,7 @@ static int add_profile(struct ot *o, uint32_t proc, unsigned kind,
 	m = 0;
 	for (i = 0; i < n; i++) {
 		uint32_t id = o->by_proc[o->proc_start[proc] + i];
-		const struct sample_key *k = rep_map_key(&o->samples, id, NULL);
+		const struct sample_key *k = intern_key(&o->samples, id, NULL);
 
 		if (k->kind != kind)
 			continue;
@@ -729,8 +717,8 @@ static OResProfiles *resource_profiles(struct ot *o, uint32_t proc, OScope *scop
 				       const struct otlp_types *ty)
 {
 	const struct rep_batch *b = o->b;
-	OResProfiles *rp = rep_arena_calloc(&o->arena, 1, sizeof(*rp));
-	OScopeProfiles *sp = rep_arena_calloc(&o->arena, 1, sizeof(*sp));
+	OResProfiles *rp = arena_calloc(&o->arena, 1, sizeof(*rp));
+	OScopeProfiles *sp = arena_calloc(&o->arena, 1, sizeof(*sp));
 	uint32_t n = o->proc_start[proc + 1] - o->proc_start[proc];
 
 	if (!rp || !sp)
@@ -830,13 +818,13 @@ cleanup:
 	free(o.last);
 	free(o.proc_start);
 	free(o.by_proc);
-	rep_map_free(&o.attrs);
-	rep_map_free(&o.maps);
-	rep_map_free(&o.funcs);
-	rep_map_free(&o.locs);
-	rep_map_free(&o.stacks);
-	rep_map_free(&o.samples);
+	intern_free(&o.attrs);
+	intern_free(&o.maps);
+	intern_free(&o.funcs);
+	intern_free(&o.locs);
+	intern_free(&o.stacks);
+	intern_free(&o.samples);
 	rep_strtab_free(&o.strs);
-	rep_arena_free(&o.arena);
+	arena_free(&o.arena);
 	return err;
 }

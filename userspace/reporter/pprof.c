@@ -37,9 +37,9 @@ typedef Perftools__Profiles__Function PFunction;
 
 struct pp {
 	const struct rep_batch *b;
-	struct rep_arena arena;
+	struct arena arena;
 	struct rep_strtab strs;
-	struct rep_map funcs;	 /* (name, filename) string ids -> index */
+	struct intern funcs;	 /* (name, filename) string ids -> index */
 	uint64_t *loc_id;	 /* batch location -> pprof id, 0 = unused */
 	uint64_t *map_id;	 /* batch mapping -> pprof id, 0 = unused */
 	uint32_t n_locs, n_maps;
@@ -54,7 +54,7 @@ static int32_t str(struct pp *pp, const char *s)
 static PValueType *value_type(struct pp *pp, const char *type,
 			      const char *unit)
 {
-	PValueType *v = rep_arena_calloc(&pp->arena, 1, sizeof(*v));
+	PValueType *v = arena_calloc(&pp->arena, 1, sizeof(*v));
 
 	if (v) {
 		perftools__profiles__value_type__init(v);
@@ -102,9 +102,9 @@ static int build_mappings(struct pp *pp, PProfile *p)
 	uint32_t i;
 
 	p->n_mapping = pp->n_maps;
-	p->mapping = rep_arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*p->mapping));
-	ms = rep_arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*ms));
-	unnamed = rep_arena_calloc(&pp->arena, b->n_mappings + 1, sizeof(*unnamed));
+	p->mapping = arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*p->mapping));
+	ms = arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*ms));
+	unnamed = arena_calloc(&pp->arena, b->n_mappings + 1, sizeof(*unnamed));
 	if (!p->mapping || !ms || !unnamed)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++)
@@ -137,7 +137,7 @@ static uint64_t function_id(struct pp *pp, const struct rep_location *l,
 {
 	int32_t key[2] = { str(pp, l->function), str(pp, l->filename) };
 	bool added;
-	int64_t id = rep_map_intern(&pp->funcs, key, sizeof(key), &added);
+	int64_t id = intern_add(&pp->funcs, key, sizeof(key), &added);
 
 	if (id < 0)
 		return 0;
@@ -163,14 +163,14 @@ static int build_locations(struct pp *pp, PProfile *p)
 	uint32_t i;
 
 	p->n_location = pp->n_locs;
-	p->location = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->location));
-	ls = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*ls));
-	lines = rep_arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
+	p->location = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->location));
+	ls = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*ls));
+	lines = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
 	/* a location of an inline chain names several functions: at most
 	 * one per location of the batch */
-	p->function = rep_arena_calloc(&pp->arena, b->n_locations + 1,
+	p->function = arena_calloc(&pp->arena, b->n_locations + 1,
 				       sizeof(*p->function));
-	fs = rep_arena_calloc(&pp->arena, b->n_locations + 1, sizeof(*fs));
+	fs = arena_calloc(&pp->arena, b->n_locations + 1, sizeof(*fs));
 	if (!p->location || !ls || !lines || !p->function || !fs)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++) {
@@ -197,12 +197,12 @@ static int build_locations(struct pp *pp, PProfile *p)
 			uint32_t n = rep_inl_chain_len(b->locations,
 						       b->n_locations, i), k;
 
-			l->line = rep_arena_calloc(&pp->arena, n, sizeof(*l->line));
+			l->line = arena_calloc(&pp->arena, n, sizeof(*l->line));
 			if (!l->line)
 				return -ENOMEM;
 			for (k = 0; k < n; k++) {
 				const struct rep_location *kl = &b->locations[i + k];
-				PLine *ln = k ? rep_arena_calloc(&pp->arena, 1,
+				PLine *ln = k ? arena_calloc(&pp->arena, 1,
 								 sizeof(*ln)) :
 						&lines[id - 1];
 
@@ -241,7 +241,7 @@ static int build_samples(struct pp *pp, PProfile *p)
 	const struct rep_batch *b = pp->b;
 	uint32_t i, j;
 
-	p->sample = rep_arena_calloc(&pp->arena, b->n_samples + 1, sizeof(*p->sample));
+	p->sample = arena_calloc(&pp->arena, b->n_samples + 1, sizeof(*p->sample));
 	if (!p->sample)
 		return -ENOMEM;
 	for (i = 0; i < b->n_samples; i++) {
@@ -255,15 +255,15 @@ static int build_samples(struct pp *pp, PProfile *p)
 		if (rs->stack >= b->n_stacks || !rs->count)
 			continue;
 		st = &b->stacks[rs->stack];
-		s = rep_arena_calloc(&pp->arena, 1, sizeof(*s));
-		lb = rep_arena_calloc(&pp->arena, 4, sizeof(*lb));
+		s = arena_calloc(&pp->arena, 1, sizeof(*s));
+		lb = arena_calloc(&pp->arena, 4, sizeof(*lb));
 		if (!s || !lb)
 			return -ENOMEM;
 		perftools__profiles__sample__init(s);
-		s->location_id = rep_arena_calloc(&pp->arena, st->n + 1,
+		s->location_id = arena_calloc(&pp->arena, st->n + 1,
 						  sizeof(*s->location_id));
-		s->value = rep_arena_calloc(&pp->arena, 3, sizeof(*s->value));
-		s->label = rep_arena_calloc(&pp->arena, 4, sizeof(*s->label));
+		s->value = arena_calloc(&pp->arena, 3, sizeof(*s->value));
+		s->label = arena_calloc(&pp->arena, 4, sizeof(*s->label));
 		if (!s->location_id || !s->value || !s->label)
 			return -ENOMEM;
 		for (j = 0; j < st->n; j++)
@@ -352,8 +352,8 @@ cleanup:
 	free(raw);
 	free(pp.loc_id);
 	free(pp.map_id);
-	rep_map_free(&pp.funcs);
+	intern_free(&pp.funcs);
 	rep_strtab_free(&pp.strs);
-	rep_arena_free(&pp.arena);
+	arena_free(&pp.arena);
 	return err;
 }

@@ -2,6 +2,8 @@
 /* Buffers, arena, hash map, string table, gzip and naming for the reporter. */
 #include "rep_internal.h"
 
+#include "arr.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,28 +15,14 @@
 
 static bool buf_reserve(struct rep_buf *b, size_t extra)
 {
-	size_t want, cap;
-	char *p;
-
 	if (b->err)
 		return false;
-	if (extra > SIZE_MAX - b->len - 1)
-		goto nomem;
-	want = b->len + extra + 1;
-	if (want <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 4096;
-	while (cap < want)
-		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		goto nomem;
-	b->p = p;
-	b->cap = cap;
+	if (extra > SIZE_MAX - b->len - 1 ||
+	    ARR_RESERVE(b->p, b->cap, b->len + extra + 1, ARR_NO_LIMIT)) {
+		b->err = -ENOMEM;
+		return false;
+	}
 	return true;
-nomem:
-	b->err = -ENOMEM;
-	return false;
 }
 
 void rep_buf_add(struct rep_buf *b, const void *data, size_t n)
@@ -98,195 +86,6 @@ void rep_buf_free(struct rep_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* ---- arena ----------------------------------------------------------- */
-
-struct rep_arena_chunk {
-	struct rep_arena_chunk *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
-#define ARENA_CHUNK (256 * 1024)
-
-void *rep_arena_calloc(struct rep_arena *a, size_t n, size_t size)
-{
-	const size_t align = sizeof(max_align_t);
-	struct rep_arena_chunk *c = a->head;
-	size_t bytes;
-	void *p;
-
-	if (size && n > SIZE_MAX / size)
-		return NULL;
-	bytes = n * size;
-	if (bytes > SIZE_MAX - align)
-		return NULL;
-	bytes = (bytes + align - 1) & ~(align - 1);
-	if (!c || c->size - c->used < bytes) {
-		size_t csize = bytes > ARENA_CHUNK / 4 ? bytes : ARENA_CHUNK;
-
-		if (csize > SIZE_MAX - sizeof(*c))
-			return NULL;
-		c = malloc(sizeof(*c) + csize);
-		if (!c)
-			return NULL;
-		c->used = 0;
-		c->size = csize;
-		/* A big private chunk goes behind the current one so the
-		 * current one's free space stays in use. */
-		if (a->head && bytes == csize) {
-			c->next = a->head->next;
-			a->head->next = c;
-		} else {
-			c->next = a->head;
-			a->head = c;
-		}
-	}
-	p = (char *)c->data + c->used;
-	c->used += bytes;
-	memset(p, 0, bytes);
-	return p;
-}
-
-char *rep_arena_strdup(struct rep_arena *a, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = rep_arena_calloc(a, n, 1);
-
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
-
-void rep_arena_free(struct rep_arena *a)
-{
-	struct rep_arena_chunk *c = a->head, *next;
-
-	for (; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	a->head = NULL;
-}
-
-/* ---- hash map ----------------------------------------------------------- */
-
-struct rep_map_slot {
-	uint64_t hash;
-	const void *key; /* NULL: empty */
-	size_t len;
-	uint32_t id;
-};
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a final mix */
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ s[i]) * 0x100000001b3ULL;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
-static int map_grow(struct rep_map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 256, i;
-	struct rep_map_slot *slots;
-
-	if (cap > SIZE_MAX / sizeof(*slots))
-		return -ENOMEM;
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < m->cap; i++) {
-		struct rep_map_slot *s = &m->slots[i];
-		size_t j;
-
-		if (!s->key)
-			continue;
-		for (j = s->hash & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = *s;
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->cap = cap;
-	return 0;
-}
-
-int64_t rep_map_intern(struct rep_map *m, const void *key, size_t len,
-		       bool *added)
-{
-	uint64_t h = hash_bytes(key, len);
-	struct rep_map_slot *s;
-	size_t j;
-	void *copy;
-
-	if (added)
-		*added = false;
-	if ((m->n + 1) * 4 > m->cap * 3 && map_grow(m))
-		return -ENOMEM;
-	for (j = h & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
-		s = &m->slots[j];
-		if (!s->key)
-			break;
-		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
-			return s->id;
-	}
-	if (m->n >= INT32_MAX)
-		return -ENOMEM;
-	if (m->n == m->by_id_cap) {
-		size_t cap = m->by_id_cap ? m->by_id_cap * 2 : 256;
-		const void **p = reallocarray(m->by_id, cap, sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		m->by_id = p;
-		m->by_id_cap = cap;
-	}
-	/* The length in front, one spare NUL behind so string keys stay C
-	 * strings. */
-	if (len > SIZE_MAX - sizeof(size_t) - 1)
-		return -ENOMEM;
-	copy = rep_arena_calloc(&m->keys, sizeof(size_t) + len + 1, 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, &len, sizeof(len));
-	copy = (char *)copy + sizeof(size_t);
-	memcpy(copy, key, len);
-	m->by_id[m->n] = copy;
-	s->hash = h;
-	s->key = copy;
-	s->len = len;
-	s->id = (uint32_t)m->n++;
-	if (added)
-		*added = true;
-	return s->id;
-}
-
-const void *rep_map_key(const struct rep_map *m, uint32_t id, size_t *len)
-{
-	const char *k;
-
-	if (id >= m->n)
-		return NULL;
-	k = m->by_id[id];
-	if (len)
-		memcpy(len, k - sizeof(size_t), sizeof(*len));
-	return k;
-}
-
-void rep_map_free(struct rep_map *m)
-{
-	free(m->slots);
-	free(m->by_id);
-	rep_arena_free(&m->keys);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- string table ------------------------------------------------------ */
 
 int rep_strtab_init(struct rep_strtab *t)
@@ -304,7 +103,7 @@ int32_t rep_strtab_add(struct rep_strtab *t, const char *s)
 		return 0;
 	if (!s)
 		s = "";
-	id = rep_map_intern(&t->map, s, strlen(s), NULL);
+	id = intern_add(&t->map, s, strlen(s), NULL);
 	if (id < 0) {
 		t->err = (int)id;
 		return 0;
@@ -314,13 +113,12 @@ int32_t rep_strtab_add(struct rep_strtab *t, const char *s)
 
 char **rep_strtab_strings(const struct rep_strtab *t, size_t *n)
 {
-	*n = t->map.n;
-	return (char **)t->map.by_id;
+	return (char **)intern_keys(&t->map, n);
 }
 
 void rep_strtab_free(struct rep_strtab *t)
 {
-	rep_map_free(&t->map);
+	intern_free(&t->map);
 }
 
 /* ---- UTF-8 ------------------------------------------------------------ */
@@ -487,12 +285,12 @@ int rep_names_init(struct rep_names *n, const struct rep_batch *b)
 	uint32_t i;
 
 	memset(n, 0, sizeof(*n));
-	n->loc = rep_arena_calloc(&n->arena, b->n_locations, sizeof(*n->loc));
+	n->loc = arena_calloc(&n->arena, b->n_locations, sizeof(*n->loc));
 	if (!n->loc && b->n_locations)
 		goto nomem;
 	for (i = 0; i < b->n_locations; i++) {
 		rep_location_name(b, &b->locations[i], name, sizeof(name));
-		n->loc[i] = rep_arena_strdup(&n->arena, name);
+		n->loc[i] = arena_strdup(&n->arena, name);
 		if (!n->loc[i])
 			goto nomem;
 	}
@@ -504,7 +302,7 @@ nomem:
 
 void rep_names_free(struct rep_names *n)
 {
-	rep_arena_free(&n->arena);
+	arena_free(&n->arena);
 	n->loc = NULL;
 }
 

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A hash map from 64-bit keys to 64-bit values: open addressing, linear
- * probing, backward-shift deletion (no tombstones).  Composite keys are
- * hashed by the caller (hm_hash) and chained through the caller's arrays.
+ * probing, backward-shift deletion (no tombstones), at most 3/4 full.
+ * Keys are mixed (hm_mix) before use, so sequential ids spread.  A
+ * composite key is hashed by the caller (hm_hash) and compared by the
+ * caller; byte keys that need no caller-side storage go to intern.h.
+ *
+ * Not thread-safe.  A zeroed struct hm is an empty map.
  */
 #ifndef EP_HASHMAP_H
 #define EP_HASHMAP_H
@@ -19,16 +23,22 @@ struct hm {
 };
 
 void hm_init(struct hm *m);
+/* Frees the tables; the map is empty and usable again. */
 void hm_free(struct hm *m);
-/* Returns 0 or -ENOMEM. */
+/* Insert or replace.  Returns 0 or -ENOMEM (the map is unchanged). */
 int hm_put(struct hm *m, uint64_t key, uint64_t val);
+/* True when key is present; its value in *val (val may be NULL). */
 bool hm_get(const struct hm *m, uint64_t key, uint64_t *val);
+/* True when key was present.  Moves other entries: an iteration in
+ * progress may then see one twice or miss one. */
 bool hm_del(struct hm *m, uint64_t key);
+/* Empty, keeping the tables' memory. */
 void hm_clear(struct hm *m);
-/* Iterate: for (i = 0; hm_next(m, &i, &k, &v);) */
+/* Iterate: for (i = 0; hm_next(m, &i, &k, &v);) -- key, val may be NULL */
 bool hm_next(const struct hm *m, uint32_t *iter, uint64_t *key, uint64_t *val);
 
-/* 64-bit hash of bytes (FNV-1a folded with a final mix). */
+/* The one hash of bytes for in-memory tables (XXH3, 64 bits).  Never
+ * stored: it may change between versions. */
 uint64_t hm_hash(const void *data, size_t len, uint64_t seed);
 /* Mix a 64-bit integer. */
 static inline uint64_t hm_mix(uint64_t x)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 void hm_init(struct hm *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -55,7 +57,7 @@ int hm_put(struct hm *m, uint64_t key, uint64_t val)
 {
 	uint32_t i;
 
-	if ((m->count + 1) * 4 > m->cap * 3 && grow(m))
+	if (((uint64_t)m->count + 1) * 4 > (uint64_t)m->cap * 3 && grow(m))
 		return -ENOMEM;
 	i = hm_mix(key) & (m->cap - 1);
 	while (m->used[i]) {
@@ -145,18 +147,5 @@ bool hm_next(const struct hm *m, uint32_t *iter, uint64_t *key, uint64_t *val)
 
 uint64_t hm_hash(const void *data, size_t len, uint64_t seed)
 {
-	const uint8_t *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-	size_t i;
-
-	/* 8 bytes at a time where possible */
-	for (i = 0; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	for (; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return hm_mix(h);
+	return XXH3_64bits_withSeed(data, len, seed);
 }
