@@ -180,11 +180,6 @@ void interp_mgr_free(struct interp_mgr *im)
 	free(im);
 }
 
-uint32_t interp_enabled_mask(const struct interp_mgr *im)
-{
-	return im ? im->mask : 0;
-}
-
 int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 		      const void *val)
 {

@@ -249,7 +249,6 @@ const char *interp_metric_help(unsigned id);
 int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 		   const char *tracers, struct interp_mgr **out);
 void interp_mgr_free(struct interp_mgr *im);
-uint32_t interp_enabled_mask(const struct interp_mgr *im);
 /* For attach: write the module's map entry of key. */
 int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 		      const void *val);

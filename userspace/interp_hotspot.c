@@ -369,18 +369,6 @@ static int walk_constants(interp_read_fn read, void *arg, pid_t pid,
 	return name ? found : 0;
 }
 
-int hs_constant(interp_read_fn read, void *arg, pid_t pid,
-		const uint64_t sym[HS_SYM_COUNT], const char *name,
-		int64_t *value)
-{
-	int err = walk_constants(read, arg, pid, sym, false, name, NULL, value);
-
-	if (err == -ENOENT)
-		err = walk_constants(read, arg, pid, sym, true, name, NULL,
-				     value);
-	return err;
-}
-
 int hs_read_vm(interp_read_fn read, void *arg, pid_t pid,
 	       const uint64_t sym[HS_SYM_COUNT], struct hs_vm *out)
 {

@@ -99,12 +99,6 @@ void hs_vm_have(struct hs_vm *vm, size_t at);
 void hs_read_heaps(interp_read_fn read, void *arg, pid_t pid,
 		   struct hs_vm *vm);
 
-/* Look one int or long constant up by name, as the VM exports it.
- * 0 with *value, -ENOENT, or a read's error. */
-int hs_constant(interp_read_fn read, void *arg, pid_t pid,
-		const uint64_t sym[HS_SYM_COUNT], const char *name,
-		int64_t *value);
-
 /* Name one frame (bpf/hotspot.h) into out[0..max), innermost first:
  * "pkg.Class.method", its source file, the line of its bytecode index.
  * An interpreted frame (data = bcp, payload = the Method*) is one name;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
+
 struct line_sort {
 	const char *const *keys;
 };
@@ -27,11 +29,12 @@ static int cmp_lines(const void *a, const void *b, void *arg)
 int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len)
 {
 	struct rep_names names = { 0 };
-	struct rep_map lines = { 0 };
+	struct intern lines = { 0 };
 	struct rep_buf line = { 0 }, out = { 0 };
 	uint64_t *counts = NULL;
 	uint32_t *path = NULL, *order = NULL, maxn = 0, i, j;
-	size_t cap = 0;
+	const char *const *keys;
+	size_t cap = 0, n_lines;
 	int err;
 
 	err = rep_names_init(&names, b);
@@ -61,31 +64,28 @@ int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len)
 		}
 		if (line.err)
 			goto nomem;
-		id = rep_map_intern(&lines, line.p, line.len, NULL);
+		id = intern_add(&lines, line.p, line.len, NULL);
 		if (id < 0)
 			goto nomem;
 		if ((size_t)id >= cap) {
-			size_t ncap = cap ? cap * 2 : 1024;
-			uint64_t *c = reallocarray(counts, ncap, sizeof(*c));
+			size_t old = cap;
 
-			if (!c)
+			if (ARR_RESERVE(counts, cap, (size_t)id + 1, ARR_NO_LIMIT))
 				goto nomem;
-			memset(c + cap, 0, (ncap - cap) * sizeof(*c));
-			counts = c;
-			cap = ncap;
+			memset(counts + old, 0, (cap - old) * sizeof(*counts));
 		}
 		counts[id] += s->count;
 	}
 	order = calloc(lines.n + 1, sizeof(*order));
 	if (!order)
 		goto nomem;
-	for (i = 0; i < lines.n; i++)
+	keys = (const char *const *)intern_keys(&lines, &n_lines);
+	for (i = 0; i < n_lines; i++)
 		order[i] = i;
-	qsort_r(order, lines.n, sizeof(*order), cmp_lines,
-		&(struct line_sort){ (const char *const *)lines.by_id });
-	for (i = 0; i < lines.n; i++)
-		rep_buf_printf(&out, "%s %" PRIu64 "\n",
-			       (const char *)lines.by_id[order[i]],
+	qsort_r(order, n_lines, sizeof(*order), cmp_lines,
+		&(struct line_sort){ keys });
+	for (i = 0; i < n_lines; i++)
+		rep_buf_printf(&out, "%s %" PRIu64 "\n", keys[order[i]],
 			       counts[order[i]]);
 	err = rep_buf_take(&out, buf, len);
 	goto cleanup;
@@ -94,7 +94,7 @@ nomem:
 cleanup:
 	rep_buf_free(&out);
 	rep_buf_free(&line);
-	rep_map_free(&lines);
+	intern_free(&lines);
 	rep_names_free(&names);
 	free(counts);
 	free(path);

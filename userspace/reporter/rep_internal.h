@@ -36,15 +36,6 @@ void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
 int rep_buf_take(struct rep_buf *b, char **out, size_t *len);
 void rep_buf_free(struct rep_buf *b);
 
-/* ---- arena and interner: userspace/core --------------------------- */
-
-/* Old names kept for folded.c and svg.c until they say intern_* (issue 17:
- * they are converted after the merge); new code uses intern.h. */
-#define rep_map intern
-#define rep_map_intern intern_add
-#define rep_map_key intern_key
-#define rep_map_free intern_free
-
 /* ---- string table (pprof and OTLP both index strings) --------------- */
 
 /* Entry 0 is "" as both formats require. */

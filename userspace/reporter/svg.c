@@ -65,7 +65,7 @@ struct node {
 struct fg {
 	const struct rep_batch *b;
 	struct rep_strtab names;
-	struct rep_map index; /* (parent, name, kind) -> node */
+	struct intern index; /* (parent, name, kind) -> node */
 	struct node *nodes;
 	size_t n, cap;
 	uint32_t *sort_buf;
@@ -88,7 +88,7 @@ static int64_t child(struct fg *g, uint32_t parent, const char *name, int kind)
 
 	if (g->names.err)
 		return g->names.err;
-	id = rep_map_intern(&g->index, &k, sizeof(k), &added);
+	id = intern_add(&g->index, &k, sizeof(k), &added);
 	if (id < 0 || !added)
 		return id;
 	if ((size_t)id >= g->cap) {
@@ -243,8 +243,8 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
 	const struct fg *g = arg;
 	const struct node *x = &g->nodes[*(const uint32_t *)a];
 	const struct node *y = &g->nodes[*(const uint32_t *)b];
-	int c = strcmp(rep_map_key(&g->names.map, x->name, NULL),
-		       rep_map_key(&g->names.map, y->name, NULL));
+	int c = strcmp(intern_key(&g->names.map, x->name, NULL),
+		       intern_key(&g->names.map, y->name, NULL));
 
 	return c ? c : (int)x->kind - (int)y->kind;
 }
@@ -280,7 +280,7 @@ static void emit(struct fg *g, uint32_t id, uint32_t depth, uint64_t x_samples,
 		 uint32_t at)
 {
 	const struct node *nd = &g->nodes[id];
-	const char *name = rep_map_key(&g->names.map, nd->name, NULL);
+	const char *name = intern_key(&g->names.map, nd->name, NULL);
 	double x = PAD_X + x_samples * g->scale, w = nd->count * g->scale;
 	double pct = 100.0 * nd->count / g->nodes[0].count;
 	uint32_t n, i;
@@ -534,7 +534,7 @@ cleanup:
 	rep_buf_free(&g.out);
 	rep_names_free(&names);
 	rep_strtab_free(&g.names);
-	rep_map_free(&g.index);
+	intern_free(&g.index);
 	free(g.nodes);
 	free(g.sort_buf);
 	return err;
