@@ -9,6 +9,7 @@
 #include <string.h>
 #include <linux/types.h>
 
+#include "arr.h"
 #include "profiler.h"
 
 enum opt_type {
@@ -382,18 +383,16 @@ static int parse_env(struct config *c)
 /* Values read from a -config file, which the config points at for the
  * life of the process (kept reachable here). */
 static char **file_values;
-static size_t n_file_values;
+static size_t n_file_values, cap_file_values;
 
 /* A copy of v that lives as long as the process, or NULL. */
 static const char *keep_value(const char *v)
 {
-	char **vals = reallocarray(file_values, n_file_values + 1,
-				   sizeof(*vals));
 	char *copy;
 
-	if (!vals)
+	if (ARR_PUSH(file_values, n_file_values, cap_file_values,
+		     ARR_NO_LIMIT))
 		return NULL;
-	file_values = vals;
 	copy = strdup(v);
 	if (copy)
 		file_values[n_file_values++] = copy;

@@ -23,6 +23,7 @@
 #include <elfutils/libdw.h>
 
 #include "dwinline.h"
+#include "arr.h"
 #include "elfmap.h"
 #include "hashmap.h"
 
@@ -113,22 +114,19 @@ struct builder {
 	size_t cfile_off;
 };
 
-/* Make room for one more element in *p (n used of *cap). */
+/* Make room for one more element in *p (n used of *cap): arr_grow, with
+ * -EFBIG past UINT32_MAX / 2 elements (the table's offsets are u32). */
 static int grow(void **p, uint32_t n, uint32_t *cap, size_t elem)
 {
-	uint32_t c;
-	void *q;
+	size_t c = *cap;
 
 	if (n < *cap)
 		return 0;
 	if (*cap >= UINT32_MAX / 2)
 		return -EFBIG;
-	c = *cap ? *cap * 2 : 64;
-	q = realloc(*p, (size_t)c * elem);
-	if (!q)
+	if (arr_grow(p, &c, (size_t)n + 1, elem, UINT32_MAX / 2))
 		return -ENOMEM;
-	*p = q;
-	*cap = c;
+	*cap = (uint32_t)c;
 	return 0;
 }
 
@@ -381,15 +379,9 @@ static int read_unit(struct builder *b)
 	b->nfiles = 0;
 	if (!b->funcs_only && dwarf_getsrcfiles(&b->cu, &b->files,
 						&b->nfiles) == 0) {
-		if (b->nfiles > b->cfile_off) {
-			uint32_t *p = realloc(b->file_off,
-					      b->nfiles * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			b->file_off = p;
-			b->cfile_off = b->nfiles;
-		}
+		if (ARR_RESERVE(b->file_off, b->cfile_off, b->nfiles,
+				ARR_NO_LIMIT))
+			return -ENOMEM;
 		for (i = 0; i < b->nfiles; i++)
 			b->file_off[i] = NONE;
 	} else {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
 #include "log.h"
 
 static void ext_take(struct exe_mgr *m, uint32_t i, uint32_t n)
@@ -66,14 +67,8 @@ int exe_rows_free(struct exe_mgr *m, uint32_t start, uint32_t n)
 		m->free_ext[i].len += n;
 		return 0;
 	}
-	if (m->n_ext == m->cap_ext) {
-		uint32_t cap = m->cap_ext ? m->cap_ext * 2 : 64;
-		struct extent *e = realloc(m->free_ext, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM; /* leaks the range; counted nowhere */
-		m->free_ext = e;
-		m->cap_ext = cap;
-	}
+	if (ARR_PUSH(m->free_ext, m->n_ext, m->cap_ext, ARR_NO_LIMIT))
+		return -ENOMEM; /* leaks the range; counted nowhere */
 	memmove(&m->free_ext[i + 1], &m->free_ext[i],
 		(m->n_ext - i) * sizeof(*m->free_ext));
 	m->free_ext[i].start = start;

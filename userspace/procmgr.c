@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "arr.h"
 #include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"
@@ -218,7 +219,7 @@ static void set_biases(struct pm_mapping *ms, uint32_t n)
 
 int pm_sync(struct pm *pm, pid_t pid)
 {
-	struct pm_mapping *nm = NULL, *tmp;
+	struct pm_mapping *nm = NULL;
 	uint32_t nn = 0, cap = 0, i, j;
 	struct pid_info pi = { 0 };
 	char path[64], line[4608];
@@ -326,15 +327,10 @@ int pm_sync(struct pm *pm, pid_t pid)
 				pi.interp_mask |= m.file->interp_mask;
 			}
 		}
-		if (nn == cap) {
-			cap = cap ? cap * 2 : 32;
-			tmp = realloc(nm, cap * sizeof(*nm));
-			if (!tmp) {
-				exe_put(pm->em, m.file);
-				err = -ENOMEM;
-				break;
-			}
-			nm = tmp;
+		if (ARR_PUSH(nm, nn, cap, ARR_NO_LIMIT)) {
+			exe_put(pm->em, m.file);
+			err = -ENOMEM;
+			break;
 		}
 		nm[nn++] = m;
 	}

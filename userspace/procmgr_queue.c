@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "arr.h"
+
 /* ---- the request queue ------------------------------------------------ */
 
 int pm_request(struct pm *pm, pid_t pid, unsigned why)
@@ -89,9 +91,10 @@ int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
 int pm_scan_running(struct pm *pm)
 {
 	DIR *d = opendir("/proc");
-	pid_t *pids = NULL, *tmp;
+	pid_t *pids = NULL;
 	struct dirent *e;
-	int n = 0, cap = 0;
+	uint32_t n = 0, cap = 0;
+	int synced;
 
 	if (!d)
 		return -errno;
@@ -102,17 +105,12 @@ int pm_scan_running(struct pm *pm)
 		if (*end || pid <= 0 || pid > INT32_MAX ||
 		    pm_proc_state((pid_t)pid) != 'R')
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(pids, cap * sizeof(*pids));
-			if (!tmp)
-				break; /* load those listed so far */
-			pids = tmp;
-		}
+		if (ARR_PUSH(pids, n, cap, INT32_MAX))
+			break; /* load those listed so far */
 		pids[n++] = (pid_t)pid;
 	}
 	closedir(d);
-	n = pm_sync_many(pm, pids, n);
+	synced = pm_sync_many(pm, pids, (int)n);
 	free(pids);
-	return n;
+	return synced;
 }

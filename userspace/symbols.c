@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
 #include "budget.h"
 #include "debugfind.h"
 #include "elfmap.h"
@@ -87,18 +88,8 @@ static int intern(struct symb_table *t, const char *name, uint32_t *off)
 		budget_over(BUDGET_SYMBOL_BYTES);
 		return -EFBIG;
 	}
-	if (t->strs_len + n > t->strs_cap) {
-		size_t cap = t->strs_cap ? t->strs_cap * 2 : 64 * 1024;
-		char *p;
-
-		while (cap < t->strs_len + n)
-			cap *= 2;
-		p = realloc(t->strs, cap);
-		if (!p)
-			return -ENOMEM;
-		t->strs = p;
-		t->strs_cap = cap;
-	}
+	if (ARR_RESERVE(t->strs, t->strs_cap, t->strs_len + n, ARR_NO_LIMIT))
+		return -ENOMEM;
 	memcpy(t->strs + t->strs_len, name, n);
 	*off = (uint32_t)t->strs_len;
 	t->names[h & t->names_mask] = *off + 1;
@@ -118,14 +109,8 @@ static int add_sym(struct symb_table *t, uint64_t addr, uint64_t size,
 		budget_over(BUDGET_SYMBOLS);
 		return -EFBIG;
 	}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-		s = realloc(t->syms, (size_t)cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		t->syms = s;
-		t->cap = cap;
-	}
+	if (ARR_PUSH(t->syms, t->n, t->cap, SYMB_MAX_SYMS))
+		return -ENOMEM;
 	err = intern(t, name, &off);
 	if (err)
 		return err;

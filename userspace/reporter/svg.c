@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arr.h"
+
 #define IMG_WIDTH 1200
 #define PAD_X 10
 #define FRAME_H 16
@@ -91,15 +93,8 @@ static int64_t child(struct fg *g, uint32_t parent, const char *name, int kind)
 	id = intern_add(&g->index, &k, sizeof(k), &added);
 	if (id < 0 || !added)
 		return id;
-	if ((size_t)id >= g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 1024;
-		struct node *p = reallocarray(g->nodes, cap, sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		g->nodes = p;
-		g->cap = cap;
-	}
+	if (ARR_RESERVE(g->nodes, g->cap, (size_t)id + 1, ARR_NO_LIMIT))
+		return -ENOMEM;
 	g->nodes[id] = (struct node){ .name = k.name, .kind = (uint8_t)kind };
 	if (id) { /* node 0 is the root, nobody's child */
 		g->nodes[id].next_sibling = g->nodes[parent].first_child;
