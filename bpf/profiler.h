@@ -187,17 +187,16 @@ _Static_assert(sizeof(struct trace_hdr) == 48, "trace_hdr layout");
  *   FRAME_ERROR:  data = METRIC_ERR_* code; no payload.
  *   FRAME_INTERP(kind): an interpreter's frame; data and payload are its
  *                 unwinder's (bpf/<name>.bpf.h) and go to its symbolizer.
- * Kernel frames are raw 64-bit addresses and come first.  FRAME_KERNEL and
- * FRAME_GO never appear in a record: they are the kinds userland gives
- * kernel frames and the native frames of Go programs.  The one frame-kind
- * number of BPF, the pipeline and the reporter.
+ * Kernel frames are raw 64-bit addresses and come first.  FRAME_KERNEL
+ * never appears in a record: it is the kind userland gives kernel frames
+ * (Go's frames are native ones).  The one frame-kind number of BPF, the
+ * pipeline and the reporter.
  */
 enum frame_kind {
 	FRAME_NATIVE = 1,
 	FRAME_RAW = 2,
 	FRAME_ERROR = 3,
 	FRAME_KERNEL = 4,
-	FRAME_GO = 5,
 	FRAME_INTERP_BASE = 16,
 	FRAME_KIND_COUNT = FRAME_INTERP_BASE + INTERP_COUNT,
 };

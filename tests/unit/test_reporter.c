@@ -96,7 +96,6 @@ TEST(reporter_frame_kind_names)
 	ASSERT_STREQ(rep_frame_kind_name(FRAME_NATIVE), "native", "native");
 	ASSERT_STREQ(rep_frame_kind_name(FRAME_KERNEL), "kernel", "kernel");
 	ASSERT_STREQ(rep_frame_kind_name(FRAME_INTERP(INTERP_PYTHON)), "cpython", "python");
-	ASSERT_STREQ(rep_frame_kind_name(FRAME_GO), "go", "go");
 	ASSERT_STREQ(rep_frame_kind_name(FRAME_ERROR), "abort-marker", "error");
 }
 

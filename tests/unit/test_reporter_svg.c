@@ -133,7 +133,7 @@ TEST(reporter_svg_escaping)
 		{ FRAME_NATIVE, REP_NONE, 1, "a<b>&\"c\"'d ]]> \x01\xff\xc3(", NULL, 0 },
 		{ FRAME_NATIVE, REP_NONE, 2,
 		  "std::vector<std::basic_string<char>>::_M_realloc_insert_very_long_name", NULL, 0 },
-		{ FRAME_GO, REP_NONE, 3, "main.worker", NULL, 0 },
+		{ FRAME_INTERP(INTERP_PYTHON), REP_NONE, 3, "worker", NULL, 0 },
 		{ FRAME_NATIVE, REP_NONE, 4, "wide", NULL, 0 },
 		{ FRAME_NATIVE, REP_NONE, 5, "caf\xc3\xa9_\xe2\x82\xac", NULL, 0 },
 	};
@@ -165,7 +165,8 @@ TEST(reporter_svg_escaping)
 	ASSERT_TRUE(strstr(svg, ">std::vector&lt;std::basic_string&lt;char&gt;&gt;::_M_real\xe2\x80\xa6</text>") != NULL,
 		    "long name truncated with an ellipsis");
 	ASSERT_TRUE(strstr(svg, ">caf\xc3\xa9_\xe2\x82\xac</text>") != NULL, "UTF-8 kept");
-	ASSERT_TRUE(strstr(svg, "class=\"f k3\"") != NULL, "go frames have their class");
+	ASSERT_TRUE(strstr(svg, "class=\"f k2\"") != NULL,
+		    "interpreted frames have their class");
 	ASSERT_EQ(fix_count(svg, "]]>"), 1, "only the script's CDATA end");
 	rc = xmllint(path);
 	if (rc != -2)

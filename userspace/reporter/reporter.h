@@ -30,7 +30,7 @@
 #define REP_NONE UINT32_MAX
 
 /* A location's kind is enum frame_kind (profiler.h), the number BPF and
- * the pipeline use: FRAME_NATIVE, FRAME_KERNEL, FRAME_GO, FRAME_ERROR (an
+ * the pipeline use: FRAME_NATIVE, FRAME_KERNEL, FRAME_ERROR (an
  * unwinding error, named by function) and FRAME_INTERP(runtime). */
 
 /* "native", "kernel", an interpreter's type: the OTLP profile.frame.type value

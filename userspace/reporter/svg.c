@@ -40,7 +40,6 @@ enum {
 	KIND_NATIVE,
 	KIND_KERNEL,
 	KIND_INTERP,
-	KIND_GO,
 	KIND_ERROR,
 	KIND_ROOT,
 	KIND_THREAD,
@@ -51,7 +50,6 @@ static int svg_kind(unsigned frame_kind)
 {
 	switch (frame_kind) {
 	case FRAME_KERNEL: return KIND_KERNEL;
-	case FRAME_GO: return KIND_GO;
 	case FRAME_ERROR: return KIND_ERROR;
 	default: return FRAME_IS_INTERP(frame_kind) ? KIND_INTERP : KIND_NATIVE;
 	}
@@ -201,7 +199,6 @@ static void colour(int kind, const char *name, int rgb[3])
 		[KIND_NATIVE] = { 205, 50, 45, 75, 30, 30 },   /* red */
 		[KIND_KERNEL] = { 235, 20, 150, 45, 20, 30 },  /* orange */
 		[KIND_INTERP] = { 60, 60, 175, 55, 90, 60 },   /* green */
-		[KIND_GO] = { 70, 50, 160, 50, 215, 40 },      /* blue */
 		[KIND_ERROR] = { 150, 30, 150, 30, 150, 30 },  /* grey */
 		[KIND_ROOT] = { 190, 20, 190, 20, 205, 20 },	    /* lilac grey */
 		[KIND_THREAD] = { 170, 40, 150, 30, 210, 40 },	    /* lilac */
@@ -221,7 +218,6 @@ static const char *kind_label(int kind)
 	case KIND_NATIVE: return "native";
 	case KIND_KERNEL: return "kernel";
 	case KIND_INTERP: return "interpreted";
-	case KIND_GO: return "go";
 	case KIND_ERROR: return "error";
 	case KIND_THREAD: return "thread";
 	default: return "all";

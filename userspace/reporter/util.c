@@ -340,7 +340,6 @@ const char *rep_frame_kind_name(unsigned kind)
 	static const char *const names[FRAME_KIND_COUNT] = {
 		[FRAME_NATIVE] = "native",
 		[FRAME_KERNEL] = "kernel",
-		[FRAME_GO] = "go",
 		[FRAME_ERROR] = "abort-marker",
 #define REP_INTERP_TYPE_(NAME, name, type) [FRAME_INTERP(INTERP_##NAME)] = type,
 		INTERPRETERS(REP_INTERP_TYPE_)
