@@ -37,6 +37,10 @@
 #                       EP_RUBY run EP_RTDIR/split.pl, split.php, split.rb
 #                       (tests/workloads), whose stacks must be 95 in 100
 #                       complete and split 60/30/10 within 3 points
+#                       and ruby-threads: EP_RUBY_THREADS (EP_RUBY under
+#                       another name) runs threads.rb, whose two threads
+#                       must each have their own frames (their own
+#                       execution context, not the main thread's)
 #   EP_RT_MIN_SAMPLES   fewest samples of each of them for a PASS (500)
 
 bin=${EP_BIN:-ebpf-profiler}
@@ -65,6 +69,9 @@ for rt in $runtimes; do
 	perl) set -- "$EP_PERL" "$EP_RTDIR/split.pl" ;;
 	php) set -- "$EP_PHP" -n "$EP_RTDIR/split.php" ;; # -n: no php.ini
 	ruby) set -- "$EP_RUBY" --disable-gems "$EP_RTDIR/split.rb" ;;
+	# under another name (a link), so that its main thread's comm is not
+	# split.rb's
+	ruby-threads) set -- "$EP_RUBY_THREADS" --disable-gems "$EP_RTDIR/threads.rb" ;;
 	*) continue ;;
 	esac
 	"$@" 600 >"$work/$rt.stdout" 2>"$work/$rt.stderr" &
@@ -309,6 +316,34 @@ rt_stacks() {
 		printf "%d %d %.1f %.1f %.1f %d\n", total, full, sh, sm, sl, gap * 10 + 0.5
 	}' $cpu_folded
 }
+# threads.rb: of the samples in its spin, those under worker_a (thread
+# a), worker_b (thread b) and main_loop; each thread a share of its own
+# (the three take turns on the VM lock: a third each), at least 15 in 100.
+# Any comm: Ruby names its threads after the block's file and line.
+rt_threads() {
+	# shellcheck disable=SC2046 # four numbers
+	set -- $(awk '
+	{
+		count = $NF
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		gsub(/;Object#/, ";", stack)
+		if (!index(stack, ";spin (threads.rb:"))
+			next
+		total += count
+		if (index(stack, ";worker_a (threads.rb:")) a += count
+		else if (index(stack, ";worker_b (threads.rb:")) b += count
+		else if (index(stack, ";main_loop (threads.rb:")) m += count
+	}
+	END { printf "%d %d %d %d\n", total, a, b, m }' $cpu_folded)
+	rtresult="$rtresult ruby_threads=${2:-0}/${3:-0}/${4:-0}"
+	[ -n "$rtreason" ] && return
+	if [ "${1:-0}" -lt 200 ]; then
+		rtreason="ruby-threads-samples-${1:-0}"
+	elif [ $((${2:-0} * 100)) -lt $((${1:-0} * 15)) ] ||
+		[ $((${3:-0} * 100)) -lt $((${1:-0} * 15)) ]; then
+		rtreason="ruby-threads-$2/$3/$4-of-$1"
+	fi
+}
 rtresult="" rtreason=""
 for rt in $runtimes; do
 	case $rt in
@@ -316,6 +351,10 @@ for rt in $runtimes; do
 	perl) set -- $(rt_stacks "$(basename "$EP_PERL" | cut -c 1-15)" main main:: pl) ;;
 	php) set -- $(rt_stacks "$(basename "$EP_PHP" | cut -c 1-15)" '{main}' '' php) ;;
 	ruby) set -- $(rt_stacks "$(basename "$EP_RUBY" | cut -c 1-15)" '<main>' '' rb) ;;
+	ruby-threads)
+		rt_threads
+		continue
+		;;
 	*) continue ;;
 	esac
 	rtresult="$rtresult $rt=${2:-0}/${1:-0} split_$rt=${3:-0}/${4:-0}/${5:-0}"

@@ -404,7 +404,8 @@ stage_runtimes() {
 			cp -L "$lib" "$stage$lib" || return 1
 		done
 	done
-	for f in perl/split.pl php/split.php; do
+	ln -s ruby3.1 "$stage/usr/bin/ruby-threads" || return 1
+	for f in perl/split.pl php/split.php ruby/threads.rb; do
 		cp "$top/tests/workloads/$f" "$stage/ep/rt/" || return 1
 	done
 	# split.rb spins 12/6/2 ms of CPU a round, checking the clock every
@@ -544,10 +545,11 @@ build_initrd() {
 		EP_PROFILER_ARGS='${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}'
 	EOF
 	[ "$rt" = 1 ] && cat >>"$stage/ep/check.env" <<-EOF
-		EP_RUNTIMES='perl php ruby'
+		EP_RUNTIMES='perl php ruby ruby-threads'
 		EP_PERL=/usr/bin/perl
 		EP_PHP=/usr/bin/php8.2
 		EP_RUBY=/usr/bin/ruby3.1
+		EP_RUBY_THREADS=/usr/bin/ruby-threads
 		EP_RTDIR=/ep/rt
 	EOF
 	# the kernel opens /dev/console for init before devtmpfs is mounted
@@ -759,6 +761,8 @@ for row in "${rows[@]}"; do
 		v=$(kv "$rtn")
 		[ -n "$v" ] && line="$line $rtn=$v split_$rtn=$(kv "split_$rtn")"
 	done
+	v=$(kv ruby_threads)
+	[ -n "$v" ] && line="$line ruby_threads=$v"
 	reason=$(kv reason)
 	[ -n "$reason" ] && line="$line reason=$reason"
 	echo "$line ($(elapsed "$t_row")s)"
