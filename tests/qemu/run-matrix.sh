@@ -370,8 +370,8 @@ unpack_arm64() {
 # The runtimes of EP_ARM64_RUNTIMES=1: perl-base (perl and the two pragmas
 # split.pl uses), ruby3.1 and libruby3.1 (libruby, the encoding tables it
 # loads at start), php8.2-cli and the libraries it links that this
-# machine's arm64 multiarch directories lack (libxml2 brings ICU: 35 MB of
-# the 45 MB unpacked).  Kept in cache/arm64/rt-root, never committed.
+# machine's arm64 multiarch directories lack (libxml2 brings ICU, 34 MB).
+# Kept in cache/arm64/rt-root (88 MB unpacked), never committed.
 ARM64_RT_PKGS="perl-base ruby3.1 libruby3.1 php8.2-cli libxml2 libicu72 libpcre2-8-0 libsodium23 libargon2-1"
 rt_root=$cache/arm64/rt-root
 ARM64_RT_FILES="usr/bin/perl usr/bin/php8.2 usr/bin/ruby3.1
