@@ -401,7 +401,7 @@ static bool arm64_libruby(char *path, size_t cap)
 	if (access(path, R_OK) == 0)
 		return true;
 	snprintf(path, cap,
-		 "%s/tests/qemu/cache/arm64/root/usr/lib/aarch64-linux-gnu/"
+		 "%s/tests/qemu/cache/arm64/rt-root/usr/lib/aarch64-linux-gnu/"
 		 LIBRUBY_A64, test_srcdir());
 	return access(path, R_OK) == 0;
 }
