@@ -314,6 +314,64 @@ static uint64_t global_symbols_of(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
+/*
+ * The same on aarch64: rb_id2str is "cmp x0, #L; lsr xN, x0, #S; ...; b
+ * T", and at T "adrp xD, P; ldr wM, [xD, #O]; cmp wK, wM" reads last_id
+ * at P + O, and "add xA, xD, #O; ... ldr xB, [xA, #16]" the ids after it.
+ */
+static int64_t a64_sext(uint64_t v, unsigned bits)
+{
+	return (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+static uint64_t global_symbols_of_a64(const struct elfm *e, uint64_t fn,
+				      uint8_t *shift, uint32_t *last_op)
+{
+	uint64_t target = 0, page[32] = { 0 }, cand = 0;
+	uint32_t in[32];
+	const uint8_t *c;
+	unsigned i, j;
+	size_t avail;
+
+	if (elfm_vaddr_bytes(e, fn, 32, &c, &avail))
+		return 0;
+	memcpy(in, c, 32);
+	for (i = 0; i < 8; i++) {
+		if ((in[i] & 0xffc0fc00) == 0xd340fc00) /* lsr xN, xM, #S */
+			*shift = (in[i] >> 16) & 0x3f;
+		else if ((in[i] & 0xffc0001f) == 0xf100001f) /* cmp xN, #L */
+			*last_op = (in[i] >> 10) & 0xfff;
+		else if ((in[i] & 0xfc000000) == 0x14000000 && *shift &&
+			 *last_op) /* b T */
+			target = fn + i * 4 + (uint64_t)(a64_sext(in[i] & 0x3ffffff, 26) * 4);
+	}
+	if (!target || !*shift || *shift > 16 ||
+	    elfm_vaddr_bytes(e, target, 128, &c, &avail))
+		return 0;
+	memcpy(in, c, 128);
+	for (i = 0; i < 32; i++) {
+		uint32_t x = in[i], d = x & 31, n = (x >> 5) & 31;
+
+		if ((x & 0x9f000000) == 0x90000000) { /* adrp xD, P */
+			page[d] = ((target + i * 4) & ~0xfffull) +
+				  (uint64_t)(a64_sext(((x >> 5) & 0x7ffff) << 2 |
+							      ((x >> 29) & 3), 21) << 12);
+		} else if ((x & 0xffc00000) == 0xb9400000 && page[n] &&
+			   i + 1 < 32 && (in[i + 1] & 0xff20001f) == 0x6b00001f &&
+			   ((in[i + 1] >> 16) & 31) == d && !cand) {
+			/* ldr wM, [xD, #O]; cmp wK, wM */
+			cand = page[n] + ((x >> 10) & 0xfff) * 4;
+		} else if ((x & 0xffc00000) == 0x91000000 && cand && page[n] &&
+			   page[n] + ((x >> 10) & 0xfff) == cand) {
+			/* add xA, xD, #O; then ldr xB, [xA, #16] */
+			for (j = i + 1; j < 32 && j < i + 4; j++)
+				if (in[j] == (0xf9400800 | (d << 5) | (in[j] & 31)))
+					return cand;
+		}
+	}
+	return 0;
+}
+
 static int ruby_detect(void *state, const char *path, int fd, void **data,
 		       size_t *len)
 {
@@ -374,7 +432,11 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 		info->ec_mode = RUBY_EC_GLOBAL;
 		info->ec_addr = value[5];
 	}
-	if (size[4])
+	if (size[4] && elfm_ehdr(e)->e_machine == EM_AARCH64)
+		info->global_symbols = global_symbols_of_a64(e, value[4],
+							     &info->id_shift,
+							     &info->last_op_id);
+	else if (size[4])
 		info->global_symbols = global_symbols_of(e, value[4],
 							 &info->id_shift,
 							 &info->last_op_id);

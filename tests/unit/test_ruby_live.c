@@ -419,7 +419,8 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 	const struct interp_module *m = interp_module(INTERP_RUBY);
 	unsigned long long slot = 0, val = 0, add = 0, lo = 0, size = 0;
 	char lib[1024], cmd[4096], out[512];
-	unsigned long long sites = 0;
+	unsigned long long sites = 0, gs = 0;
+	unsigned shift = 0, last = 0;
 	struct ruby_record r;
 	void *data = NULL;
 	size_t len = 0;
@@ -495,6 +496,30 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 	ASSERT_TRUE(sites >= 10, "the code calls through that descriptor");
 	ASSERT_EQ(r.loop_lo, lo, "rb_vm_exec");
 	ASSERT_EQ(r.loop_hi - r.loop_lo, size, "its size");
+	/* rb_id2str: cmp x0, #L; lsr xN, x0, #S; b T; at T: adrp xD, P;
+	 * ldr wM, [xD, #O] (last_id at P + O) */
+	snprintf(cmd, sizeof(cmd),
+		 "a=0x$(aarch64-linux-gnu-readelf -Ws --dyn-syms '%s' | awk '$8 "
+		 "== \"rb_id2str\" {print $2; exit}'); d() { "
+		 "aarch64-linux-gnu-objdump -d --no-show-raw-insn "
+		 "--start-address=$(($1)) --stop-address=$(($1 + 128)) '%s'; }; "
+		 "t=0x$(d $a | awk '$2 == \"b\" {print $3; exit}'); "
+		 "(d $a; d $t) | python3 -c 'import re,sys; t=sys.stdin.read(); "
+		 "s=re.search(r\"lsr\\s+x\\d+, x0, #(\\d+)\", t); "
+		 "l=re.search(r\"cmp\\s+x0, #0x([0-9a-f]+)\", t); "
+		 "g=re.search(r\"adrp\\s+x\\d+, ([0-9a-f]+).*\\n.*ldr\\s+w\\d+, "
+		 "\\[x\\d+, #(\\d+)\\]\", t); "
+		 "print(s[1], int(l[1],16), int(g[1],16) + int(g[2]))'",
+		 lib, lib);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "objdump rb_id2str");
+	if (ASSERT_EQ(sscanf(out, "%u %u %llu", &shift, &last, &gs), 3, out)) {
+		test_note("ruby_global_symbols %#llx (objdump %#llx), IDs: >> %u "
+			  "above %#x", (unsigned long long)r.global_symbols, gs,
+			  r.id_shift, r.last_op_id);
+		ASSERT_EQ(r.global_symbols, gs, "ruby_global_symbols");
+		ASSERT_EQ(r.id_shift, shift, "RUBY_ID_SCOPE_SHIFT");
+		ASSERT_EQ(r.last_op_id, last, "tLAST_OP_ID");
+	}
 }
 
 /*
