@@ -125,6 +125,12 @@ static long ruby_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* Where glibc's TCB keeps the DTV pointer; the largest argument of a
+ * TLS descriptor taken for a static TLS offset (glibc's static TLS is
+ * the initial modules' blocks plus a surplus of a few KiB). */
+#define RUBY_TCB_DTV (ARCH_X86_64 ? 8 : 0)
+#define RUBY_TLS_STATIC_MAX (1ull << 24)
+
 /* The thread's execution context, 0 when not found. */
 static __always_inline __u64 ruby_find_ec(struct scratch *s,
 					  struct ruby_proc *p)
@@ -133,11 +139,27 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 	__u64 tp = task_tp(task), ec = 0, v = 0, dtv = 0;
 
 	switch (p->ec_mode) {
+	case RUBY_EC_TLSDESC:
+		/* glibc's descriptor argument: a static TLS offset (blocks
+		 * of the modules loaded at start, a few KiB above tp), else
+		 * a pointer to {module id, offset in its block, generation} */
+		if (ruby_read(&v, 8, p->ec_addr + 8))
+			break;
+		if (v < RUBY_TLS_STATIC_MAX) {
+			if (ruby_read(&ec, 8, tp + v))
+				ec = 0;
+			break;
+		}
+		if (ruby_read(&dtv, 8, v + 8) || dtv != (__u64)p->ec_off ||
+		    ruby_read(&v, 8, v))
+			break;
+		/* fall through: the module id in v */
 	case RUBY_EC_DTV:
-		/* glibc: the DTV at tp + 8, 16-byte entries indexed by
+		/* glibc: the DTV in the TCB (x86-64: at tp + 8 after the
+		 * self pointer; arm64: at tp), 16-byte entries indexed by
 		 * module id, each the module's TLS block first */
-		if (ruby_read(&v, 8, p->ec_addr) || !v || v > 0xffff ||
-		    ruby_read(&dtv, 8, tp + 8) ||
+		if ((p->ec_mode == RUBY_EC_DTV && ruby_read(&v, 8, p->ec_addr)) ||
+		    !v || v > 0xffff || ruby_read(&dtv, 8, tp + RUBY_TCB_DTV) ||
 		    ruby_read(&dtv, 8, dtv + v * 16) || !dtv || dtv == ~0ull ||
 		    ruby_read(&ec, 8, dtv + p->ec_off))
 			ec = 0;

@@ -65,6 +65,11 @@ enum ruby_ec_mode {
 	RUBY_EC_STATIC = 3, /* TLS of the executable: at thread pointer +
 			     * ec_off (a negative number) */
 	RUBY_EC_GLOBAL = 4, /* a global pointer to the ec (before 3.0) */
+	RUBY_EC_TLSDESC = 5, /* TLS through a descriptor (arm64): the GOT
+			      * slot ec_addr holds the resolver and its
+			      * argument, the offset from the thread
+			      * pointer (static TLS) or a pointer to the
+			      * module id and ec_off (dynamic TLS) */
 };
 
 /* A frame: data = RUBY_FRAME_ISEQ (payload: the iseq, the pc) or

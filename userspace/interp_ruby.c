@@ -26,7 +26,7 @@
 #include "ruby.h"
 #include "symbols.h"
 
-#define RUBY_INFO_FORMAT 1
+#define RUBY_INFO_FORMAT 2 /* 2: arm64's TLS (TLSDESC) */
 
 /* What detection keeps (store record); ELF addresses. */
 struct ruby_info {
@@ -148,21 +148,33 @@ static int ruby_version(const struct elfm *e, uint64_t addr, unsigned v[3])
 }
 
 /*
- * The GOT slot of ruby_current_ec's TLS relocation: R_X86_64_DTPMOD64
- * (general dynamic: the module id; the variable is at its symbol value in
- * the module's block) or R_X86_64_TPOFF64 (initial exec: the offset from
- * the thread pointer).  Returns the mode, or RUBY_EC_NONE.
+ * The GOT slot of ruby_current_ec's TLS relocation.  x86-64:
+ * R_X86_64_DTPMOD64 (general dynamic: the module id; the variable is at
+ * its symbol value in the module's block) or R_X86_64_TPOFF64 (initial
+ * exec: the offset from the thread pointer).  AArch64 has the same two
+ * (R_AARCH64_TLS_DTPMOD64, R_AARCH64_TLS_TPREL64: a positive offset, the
+ * TLS blocks being above the thread pointer) but its compilers use TLS
+ * descriptors by default (R_AARCH64_TLSDESC: two words, the resolver and
+ * its argument; Debian's libruby has only this one).  *off gets the
+ * variable's offset in its module's block (symbol value + addend).
+ * Returns the mode, or RUBY_EC_NONE.
  */
-#define R_DTPMOD64 16
-#define R_TPOFF64 18
+#define R_X86_DTPMOD64 16
+#define R_X86_TPOFF64 18
+#define R_A64_DTPMOD64 1028
+#define R_A64_TPREL64 1030
+#define R_A64_TLSDESC 1031
 static unsigned tls_slot(const struct elfm *e, const char *name,
-			 uint64_t *slot)
+			 uint64_t *slot, int64_t *off)
 {
 	const Elf64_Shdr *sh, *dynsym = elfm_section(e, ".dynsym"), *strs;
+	bool a64 = elfm_ehdr(e)->e_machine == EM_AARCH64;
+	uint32_t dtpmod = a64 ? R_A64_DTPMOD64 : R_X86_DTPMOD64;
+	uint32_t tpoff = a64 ? R_A64_TPREL64 : R_X86_TPOFF64;
 	const uint8_t *sym, *str, *rel;
 	size_t nsym, nstr, nrel, i;
-	unsigned n, mode = RUBY_EC_NONE;
-	uint64_t idx = 0;
+	unsigned n, k, mode = RUBY_EC_NONE;
+	uint64_t idx = 0, value = 0;
 
 	sh = elfm_shdrs(e, &n);
 	if (!dynsym || !sh || dynsym->sh_link >= n ||
@@ -180,42 +192,61 @@ static unsigned tls_slot(const struct elfm *e, const char *name,
 			     nstr - s.st_name) &&
 		    s.st_shndx != SHN_UNDEF) {
 			idx = i;
+			value = s.st_value;
 			break;
 		}
 	}
 	if (!idx)
 		return RUBY_EC_NONE;
-	sh = elfm_section(e, ".rela.dyn");
-	if (!sh || elfm_section_bytes(e, sh, &rel, &nrel))
-		return RUBY_EC_NONE;
-	for (i = 0; (i + 1) * sizeof(Elf64_Rela) <= nrel; i++) {
-		Elf64_Rela r;
-
-		memcpy(&r, rel + i * sizeof(r), sizeof(r));
-		if (ELF64_R_SYM(r.r_info) != idx)
+	/* the linker puts TLSDESC relocations with the PLT's (glibc binds
+	 * them at load time all the same) */
+	for (k = 0; k < 2 && mode != RUBY_EC_DTV; k++) {
+		sh = elfm_section(e, k ? ".rela.plt" : ".rela.dyn");
+		if (!sh || elfm_section_bytes(e, sh, &rel, &nrel))
 			continue;
-		if (ELF64_R_TYPE(r.r_info) == R_DTPMOD64) {
-			*slot = r.r_offset;
-			mode = RUBY_EC_DTV;
-			break;
-		}
-		if (ELF64_R_TYPE(r.r_info) == R_TPOFF64) {
-			*slot = r.r_offset;
-			mode = RUBY_EC_TPOFF;
+		for (i = 0; (i + 1) * sizeof(Elf64_Rela) <= nrel; i++) {
+			Elf64_Rela r;
+			uint32_t type;
+
+			memcpy(&r, rel + i * sizeof(r), sizeof(r));
+			if (ELF64_R_SYM(r.r_info) != idx)
+				continue;
+			type = ELF64_R_TYPE(r.r_info);
+			if (type == dtpmod) {
+				/* DTPMOD64's addend is unused: the
+				 * variable is at its symbol value */
+				*off = (int64_t)value;
+				*slot = r.r_offset;
+				mode = RUBY_EC_DTV;
+				break;
+			}
+			if (type == tpoff) {
+				*slot = r.r_offset;
+				mode = RUBY_EC_TPOFF;
+			}
+			if (a64 && type == R_A64_TLSDESC &&
+			    mode == RUBY_EC_NONE) {
+				*off = (int64_t)(value + (uint64_t)r.r_addend);
+				*slot = r.r_offset;
+				mode = RUBY_EC_TLSDESC;
+			}
 		}
 	}
 	return mode;
 }
 
-/* A TLS variable of the executable itself (module 1, variant II): at the
- * thread pointer minus the TLS segment's size rounded up to its
- * alignment, plus its value.  0 when the file is not an executable (a
- * library's TLS is reached through a relocation) or has no PT_TLS. */
+/* A TLS variable of the executable itself (module 1), 0 when the file is
+ * not an executable (a library's TLS is reached through a relocation) or
+ * has no PT_TLS.  Variant II (x86-64): at the thread pointer minus the
+ * TLS segment's size rounded up to its alignment, plus its value.
+ * Variant I (AArch64): above the thread pointer, past the 16-byte TCB
+ * rounded up to the segment's alignment. */
 static int64_t exe_tls_off(const struct elfm *e, uint64_t value)
 {
 	const Elf64_Ehdr *eh = elfm_ehdr(e);
 	const Elf64_Phdr *ph;
 	bool exe = eh && eh->e_type == ET_EXEC;
+	bool a64 = eh && eh->e_machine == EM_AARCH64;
 	unsigned n, i;
 
 	ph = elfm_phdrs(e, &n);
@@ -226,6 +257,8 @@ static int64_t exe_tls_off(const struct elfm *e, uint64_t value)
 
 		if (ph[i].p_type != PT_TLS)
 			continue;
+		if (a64)
+			return (int64_t)((16 + a - 1) / a * a + value);
 		sz = (ph[i].p_memsz + a - 1) / a * a;
 		return (int64_t)value - (int64_t)sz;
 	}
@@ -281,6 +314,64 @@ static uint64_t global_symbols_of(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
+/*
+ * The same on aarch64: rb_id2str is "cmp x0, #L; lsr xN, x0, #S; ...; b
+ * T", and at T "adrp xD, P; ldr wM, [xD, #O]; cmp wK, wM" reads last_id
+ * at P + O, and "add xA, xD, #O; ... ldr xB, [xA, #16]" the ids after it.
+ */
+static int64_t a64_sext(uint64_t v, unsigned bits)
+{
+	return (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+static uint64_t global_symbols_of_a64(const struct elfm *e, uint64_t fn,
+				      uint8_t *shift, uint32_t *last_op)
+{
+	uint64_t target = 0, page[32] = { 0 }, cand = 0;
+	uint32_t in[32];
+	const uint8_t *c;
+	unsigned i, j;
+	size_t avail;
+
+	if (elfm_vaddr_bytes(e, fn, 32, &c, &avail))
+		return 0;
+	memcpy(in, c, 32);
+	for (i = 0; i < 8; i++) {
+		if ((in[i] & 0xffc0fc00) == 0xd340fc00) /* lsr xN, xM, #S */
+			*shift = (in[i] >> 16) & 0x3f;
+		else if ((in[i] & 0xffc0001f) == 0xf100001f) /* cmp xN, #L */
+			*last_op = (in[i] >> 10) & 0xfff;
+		else if ((in[i] & 0xfc000000) == 0x14000000 && *shift &&
+			 *last_op) /* b T */
+			target = fn + i * 4 + (uint64_t)(a64_sext(in[i] & 0x3ffffff, 26) * 4);
+	}
+	if (!target || !*shift || *shift > 16 ||
+	    elfm_vaddr_bytes(e, target, 128, &c, &avail))
+		return 0;
+	memcpy(in, c, 128);
+	for (i = 0; i < 32; i++) {
+		uint32_t x = in[i], d = x & 31, n = (x >> 5) & 31;
+
+		if ((x & 0x9f000000) == 0x90000000) { /* adrp xD, P */
+			page[d] = ((target + i * 4) & ~0xfffull) +
+				  (uint64_t)(a64_sext(((x >> 5) & 0x7ffff) << 2 |
+							      ((x >> 29) & 3), 21) << 12);
+		} else if ((x & 0xffc00000) == 0xb9400000 && page[n] &&
+			   i + 1 < 32 && (in[i + 1] & 0xff20001f) == 0x6b00001f &&
+			   ((in[i + 1] >> 16) & 31) == d && !cand) {
+			/* ldr wM, [xD, #O]; cmp wK, wM */
+			cand = page[n] + ((x >> 10) & 0xfff) * 4;
+		} else if ((x & 0xffc00000) == 0x91000000 && cand && page[n] &&
+			   page[n] + ((x >> 10) & 0xfff) == cand) {
+			/* add xA, xD, #O; then ldr xB, [xA, #16] */
+			for (j = i + 1; j < 32 && j < i + 4; j++)
+				if (in[j] == (0xf9400800 | (d << 5) | (in[j] & 31)))
+					return cand;
+		}
+	}
+	return 0;
+}
+
 static int ruby_detect(void *state, const char *path, int fd, void **data,
 		       size_t *len)
 {
@@ -293,8 +384,9 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 	const struct ruby_layout *l;
 	struct ruby_info *info;
 	unsigned v[3], mode;
+	int64_t off = 0;
 	struct elfm *e;
-	bool x86;
+	bool tls;
 	int err;
 
 	(void)state;
@@ -313,10 +405,10 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 	l = layout_of(v[0], v[1]);
 	if (!l)
 		goto out;
-	/* the TLS relocations and variant II are x86-64's: on arm64 the ec
-	 * is reached through a global only (not yet per thread) */
-	x86 = elfm_ehdr(e)->e_machine == EM_X86_64;
-	mode = size[2] && x86 ? tls_slot(e, "ruby_current_ec", &slot) :
+	/* the thread pointer and the TLS layouts are known for these two */
+	tls = elfm_ehdr(e)->e_machine == EM_X86_64 ||
+	      elfm_ehdr(e)->e_machine == EM_AARCH64;
+	mode = size[2] && tls ? tls_slot(e, "ruby_current_ec", &slot, &off) :
 				RUBY_EC_NONE;
 	info = calloc(1, sizeof(*info));
 	err = -ENOMEM;
@@ -328,9 +420,9 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 				    .loop_lo = value[0],
 				    .loop_hi = value[0] + size[0],
 				    .vm_ptr = size[3] ? value[3] : 0 };
-	if (mode == RUBY_EC_DTV)
-		info->ec_off = (int64_t)value[2];
-	if (mode == RUBY_EC_NONE && size[2] && x86) {
+	if (mode == RUBY_EC_DTV || mode == RUBY_EC_TLSDESC)
+		info->ec_off = off;
+	if (mode == RUBY_EC_NONE && size[2] && tls) {
 		/* the executable's own TLS (a static ruby) */
 		info->ec_off = exe_tls_off(e, value[2]);
 		if (info->ec_off)
@@ -340,7 +432,11 @@ static int ruby_detect(void *state, const char *path, int fd, void **data,
 		info->ec_mode = RUBY_EC_GLOBAL;
 		info->ec_addr = value[5];
 	}
-	if (size[4])
+	if (size[4] && elfm_ehdr(e)->e_machine == EM_AARCH64)
+		info->global_symbols = global_symbols_of_a64(e, value[4],
+							     &info->id_shift,
+							     &info->last_op_id);
+	else if (size[4])
 		info->global_symbols = global_symbols_of(e, value[4],
 							 &info->id_shift,
 							 &info->last_op_id);
@@ -358,7 +454,7 @@ static int ruby_check(const void *record)
 
 	if (info->loop_hi <= info->loop_lo ||
 	    !layout_of(info->major, info->minor) ||
-	    info->ec_mode > RUBY_EC_GLOBAL)
+	    info->ec_mode > RUBY_EC_TLSDESC)
 		return -EINVAL;
 	return 0;
 }
@@ -484,7 +580,7 @@ static int ruby_attach(void *state, struct interp_mgr *im,
 		rp.text_hi = a->files[0].map->end;
 	}
 	if (info->ec_mode == RUBY_EC_DTV || info->ec_mode == RUBY_EC_TPOFF ||
-	    info->ec_mode == RUBY_EC_GLOBAL)
+	    info->ec_mode == RUBY_EC_TLSDESC || info->ec_mode == RUBY_EC_GLOBAL)
 		rp.ec_addr = info->ec_addr + bias;
 	if (bias >> 56)
 		return -ERANGE;

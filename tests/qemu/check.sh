@@ -32,6 +32,16 @@
 #   EP_START_TIMEOUT    seconds the daemon, or pyburn.py, may take to start (240)
 #   EP_PY_MIN_SAMPLES   fewest Python samples for a PASS (200)
 #   EP_PROFILER_ARGS    extra profiler flags (e.g. -bpf-log-level 2)
+#   EP_RUNTIMES         interpreters also profiled, of perl php ruby (the
+#                       arm64 rows' EP_ARM64_RUNTIMES=1): EP_PERL, EP_PHP,
+#                       EP_RUBY run EP_RTDIR/split.pl, split.php, split.rb
+#                       (tests/workloads), whose stacks must be 95 in 100
+#                       complete and split 60/30/10 within 3 points
+#                       and ruby-threads: EP_RUBY_THREADS (EP_RUBY under
+#                       another name) runs threads.rb, whose two threads
+#                       must each have their own frames (their own
+#                       execution context, not the main thread's)
+#   EP_RT_MIN_SAMPLES   fewest samples of each of them for a PASS (500)
 
 bin=${EP_BIN:-ebpf-profiler}
 workload=${EP_WORKLOAD:?EP_WORKLOAD: path of split-nofp-pie}
@@ -49,7 +59,25 @@ kernel=$(uname -r)
 rm -rf "$work"
 mkdir -p "$work/cache" || exit 1
 
-pids="" pypid="" pyup=1
+pids="" pypid="" pyup=1 rtpids=""
+runtimes=${EP_RUNTIMES:-}
+rt_min_samples=${EP_RT_MIN_SAMPLES:-500}
+# The runtimes start first: their start-up (a second or two under TCG)
+# is over long before the daemon's, so the profile holds only their loop.
+for rt in $runtimes; do
+	case $rt in
+	perl) set -- "$EP_PERL" "$EP_RTDIR/split.pl" ;;
+	php) set -- "$EP_PHP" -n "$EP_RTDIR/split.php" ;; # -n: no php.ini
+	ruby) set -- "$EP_RUBY" --disable-gems "$EP_RTDIR/split.rb" ;;
+	# under another name (a link), so that its main thread's comm is not
+	# split.rb's
+	ruby-threads) set -- "$EP_RUBY_THREADS" --disable-gems "$EP_RTDIR/threads.rb" ;;
+	*) continue ;;
+	esac
+	"$@" 600 >"$work/$rt.stdout" 2>"$work/$rt.stderr" &
+	rtpids="$rtpids $!"
+	pids="$pids -pid $!"
+done
 if [ -n "$python" ]; then
 	# -S -E: no site module, no PYTHON* variables; the guest holds only
 	# the few stdlib files an interpreter needs to start (run-matrix.sh).
@@ -59,7 +87,7 @@ if [ -n "$python" ]; then
 	"$python" -S -E "$pyscript" 600 \
 		>"$work/python.stdout" 2>"$work/python.stderr" &
 	pypid=$!
-	pids="-pid $pypid"
+	pids="$pids -pid $pypid"
 	ticks=0 pyup=0
 	while kill -0 "$pypid" 2>/dev/null && [ "$ticks" -lt $((start_timeout * 5)) ]; do
 		if grep -qs '^pyburn: running' "$work/python.stdout"; then
@@ -102,17 +130,31 @@ done
 # SIGTERM: the daemon writes the profile and exits; a daemon stuck in its
 # startup (no handler yet) dies of it.  Not SIGINT: a background job of a
 # non-interactive shell starts with SIGINT ignored.
+# With the runtimes, five CPU-bound processes share the guest's two
+# vCPUs: they are stopped first, so that the daemon's output (the
+# interpreters' frames named from their memory) is not starved past the
+# 30 s it gets, 120 s here.
+stop_ticks=150
+if [ -n "$runtimes" ]; then
+	# shellcheck disable=SC2086 # lists of pids
+	kill -STOP "$wpid" $pypid $rtpids 2>/dev/null
+	stop_ticks=600
+fi
 kill -TERM "$ppid" 2>/dev/null
 ticks=0
-while kill -0 "$ppid" 2>/dev/null && [ "$ticks" -lt 150 ]; do
+while kill -0 "$ppid" 2>/dev/null && [ "$ticks" -lt "$stop_ticks" ]; do
 	sleep 0.2
 	ticks=$((ticks + 1))
 done
 kill -KILL "$ppid" 2>/dev/null
 wait "$ppid"
 rc=$?
-kill "$wpid" $pypid 2>/dev/null
-wait "$wpid" $pypid 2>/dev/null
+# shellcheck disable=SC2086 # lists of pids
+kill "$wpid" $pypid $rtpids 2>/dev/null
+# shellcheck disable=SC2086
+[ -n "$runtimes" ] && kill -CONT "$wpid" $pypid $rtpids 2>/dev/null
+# shellcheck disable=SC2086
+wait "$wpid" $pypid $rtpids 2>/dev/null
 
 # the CPU profile's files (rotated ones too), not the off-CPU ones beside
 # them (NAME.offcpu.folded, weighted in microseconds)
@@ -183,9 +225,22 @@ wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 # deviation rms, 2.6 at most (4.1 points).  4 deviations keep a false
 # failure out of a whole matrix; a frame taken for another (light counted
 # as medium, a chain missing) still moves a share by 10 points or more.
+# The awk functions of both split checks: shares() sets sh, sm and sl to
+# the shares of heavy, medium and light in percent and returns the
+# largest gap from 60/30/10.
+split_awk='
+function abs(x) { return x < 0 ? -x : x }
+function shares(heavy, medium, light, total,  t, g) {
+	t = total ? total : 1
+	sh = 100 * heavy / t; sm = 100 * medium / t; sl = 100 * light / t
+	g = abs(sh - 60)
+	if (abs(sm - 30) > g) g = abs(sm - 30)
+	if (abs(sl - 10) > g) g = abs(sl - 10)
+	return g
+}'
 pycomm=$(basename "${python:-none}" | cut -c 1-15)
 # shellcheck disable=SC2046 # seven numbers
-set -- $(awk -v comm="$pycomm" '
+set -- $(awk -v comm="$pycomm" "$split_awk"'
 	{
 		count = $NF
 		stack = substr($0, 1, length($0) - length($NF) - 1)
@@ -210,7 +265,6 @@ set -- $(awk -v comm="$pycomm" '
 		else if (py ~ /^;<module>;run;chain_10;light(;|$)/)
 			light += count
 	}
-	function abs(x) { return x < 0 ? -x : x }
 	# sqrt() by Newton iterations: busybox-static awk has no math
 	function root(x,  r, i) {
 		r = x > 1 ? x : 1
@@ -219,19 +273,100 @@ set -- $(awk -v comm="$pycomm" '
 		return r
 	}
 	END {
-		t = total ? total : 1
-		h = 100 * heavy / t; m = 100 * medium / t; l = 100 * light / t
-		gap = abs(h - 60)
-		if (abs(m - 30) > gap) gap = abs(m - 30)
-		if (abs(l - 10) > gap) gap = abs(l - 10)
-		allow = 400 * root(0.24 / t)
+		gap = shares(heavy, medium, light, total)
+		allow = 400 * root(0.24 / (total ? total : 1))
 		if (allow < 5) allow = 5
-		printf "%d %d %.1f %.1f %.1f %d %d\n", total, full, h, m, l,
+		printf "%d %d %.1f %.1f %.1f %d %d\n", total, full, sh, sm, sl,
 			gap * 10 + 0.5, allow * 10 + 0.5
 	}
 ' $cpu_folded || echo 0 0 0 0 0 1000 0)
 pysamples=${1:-0} pyfull=${2:-0} pyheavy=${3:-0} pymedium=${4:-0}
 pylight=${5:-0} pygap=${6:-1000} pyallow=${7:-0}
+
+# A runtime's stacks (comm: its interpreter's file name): complete when
+# native frames reach _start and the script's own frame is in them (perl
+# "main (split.pl:N)", php "{main} (split.php:N)", ruby "<main>
+# (split.rb:N)"); a stack counts for heavy when it holds the heavy
+# function's frame (main::heavy, heavy, Burner#heavy or heavy), and so on.  Prints
+# total, complete, the shares in percent and the largest gap from
+# 60/30/10 in tenths of a point.
+rt_stacks() {
+	awk -v comm="$1" -v top=";$2 (split.$4:" -v pre=";$3" -v ext=" (split.$4:" "$split_awk"'
+	{
+		count = $NF
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		split(stack, f, ";")
+		if (f[1] != comm)
+			next
+		total += count
+		# Ruby names a method with its class when the VM symbol
+		# table is found (not yet on arm64): either way
+		gsub(/;(Burner|Object)#/, ";", stack)
+		if (f[2] == "_start" && index(stack, top))
+			full += count
+		if (index(stack, pre "heavy" ext))
+			heavy += count
+		else if (index(stack, pre "medium" ext))
+			medium += count
+		else if (index(stack, pre "light" ext))
+			light += count
+	}
+	END {
+		gap = shares(heavy, medium, light, total)
+		printf "%d %d %.1f %.1f %.1f %d\n", total, full, sh, sm, sl, gap * 10 + 0.5
+	}' $cpu_folded
+}
+# threads.rb: of the samples in its spin, those under worker_a (thread
+# a), worker_b (thread b) and main_loop; each thread a share of its own
+# (the three take turns on the VM lock: a third each), at least 15 in 100.
+# Any comm: Ruby names its threads after the block's file and line.
+rt_threads() {
+	# shellcheck disable=SC2046 # four numbers
+	set -- $(awk '
+	{
+		count = $NF
+		stack = substr($0, 1, length($0) - length($NF) - 1)
+		gsub(/;Object#/, ";", stack)
+		if (!index(stack, ";spin (threads.rb:"))
+			next
+		total += count
+		if (index(stack, ";worker_a (threads.rb:")) a += count
+		else if (index(stack, ";worker_b (threads.rb:")) b += count
+		else if (index(stack, ";main_loop (threads.rb:")) m += count
+	}
+	END { printf "%d %d %d %d\n", total, a, b, m }' $cpu_folded)
+	rtresult="$rtresult ruby_threads=${2:-0}/${3:-0}/${4:-0}"
+	[ -n "$rtreason" ] && return
+	if [ "${1:-0}" -lt 200 ]; then
+		rtreason="ruby-threads-samples-${1:-0}"
+	elif [ $((${2:-0} * 100)) -lt $((${1:-0} * 15)) ] ||
+		[ $((${3:-0} * 100)) -lt $((${1:-0} * 15)) ]; then
+		rtreason="ruby-threads-$2/$3/$4-of-$1"
+	fi
+}
+rtresult="" rtreason=""
+for rt in $runtimes; do
+	case $rt in
+	# shellcheck disable=SC2046 # six numbers
+	perl) set -- $(rt_stacks "$(basename "$EP_PERL" | cut -c 1-15)" main main:: pl) ;;
+	php) set -- $(rt_stacks "$(basename "$EP_PHP" | cut -c 1-15)" '{main}' '' php) ;;
+	ruby) set -- $(rt_stacks "$(basename "$EP_RUBY" | cut -c 1-15)" '<main>' '' rb) ;;
+	ruby-threads)
+		rt_threads
+		continue
+		;;
+	*) continue ;;
+	esac
+	rtresult="$rtresult $rt=${2:-0}/${1:-0} split_$rt=${3:-0}/${4:-0}/${5:-0}"
+	[ -n "$rtreason" ] && continue
+	if [ "${1:-0}" -lt "$rt_min_samples" ]; then
+		rtreason="$rt-samples-${1:-0}"
+	elif [ $((${2:-0} * 100)) -lt $((${1:-0} * 95)) ]; then
+		rtreason="$rt-complete-${2:-0}-of-${1:-0}"
+	elif [ "${6:-1000}" -gt 30 ]; then
+		rtreason="$rt-split-$3/$4/$5"
+	fi
+done
 
 reason=""
 if [ "$pyup" = 0 ]; then
@@ -263,6 +398,7 @@ elif [ $((pyfull * 100)) -lt $((pysamples * 99)) ]; then
 elif [ "$pygap" -gt "$pyallow" ]; then
 	reason="python-split-$pyheavy/$pymedium/$pylight"
 fi
+[ -z "$reason" ] && reason=$rtreason
 
 status=PASS
 [ -n "$reason" ] && status=FAIL
@@ -270,17 +406,25 @@ line="RESULT $status kernel=$kernel programs=$programs samples=$samples"
 line="$line events=$events startup_ms=$startup_ms workload=$wsamples"
 line="$line main=$wmain chain_a=$wchain_a ktypes=${ktypes:-?}"
 [ -n "$python" ] && line="$line python=$pyfull/$pysamples split=$pyheavy/$pymedium/$pylight gap=$((pygap / 10)).$((pygap % 10))/$((pyallow / 10)).$((pyallow % 10))"
+line="$line$rtresult"
 [ -n "$reason" ] && line="$line reason=$reason"
 echo "$line"
 if [ "$status" = FAIL ]; then
 	echo "---- profiler stderr (exit $rc)"
 	cat "$work/stderr"
-	if [ -s "$work/python.stderr" ]; then
-		echo "---- python stderr"
-		cat "$work/python.stderr"
-	fi
+	for f in python $runtimes; do
+		[ -s "$work/$f.stderr" ] || continue
+		echo "---- $f stderr"
+		head -n 20 "$work/$f.stderr"
+	done
 	echo "---- folded (first lines)"
 	cat $cpu_folded 2>/dev/null | head -n 20
+	for f in $EP_PERL $EP_PHP $EP_RUBY; do
+		[ -n "$runtimes" ] || break
+		echo "---- folded ($(basename "$f"), the heaviest)"
+		cat $cpu_folded 2>/dev/null | grep "^$(basename "$f" | cut -c 1-15);" |
+			sort -t ' ' -k 2 -n -r | head -n 3
+	done
 	echo "---- end"
 	exit 1
 fi

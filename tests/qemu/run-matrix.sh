@@ -39,6 +39,12 @@
 #                     header (default: build-arm64/, from make ARCH=arm64)
 #   EP_WORKLOAD_ARM64 split-nofp-pie for arm64 (default: build-arm64's, else
 #                     cross-built into the cache from tests/workloads)
+#   EP_ARM64_RUNTIMES 1: the arm64 rows also run Perl, PHP and Ruby (Debian's
+#                     arm64 perl, php8.2, ruby3.1, unpacked into
+#                     cache/arm64/rt-root) on tests/workloads/*/split.*,
+#                     profiled by the same daemon for 20 s (EP_DURATION), in
+#                     their own initramfs and 1 GiB guests.  Opt-in: about
+#                     40 s more a row, which CI has no room for.
 #
 # See tests/qemu/README.md for the costs and the traps.
 set -u
@@ -57,6 +63,7 @@ apt_opts=(-o DPkg::Lock::Timeout=600 -q)
 bin_arm64=${EP_BIN_ARM64:-$top/build-arm64/ebpf-profiler}
 skel_arm64=${EP_SKEL_ARM64:-$top/build-arm64/skel/profiler.skel.h}
 workload_arm64=${EP_WORKLOAD_ARM64:-$top/build-arm64/workloads/split-nofp-pie}
+runtimes_arm64=${EP_ARM64_RUNTIMES:-0}
 
 ALL_ROWS="6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt"
 ALL_ROWS="$ALL_ROWS 6.1-cloud-arm64 6.12-cloud-arm64 host"
@@ -325,10 +332,17 @@ get_busybox() {
 # from this machine's arm64 multiarch directories (make deps).
 ARM64_ROOT_PKGS="busybox-static python3.11-minimal libpython3.11-minimal"
 get_arm64_root() {
-	local tmp deb p pkgs=()
+	unpack_arm64 "$arm64_root" $ARM64_ROOT_PKGS
+}
 
-	[ -f "$arm64_root/.packages" ] && return 0
-	for p in $ARM64_ROOT_PKGS; do
+# unpack_arm64 DIR PKG...: the arm64 PKGs downloaded and unpacked into DIR,
+# once (DIR/.packages lists their versions).
+unpack_arm64() {
+	local dir=$1 tmp deb p pkgs=()
+
+	shift
+	[ -f "$dir/.packages" ] && return 0
+	for p in "$@"; do
 		pkgs+=("$p:arm64")
 	done
 	tmp=$(mktemp -d "$cache/.arm64root.XXXXXX") || return 1
@@ -338,19 +352,70 @@ get_arm64_root() {
 		rm -rf "$tmp"
 		return 1
 	fi
-	rm -rf "$arm64_root"
-	mkdir -p "$arm64_root"
+	rm -rf "$dir"
+	mkdir -p "$dir"
 	for deb in "$tmp"/*.deb; do
-		if ! dpkg-deb -x "$deb" "$arm64_root"; then
-			rm -rf "$tmp" "$arm64_root"
+		if ! dpkg-deb -x "$deb" "$dir"; then
+			rm -rf "$tmp" "$dir"
 			return 1
 		fi
 	done
 	# which versions the guests run
 	for deb in "$tmp"/*.deb; do
 		dpkg-deb --show "$deb"
-	done >"$arm64_root/.packages"
+	done >"$dir/.packages"
 	rm -rf "$tmp"
+}
+
+# The runtimes of EP_ARM64_RUNTIMES=1: perl-base (perl and the two pragmas
+# split.pl uses), ruby3.1 and libruby3.1 (libruby, the encoding tables it
+# loads at start), php8.2-cli and the libraries it links that this
+# machine's arm64 multiarch directories lack (libxml2 brings ICU, 34 MB).
+# Kept in cache/arm64/rt-root (88 MB unpacked), never committed.
+ARM64_RT_PKGS="perl-base ruby3.1 libruby3.1 php8.2-cli libxml2 libicu72 libpcre2-8-0 libsodium23 libargon2-1"
+rt_root=$cache/arm64/rt-root
+ARM64_RT_FILES="usr/bin/perl usr/bin/php8.2 usr/bin/ruby3.1
+usr/lib/aarch64-linux-gnu/perl-base/strict.pm
+usr/lib/aarch64-linux-gnu/perl-base/warnings.pm
+usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc/encdb.so
+usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc/trans/transdb.so"
+
+# stage_runtimes STAGE: with EP_ARM64_RUNTIMES=1, the interpreters and the
+# files they read at start at their own paths, the packages' libraries,
+# what those need from this machine (ci/elf-libs.sh; the libraries it
+# cannot find are the packages' own), and the split workloads in /ep/rt.
+stage_runtimes() {
+	local stage=$1 f lib libdir=usr/lib/aarch64-linux-gnu
+
+	[ "$runtimes_arm64" = 1 ] || return 0
+	unpack_arm64 "$rt_root" $ARM64_RT_PKGS || return 1
+	mkdir -p "$stage/ep/rt" "$stage/$libdir" || return 1
+	for f in $ARM64_RT_FILES; do
+		mkdir -p "$stage/$(dirname "$f")"
+		cp -L "$rt_root/$f" "$stage/$f" || return 1
+	done
+	# -a: the libraries' symlinks stay links (ICU's data is 30 MB)
+	cp -a "$rt_root/$libdir"/*.so.* "$stage/$libdir/" || return 1
+	for f in $ARM64_RT_FILES "$rt_root/$libdir"/*.so.*; do
+		[ "${f#/}" = "$f" ] && f=$rt_root/$f
+		for lib in $("$top/ci/elf-libs.sh" "$f" 2>/dev/null); do
+			[ -e "$stage$lib" ] && continue
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib" || return 1
+		done
+	done
+	ln -s ruby3.1 "$stage/usr/bin/ruby-threads" || return 1
+	for f in perl/split.pl php/split.php ruby/threads.rb; do
+		cp "$top/tests/workloads/$f" "$stage/ep/rt/" || return 1
+	done
+	# split.rb spins 12/6/2 ms of CPU a round, checking the clock every
+	# 2000 additions: under TCG those take about a millisecond, which
+	# overshoots each spin by as much and made the split 55/31/14.  Five
+	# times longer spins (60/30/10 ms, as split.pl and split.php), on the
+	# same lines.
+	sed 's/spin(0\.012)/spin(0.060)/; s/spin(0\.006)/spin(0.030)/; s/spin(0\.002)/spin(0.010)/' \
+		"$top/tests/workloads/ruby/split.rb" >"$stage/ep/rt/split.rb" || return 1
+	grep -q 'spin(0.010)' "$stage/ep/rt/split.rb" || return 1
 }
 
 # arm64_workload: print the arm64 split-nofp-pie, the cross build's or,
@@ -440,10 +505,12 @@ print(os.path.dirname(encodings.__path__[0]))') || return 1
 # of inflating it, which under TCG is the faster of the two.
 build_initrd() {
 	local arch=$1 stage=$cache/initrd.d bb=$cache/busybox/busybox
-	local b=$bin w=$workload n=$expect py
+	local b=$bin w=$workload n=$expect py rt=0 dur=${EP_DURATION:-5}
 
 	initrd=$cache/initrd.cpio
 	[ "$arch" = arm64 ] && initrd=$cache/initrd-arm64.cpio
+	[ "$arch" = arm64 ] && [ "$runtimes_arm64" = 1 ] &&
+		initrd=$cache/initrd-arm64-rt.cpio rt=1
 	[ "${initrd_built[$arch]:-0}" = 1 ] && return 0
 	if [ "$arch" = arm64 ]; then
 		get_arm64_root || return 1
@@ -462,6 +529,10 @@ build_initrd() {
 	copy_elf "$arch" "$b" "$stage" /ep/ebpf-profiler || return 1
 	copy_elf "$arch" "$w" "$stage" /ep/split-nofp-pie || return 1
 	py=$(stage_python "$arch" "$stage") || return 1
+	if [ "$rt" = 1 ]; then
+		stage_runtimes "$stage" || return 1
+		dur=${EP_DURATION:-20}
+	fi
 	cat >"$stage/ep/check.env" <<-EOF
 		EP_BIN=/ep/ebpf-profiler
 		EP_WORKLOAD=/ep/split-nofp-pie
@@ -469,9 +540,17 @@ build_initrd() {
 		EP_PYSCRIPT=/ep/pyburn.py
 		EP_WORKDIR=/tmp/ep-check
 		EP_EXPECT_PROGRAMS=$n
-		EP_DURATION='${EP_DURATION:-5}'
+		EP_DURATION='$dur'
 		EP_HZ='${EP_HZ:-499}'
 		EP_PROFILER_ARGS='${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}'
+	EOF
+	[ "$rt" = 1 ] && cat >>"$stage/ep/check.env" <<-EOF
+		EP_RUNTIMES='perl php ruby ruby-threads'
+		EP_PERL=/usr/bin/perl
+		EP_PHP=/usr/bin/php8.2
+		EP_RUBY=/usr/bin/ruby3.1
+		EP_RUBY_THREADS=/usr/bin/ruby-threads
+		EP_RTDIR=/ep/rt
 	EOF
 	# the kernel opens /dev/console for init before devtmpfs is mounted
 	[ "$(id -u)" = 0 ] && mknod "$stage/dev/console" c 5 1
@@ -511,13 +590,16 @@ expect_arm64=""
 # boot ROW KERNEL: run the check in a guest; sets result.
 boot() {
 	local row=$1 kernel=$2 rc qemu=(qemu-system-x86_64 "${accel_args[@]}") tty=ttyS0
+	local mem=512M
 
 	if [ "$(row_arch "$row")" = arm64 ]; then
 		qemu=("${arm64_qemu[@]}") tty=ttyAMA0
+		# the runtimes' initramfs is 90 MB, held twice while unpacked
+		[ "$runtimes_arm64" = 1 ] && mem=1G
 	fi
 	log=$cache/logs/$row.log
 	note "$row: booting $(basename "$kernel") (${qemu[*]})"
-	timeout "$timeout_s" "${qemu[@]}" -smp 2 -m 512M \
+	timeout "$timeout_s" "${qemu[@]}" -smp 2 -m "$mem" \
 		-nodefaults -display none -no-reboot -serial "file:$log" \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=$tty panic=-1 oops=panic quiet" \
@@ -675,6 +757,12 @@ for row in "${rows[@]}"; do
 	line="$status $row $release programs=${programs:--} samples=${samples:--}"
 	py=$(kv python)
 	[ -n "$py" ] && line="$line python=$py split=$(kv split) gap=$(kv gap)"
+	for rtn in perl php ruby; do
+		v=$(kv "$rtn")
+		[ -n "$v" ] && line="$line $rtn=$v split_$rtn=$(kv "split_$rtn")"
+	done
+	v=$(kv ruby_threads)
+	[ -n "$v" ] && line="$line ruby_threads=$v"
 	reason=$(kv reason)
 	[ -n "$reason" ] && line="$line reason=$reason"
 	echo "$line ($(elapsed "$t_row")s)"

@@ -315,6 +315,50 @@ out:
 	free(real);
 }
 
+/* A stand-in for a ruby with the VM linked in (version @V@): the symbols
+ * detection reads, ruby_current_ec in the executable's TLS block behind
+ * an over-aligned variable; it prints the variable's offset from the
+ * thread pointer. */
+static const char fake_ruby_src[] =
+	"#include <stdio.h>\n"
+	"__thread long pad[3] __attribute__((aligned(64))) = { 1, 2, 3 };\n"
+	"__thread void *ruby_current_ec;\n"
+	"const char ruby_version[] = \"@V@\";\n"
+	"void rb_vm_exec(void) { pad[0]++; }\n"
+	"int main(void) { printf(\"%ld\\n\", (long)((char *)&ruby_current_ec"
+	" - (char *)__builtin_thread_pointer())); rb_vm_exec(); return 0; }\n";
+
+/* Build the stand-in as version ver with cc, run it (through run, for
+ * another architecture) for *want, and detect it into *r.  -ECHILD when
+ * it could not be built or run, else detection's result. */
+static int fake_ruby(const char *cc, const char *run, const char *ver,
+		     const char *bin, long *want, struct ruby_record *r)
+{
+	const struct interp_module *m = interp_module(INTERP_RUBY);
+	char cmd[2048], out[256];
+	void *data = NULL;
+	size_t len = 0;
+	int fd, err;
+
+	snprintf(cmd, sizeof(cmd),
+		 "printf '%%s' '%s' | sed 's/@V@/%s/' | %s -x c -O1 -rdynamic "
+		 "-o %s - && %s %s", fake_ruby_src, ver, cc, bin, run, bin);
+	if (fix_run(cmd, out, sizeof(out))) {
+		test_note("%s: %s", cmd, out);
+		return -ECHILD;
+	}
+	*want = strtol(out, NULL, 10);
+	fd = open(bin, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = m->detect(NULL, bin, fd, &data, &len);
+	close(fd);
+	if (!err)
+		err = ruby_record_describe(data, len, r);
+	free(data);
+	return err;
+}
+
 /* A ruby executable with the VM linked in keeps ruby_current_ec in its
  * own TLS block, at a fixed offset from the thread pointer, with no
  * relocation: detection computes it from PT_TLS, and a stand-in built
@@ -322,48 +366,192 @@ out:
  * thread's copy really is.  A version without a layout is refused. */
 TEST(ruby_static_exe_tls_offset)
 {
-	static const char src[] =
-		"#include <stdio.h>\n"
-		"__thread long pad[3] = { 1, 2, 3 };\n"
-		"__thread void *ruby_current_ec;\n"
-		"const char ruby_version[] = \"@V@\";\n"
-		"void rb_vm_exec(void) { pad[0]++; }\n"
-		"int main(void) { printf(\"%ld\\n\", (long)((char *)&ruby_current_ec"
-		" - (char *)__builtin_thread_pointer())); rb_vm_exec(); return 0; }\n";
+	struct ruby_record r;
+	char bin[512];
+	long want = 0;
+	int err;
+
+	snprintf(bin, sizeof(bin), "%s/fake_ruby_new", test_tmpdir());
+	ASSERT_EQ(fake_ruby("cc", "", "9.9.0", bin, &want, &r), -ENOTSUP,
+		  "a version without a layout");
+	snprintf(bin, sizeof(bin), "%s/fake_ruby", test_tmpdir());
+	err = fake_ruby("cc", "", "3.1.2", bin, &want, &r);
+	if (!ASSERT_OK(err, "built, run and detected"))
+		return;
+	test_note("static ruby_current_ec at tp %lld (the program: %ld)",
+		  (long long)r.ec_off, want);
+	ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
+	ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
+}
+
+/* ---- arm64 (TLS variant I, descriptors) ---------------------------------- */
+
+/* Debian's arm64 libruby: $EP_ARM64_LIBRUBY, the multiarch directory, or
+ * the arm64 guests' userland (tests/qemu/cache, EP_ARM64_RUNTIMES=1). */
+#define LIBRUBY_A64 "libruby-3.1.so.3.1"
+static bool arm64_libruby(char *path, size_t cap)
+{
+	const char *env = getenv("EP_ARM64_LIBRUBY");
+
+	if (env && *env) {
+		snprintf(path, cap, "%s", env);
+		return access(path, R_OK) == 0;
+	}
+	snprintf(path, cap, "/usr/lib/aarch64-linux-gnu/" LIBRUBY_A64);
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(path, cap,
+		 "%s/tests/qemu/cache/arm64/rt-root/usr/lib/aarch64-linux-gnu/"
+		 LIBRUBY_A64, test_srcdir());
+	return access(path, R_OK) == 0;
+}
+
+/*
+ * Debian's arm64 libruby reaches ruby_current_ec through a TLS descriptor
+ * (R_AARCH64_TLSDESC, GCC's default on aarch64), not the DTPMOD64 slot of
+ * x86-64: detection must name that descriptor's GOT slot and the
+ * variable's offset in the block, as aarch64-linux-gnu-readelf -r lists
+ * them, and the code must call through that slot (objdump: the
+ * adrp/ldr/add/blr sequence of a descriptor call, at hundreds of sites).
+ */
+TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
+{
 	const struct interp_module *m = interp_module(INTERP_RUBY);
-	char cmd[2048], out[64], bin[512];
+	unsigned long long slot = 0, val = 0, add = 0, lo = 0, size = 0;
+	char lib[1024], cmd[4096], out[512];
+	unsigned long long sites = 0, gs = 0;
+	unsigned shift = 0, last = 0;
 	struct ruby_record r;
 	void *data = NULL;
 	size_t len = 0;
-	long want = 0;
-	int fd, err, i;
+	int fd, err;
 
-	for (i = 0; i < 2; i++) {
-		snprintf(bin, sizeof(bin), "%s/fake_ruby%d", test_tmpdir(), i);
-		snprintf(cmd, sizeof(cmd),
-			 "printf '%%s' '%s' | sed 's/@V@/%s/' | cc -x c -O1 -rdynamic "
-			 "-o %s - && %s", src, i ? "9.9.0" : "3.1.2", bin, bin);
-		if (!ASSERT_OK(fix_run(cmd, out, sizeof(out)), "build and run it"))
-			return;
-		want = strtol(out, NULL, 10);
-		fd = open(bin, O_RDONLY | O_CLOEXEC);
-		if (!ASSERT_TRUE(fd >= 0, "open it"))
-			return;
-		err = m->detect(NULL, bin, fd, &data, &len);
-		close(fd);
-		if (i) {
-			ASSERT_EQ(err, -ENOTSUP, "a version without a layout");
-			break;
-		}
-		if (!ASSERT_OK(err, "detected") ||
-		    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record"))
-			break;
-		test_note("static ruby_current_ec at tp %lld (the program: %ld)",
-			  (long long)r.ec_off, want);
-		ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
-		ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
+	if (system("command -v aarch64-linux-gnu-readelf >/dev/null && "
+		   "command -v aarch64-linux-gnu-objdump >/dev/null")) {
+		test_skip("aarch64-linux-gnu binutils not installed (make deps)");
+		return;
+	}
+	if (!arm64_libruby(lib, sizeof(lib))) {
+		test_skip("no arm64 %s (apt-get download libruby3.1:arm64; "
+			  "dpkg-deb -x; EP_ARM64_LIBRUBY=path, or "
+			  "EP_ARM64_RUNTIMES=1 make test-qemu)", LIBRUBY_A64);
+		return;
+	}
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (!ASSERT_TRUE(fd >= 0, "open the arm64 libruby"))
+		return;
+	err = m->detect(NULL, lib, fd, &data, &len);
+	close(fd);
+	if (!ASSERT_OK(err, "detected") ||
+	    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record")) {
 		free(data);
-		data = NULL;
+		return;
 	}
 	free(data);
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-readelf -rW '%s' | awk '$3 == "
+		 "\"R_AARCH64_TLSDESC\" && $5 == \"ruby_current_ec\" "
+		 "{print $1, $4, $7; exit}' | (read a v n; echo $((0x$a)) "
+		 "$((0x$v)) $((0x$n)))", lib);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "readelf -r");
+	if (!ASSERT_EQ(sscanf(out, "%llu %llu %llu", &slot, &val, &add), 3,
+		       out))
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-readelf -Ws --dyn-syms '%s' | awk '$8 == "
+		 "\"rb_vm_exec\" {print $2, $3; exit}' | "
+		 "(read a s; echo $((0x$a)) $s)", lib);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "readelf -s");
+	ASSERT_EQ(sscanf(out, "%llu %llu", &lo, &size), 2, out);
+	/* descriptor calls: adrp xA, P; ldr xB, [xA, #L]; add x0, xA, #L;
+	 * blr xB: the slot is P + L; how many call through ours */
+	snprintf(cmd, sizeof(cmd),
+		 "aarch64-linux-gnu-objdump -d --no-show-raw-insn '%s' | "
+		 "python3 -c 'import re,sys\n"
+		 "L=sys.stdin.read().splitlines(); n=0\n"
+		 "for i in range(len(L)-3):\n"
+		 " a=re.search(r\"adrp\\s+(x\\d+), ([0-9a-f]+)\",L[i])\n"
+		 " b=re.search(r\"ldr\\s+(x\\d+), \\[(x\\d+), #(\\d+)\\]\",L[i+1])\n"
+		 " c=re.search(r\"add\\s+x0, (x\\d+), #0x([0-9a-f]+)\",L[i+2])\n"
+		 " d=re.search(r\"blr\\s+(x\\d+)\",L[i+3])\n"
+		 " if a and b and c and d and b[2]==a[1]==c[1] and d[1]==b[1]"
+		 " and int(b[3])==int(c[2],16) and"
+		 " int(a[2],16)+int(b[3])==%llu: n+=1\n"
+		 "print(n)'", lib, slot);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "objdump");
+	ASSERT_EQ(sscanf(out, "%llu", &sites), 1, out);
+	test_note("arm64 ruby %u.%u.%u: ruby_current_ec through the TLSDESC at "
+		  "GOT %#llx (readelf %#llx, %llu call sites in objdump), "
+		  "offset %lld in the block (readelf %llu + %llu); rb_vm_exec "
+		  "%#llx+%llu",
+		  r.major, r.minor, r.patch, (unsigned long long)r.ec_addr, slot,
+		  sites, (long long)r.ec_off, val, add,
+		  (unsigned long long)r.loop_lo,
+		  (unsigned long long)(r.loop_hi - r.loop_lo));
+	ASSERT_EQ(r.major * 100 + r.minor, 301, "Debian 12's ruby 3.1");
+	ASSERT_EQ(r.ec_mode, RUBY_EC_TLSDESC, "the ec through a TLS descriptor");
+	ASSERT_EQ(r.ec_addr, slot, "the descriptor's GOT slot");
+	ASSERT_EQ((unsigned long long)r.ec_off, val + add,
+		  "its offset in the block");
+	ASSERT_TRUE(sites >= 10, "the code calls through that descriptor");
+	ASSERT_EQ(r.loop_lo, lo, "rb_vm_exec");
+	ASSERT_EQ(r.loop_hi - r.loop_lo, size, "its size");
+	/* rb_id2str: cmp x0, #L; lsr xN, x0, #S; b T; at T: adrp xD, P;
+	 * ldr wM, [xD, #O] (last_id at P + O) */
+	snprintf(cmd, sizeof(cmd),
+		 "a=0x$(aarch64-linux-gnu-readelf -Ws --dyn-syms '%s' | awk '$8 "
+		 "== \"rb_id2str\" {print $2; exit}'); d() { "
+		 "aarch64-linux-gnu-objdump -d --no-show-raw-insn "
+		 "--start-address=$(($1)) --stop-address=$(($1 + 128)) '%s'; }; "
+		 "t=0x$(d $a | awk '$2 == \"b\" {print $3; exit}'); "
+		 "(d $a; d $t) | python3 -c 'import re,sys; t=sys.stdin.read(); "
+		 "s=re.search(r\"lsr\\s+x\\d+, x0, #(\\d+)\", t); "
+		 "l=re.search(r\"cmp\\s+x0, #0x([0-9a-f]+)\", t); "
+		 "g=re.search(r\"adrp\\s+x\\d+, ([0-9a-f]+).*\\n.*ldr\\s+w\\d+, "
+		 "\\[x\\d+, #(\\d+)\\]\", t); "
+		 "print(s[1], int(l[1],16), int(g[1],16) + int(g[2]))'",
+		 lib, lib);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "objdump rb_id2str");
+	if (ASSERT_EQ(sscanf(out, "%u %u %llu", &shift, &last, &gs), 3, out)) {
+		test_note("ruby_global_symbols %#llx (objdump %#llx), IDs: >> %u "
+			  "above %#x", (unsigned long long)r.global_symbols, gs,
+			  r.id_shift, r.last_op_id);
+		ASSERT_EQ(r.global_symbols, gs, "ruby_global_symbols");
+		ASSERT_EQ(r.id_shift, shift, "RUBY_ID_SCOPE_SHIFT");
+		ASSERT_EQ(r.last_op_id, last, "tLAST_OP_ID");
+	}
+}
+
+/*
+ * An arm64 executable with the VM linked in: its TLS block is above the
+ * thread pointer past the 16-byte TCB (variant I).  A stand-in is cross
+ * built and run under qemu-aarch64-static, printing where its thread's
+ * ruby_current_ec is; detection must find the same offset.
+ */
+TEST(ruby_arm64_static_exe_tls_offset)
+{
+	struct ruby_record r;
+	char bin[512];
+	long want = 0;
+	int err;
+
+	if (system("command -v aarch64-linux-gnu-gcc >/dev/null && "
+		   "command -v qemu-aarch64-static >/dev/null")) {
+		test_skip("aarch64-linux-gnu-gcc or qemu-aarch64-static missing");
+		return;
+	}
+	snprintf(bin, sizeof(bin), "%s/fake_ruby_a64", test_tmpdir());
+	err = fake_ruby("aarch64-linux-gnu-gcc",
+			"qemu-aarch64-static -L /usr/aarch64-linux-gnu", "3.1.2",
+			bin, &want, &r);
+	if (err == -ECHILD) {
+		test_skip("could not cross build and run the stand-in");
+		return;
+	}
+	if (!ASSERT_OK(err, "detected"))
+		return;
+	test_note("arm64 static ruby_current_ec at tp + %lld (the program: "
+		  "%ld)", (long long)r.ec_off, want);
+	ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
+	ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
 }
