@@ -164,6 +164,31 @@ libnode() {
 	rm -rf "$tmp"
 }
 
+# Debian's arm64 libruby, unpacked (not installed), for the unit test of
+# Ruby's TLS descriptor on aarch64 (tests/unit/test_ruby_live.c)
+arm64_libruby() {
+	d=${EP_ARM64_DIR:-/var/cache/ebpf-profiler-test/arm64}
+	if [ -f "$d/libruby-3.1.so.3.1" ] && [ -s "$d/libruby-3.1.so.3.1" ]; then
+		echo "deps: arm64 libruby in $d"
+		return 0
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: no arm64 libruby in $d; run 'make deps' as root" >&2
+		return 1
+	fi
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	if (cd "$tmp" && apt-get download -qq libruby3.1:arm64 >/dev/null 2>&1 &&
+	    dpkg-deb -x libruby3.1_*_arm64.deb root); then
+		mkdir -p "$d"
+		cp -L "$tmp"/root/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1 "$d/"
+		echo "deps: arm64 libruby in $d"
+	else
+		echo "deps: apt-get download libruby3.1:arm64 failed" >&2
+	fi
+	rm -rf "$tmp"
+}
+
 upstream_protos || true
 node_versions || true
 libnode || true
@@ -181,6 +206,7 @@ for p in $CROSS_ARM64; do
 done
 if [ -z "$missing" ]; then
 	echo "deps: all packages installed"
+	arm64_libruby || true
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -196,3 +222,5 @@ fi
 apt-get -o DPkg::Lock::Timeout=600 update -qq
 # shellcheck disable=SC2086
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing
+# after arm64 became a foreign architecture and apt knows its packages
+arm64_libruby || true

@@ -386,8 +386,9 @@ TEST(ruby_static_exe_tls_offset)
 
 /* ---- arm64 (TLS variant I, descriptors) ---------------------------------- */
 
-/* Debian's arm64 libruby: $EP_ARM64_LIBRUBY, the multiarch directory, or
- * the arm64 guests' userland (tests/qemu/cache, EP_ARM64_RUNTIMES=1). */
+/* Debian's arm64 libruby: $EP_ARM64_LIBRUBY, the multiarch directory, the
+ * one make deps unpacks, or the arm64 guests' userland (tests/qemu/cache,
+ * EP_ARM64_RUNTIMES=1). */
 #define LIBRUBY_A64 "libruby-3.1.so.3.1"
 static bool arm64_libruby(char *path, size_t cap)
 {
@@ -398,6 +399,9 @@ static bool arm64_libruby(char *path, size_t cap)
 		return access(path, R_OK) == 0;
 	}
 	snprintf(path, cap, "/usr/lib/aarch64-linux-gnu/" LIBRUBY_A64);
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(path, cap, "/var/cache/ebpf-profiler-test/arm64/" LIBRUBY_A64);
 	if (access(path, R_OK) == 0)
 		return true;
 	snprintf(path, cap,
