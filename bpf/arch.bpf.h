@@ -8,8 +8,10 @@
  *
  * ustate.regs holds the registers in the slots of enum rule_reg
  * (profiler.h): R_FP and R_SP are the frame and stack pointers on both
- * (rbp/rsp, x29/sp); on arm64 R_LR is the link register x30, and the slots
- * of x86's other general registers are unused.
+ * (rbp/rsp, x29/sp); on arm64 R_LR is the link register x30, and x86's
+ * other general-register slots hold the callee-saved x19..x28 as sampled
+ * (ARCH_X_SLOT), where a runtime may keep its state at the leaf: no arm64
+ * rule names them.  A runtime's own files say which register it wants.
  */
 #ifndef EP_ARCH_BPF_H
 #define EP_ARCH_BPF_H
@@ -18,9 +20,9 @@
 
 #define ARCH_X86_64 0
 #define R_LR RULE_REG_LR
-/* HotSpot's template interpreter keeps the bcp in x22 (rbcp) at the leaf;
- * loaded into a slot arm64 rules never use */
-#define R_HOTSPOT_BCP 13
+/* The slot of callee-saved register xN (19 <= N <= 28) at the leaf: x19..x23
+ * in slots 1..5, x24..x28 in 8..12 (6 and 7 are R_FP and R_SP). */
+#define ARCH_X_SLOT(n) ((n) < 24 ? (n) - 18 : (n) - 16)
 
 /* The user pc of a perf sample's registers (struct user_pt_regs). */
 #define ARCH_CTX_PC(ctx_) ((ctx_)->regs.pc)
@@ -36,7 +38,16 @@
 		(st_)->regs[R_SP] = (pr_)->sp;                                 \
 		(st_)->regs[R_FP] = (pr_)->regs[29];                           \
 		(st_)->regs[R_LR] = (pr_)->regs[30];                           \
-		(st_)->regs[R_HOTSPOT_BCP] = (pr_)->regs[22];                  \
+		(st_)->regs[ARCH_X_SLOT(19)] = (pr_)->regs[19];                \
+		(st_)->regs[ARCH_X_SLOT(20)] = (pr_)->regs[20];                \
+		(st_)->regs[ARCH_X_SLOT(21)] = (pr_)->regs[21];                \
+		(st_)->regs[ARCH_X_SLOT(22)] = (pr_)->regs[22];                \
+		(st_)->regs[ARCH_X_SLOT(23)] = (pr_)->regs[23];                \
+		(st_)->regs[ARCH_X_SLOT(24)] = (pr_)->regs[24];                \
+		(st_)->regs[ARCH_X_SLOT(25)] = (pr_)->regs[25];                \
+		(st_)->regs[ARCH_X_SLOT(26)] = (pr_)->regs[26];                \
+		(st_)->regs[ARCH_X_SLOT(27)] = (pr_)->regs[27];                \
+		(st_)->regs[ARCH_X_SLOT(28)] = (pr_)->regs[28];                \
 		(st_)->flags |= ST_LR_VALID;                                   \
 	} while (0)
 
@@ -92,8 +103,6 @@ static __always_inline __u32 signal_step(struct scratch *s)
 #else /* x86-64 */
 
 #define ARCH_X86_64 1
-/* HotSpot's template interpreter keeps the bcp in r13 at the leaf */
-#define R_HOTSPOT_BCP 13
 
 #define ARCH_CTX_PC(ctx_) ((ctx_)->regs.ip)
 

@@ -17,6 +17,13 @@ struct {
 #define HOTSPOT_NMETHOD_NAME 0x00646f6874656d6eULL
 /* A frame larger than this (words) is not one */
 #define HOTSPOT_FRAME_WORDS_MAX 65536
+/* The template interpreter keeps the bcp in a register at the leaf: r13
+ * on x86-64, x22 (rbcp) on arm64; its ustate slot (bpf/arch.bpf.h) */
+#if ARCH_X86_64
+#define HOTSPOT_BCP_SLOT 13
+#else
+#define HOTSPOT_BCP_SLOT ARCH_X_SLOT(22)
+#endif
 
 /* An interpreted frame: Method* and bcp from its slots; the caller's sp
  * is the frame's sender sp (a compiled caller's own sp, before a c2i
@@ -43,7 +50,7 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	 * the one inside the method's bytecodes */
 	if (!(s->st.flags & ST_RETURN_ADDR)) {
 		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
-					      s->st.regs[R_HOTSPOT_BCP]),
+					      s->st.regs[HOTSPOT_BCP_SLOT]),
 				method, bcp, 2))
 			return INTERP_NOT_HERE;
 	} else if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,

@@ -520,9 +520,10 @@ int unwind_native(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* The user registers: load_regs (bpf/arch.bpf.h).  Its own function: inlined, the compiler merges the two load_regs
- * sequences, and the verifier refuses one instruction that reads both the
- * context and a BTF pointer. */
+/* The user registers: load_regs (bpf/arch.bpf.h).  Its own function:
+ * inlined, the compiler merges the two load_regs sequences, and the
+ * verifier refuses one instruction that reads both the context and a BTF
+ * pointer. */
 static __noinline void regs_from_ctx(struct bpf_perf_event_data *ctx,
 				     struct ustate *st)
 {
