@@ -4,7 +4,13 @@
  * a hang (limit: EP_TEST_TIMEOUT seconds, default 900: the kernel matrix
  * downloads its kernels on a first run) fails that test
  * only.  Arguments are substring filters on test names; "-l" lists.
- * The last line is "N passed, N failed", followed by skips.
+ * A failed test runs once more (EP_TEST_RETRIES, default 1; 0 for none):
+ * the root tests count samples of real workloads on a shared machine, and
+ * a burst of load can starve one run.  Both runs' output is printed, a
+ * test that passes only on its retry is listed as such before the last
+ * line, and one that fails every run fails.  The names of the failed tests
+ * come just before the last line, which is "N passed, N failed", followed
+ * by skips.
  */
 #include "test.h"
 
@@ -220,10 +226,66 @@ static int run_child(struct test_case *tc)
 	return cur_skipped ? EXIT_SKIP : 0;
 }
 
+/* Appends a name to a space-separated list, "..." once it is full. */
+static void list_add(char *list, size_t size, const char *name)
+{
+	size_t len = strlen(list);
+
+	if (len + strlen(name) + 5 >= size) {
+		if (len + 4 < size && !strstr(list, "..."))
+			strcat(list, " ...");
+		return;
+	}
+	snprintf(list + len, size - len, "%s%s", len ? " " : "", name);
+}
+
+/* Runs one test in its own child: 0 passed, EXIT_SKIP skipped, 1 failed. */
+static int run_one(struct test_case *tc, unsigned timeout)
+{
+	struct timespec t0, t1;
+	int status;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (pid == 0) {
+		/* The test's own process group, so a timeout can
+		 * take its workloads along. */
+		setpgid(0, 0);
+		alarm(timeout);
+		_exit(run_child(tc));
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	kill(-pid, SIGKILL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		printf("PASS %s (%.1fs)\n", tc->name, secs);
+		return 0;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SKIP) {
+		printf("SKIP %s\n", tc->name);
+		return EXIT_SKIP;
+	}
+	if (WIFSIGNALED(status))
+		printf("    killed by signal %d%s\n", WTERMSIG(status),
+		       WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
+	printf("FAIL %s (%.1fs)\n", tc->name, secs);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0, skipped = 0, i;
 	unsigned timeout = atoi(env_or("EP_TEST_TIMEOUT", "900"));
+	int retries = atoi(env_or("EP_TEST_RETRIES", "1"));
+	static char retried[2048], failed_names[2048];
 	struct test_case *tc;
 
 	for (i = 1; i < argc; i++) {
@@ -235,47 +297,31 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (tc = tests; tc; tc = tc->next) {
-		struct timespec t0, t1;
-		int status;
-		pid_t pid;
+		int attempt, rc = 1;
 
 		if (!matches(tc->name, argc, argv))
 			continue;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		fflush(stdout);
-		pid = fork();
-		if (pid < 0) {
-			perror("fork");
-			return 2;
+		for (attempt = 0; attempt <= retries && rc == 1; attempt++) {
+			if (attempt)
+				printf("    retrying %s: run %d failed\n",
+				       tc->name, attempt);
+			rc = run_one(tc, timeout);
 		}
-		if (pid == 0) {
-			/* The test's own process group, so a timeout can
-			 * take its workloads along. */
-			setpgid(0, 0);
-			alarm(timeout);
-			_exit(run_child(tc));
-		}
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		kill(-pid, SIGKILL);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double secs = (t1.tv_sec - t0.tv_sec) +
-			      (t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-			printf("PASS %s (%.1fs)\n", tc->name, secs);
+		if (rc == 0) {
 			passed++;
-		} else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SKIP) {
-			printf("SKIP %s\n", tc->name);
+			if (attempt > 1)
+				list_add(retried, sizeof(retried), tc->name);
+		} else if (rc == EXIT_SKIP) {
 			skipped++;
 		} else {
-			if (WIFSIGNALED(status))
-				printf("    killed by signal %d%s\n",
-				       WTERMSIG(status),
-				       WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
-			printf("FAIL %s (%.1fs)\n", tc->name, secs);
 			failed++;
+			list_add(failed_names, sizeof(failed_names), tc->name);
 		}
 	}
+	if (retried[0])
+		printf("passed on their retry: %s\n", retried);
+	if (failed_names[0])
+		printf("failed: %s\n", failed_names);
 	printf("%d passed, %d failed", passed, failed);
 	if (skipped)
 		printf(", %d skipped", skipped);
