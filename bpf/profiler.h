@@ -75,7 +75,7 @@ enum prog_index {
 	X(PHP, php, "php")                                                     \
 	X(PERL, perl, "perl")                                                  \
 	X(RUBY, ruby, "ruby")                                                  \
-	X(HOTSPOT, hotspot, "hotspot")                                         \
+	X(HOTSPOT, hotspot, "jvm")                                             \
 	X(V8, v8, "v8js")
 
 enum interp_kind {
