@@ -25,7 +25,7 @@
 #include "dwinline.h"
 #include "arr.h"
 #include "elfmap.h"
-#include "floor.h"
+#include "sorted.h"
 #include "hashmap.h"
 
 #define NONE UINT32_MAX
@@ -399,13 +399,9 @@ static int cmp_iv(const void *pa, const void *pb)
 {
 	const struct iv *a = pa, *b = pb;
 
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	if (a->depth != b->depth)
-		return a->depth < b->depth ? -1 : 1;
-	if (a->hi != b->hi)
-		return a->hi > b->hi ? -1 : 1;
-	return a->scope < b->scope ? -1 : a->scope > b->scope;
+	/* the larger of two intervals at one start and depth first */
+	return CMP3(a->lo, b->lo) ?: CMP3(a->depth, b->depth) ?:
+	       CMP3(b->hi, a->hi) ?: CMP3(a->scope, b->scope);
 }
 
 /* Ends of sequences before rows at the same address, then libdw's order. */
@@ -413,11 +409,8 @@ static int cmp_row(const void *pa, const void *pb)
 {
 	const struct row *a = pa, *b = pb;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	if (a->end != b->end)
-		return a->end ? -1 : 1;
-	return a->ord < b->ord ? -1 : a->ord > b->ord;
+	return CMP3(a->addr, b->addr) ?: CMP3(b->end, a->end) ?:
+	       CMP3(a->ord, b->ord);
 }
 
 static int emit(struct builder *b, uint64_t start, uint32_t scope)

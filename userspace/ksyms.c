@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "arr.h"
-#include "floor.h"
+#include "sorted.h"
 #include "log.h"
 
 struct ksym {
@@ -46,7 +46,7 @@ static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return CMP3(x->addr, y->addr);
 }
 
 static int hexval(char c)
