@@ -210,26 +210,19 @@ qemu-arm64:
 bench: ebpf-profiler workloads
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) ci/bench.py
 
-# Stack-delta extraction speed (BENCH_FILES: files instead of libc and the
-# largest ELF files under /usr/lib and /usr/bin).
-BENCH_EXTRACT := $(O)/tests/bench/bench_extract
-$(BENCH_EXTRACT): $(O)/tests/bench/bench_extract.o $(O)/libprofiler.a
+# The C benchmarks, each one program linked with the library:
+#   bench-extract: stack-delta extraction speed (BENCH_FILES: files instead
+#     of libc and the largest ELF files under /usr/lib and /usr/bin);
+#   bench-inline: inline-chain tables from DWARF: build time and size,
+#     10,000 lookups cold and warm, for libc's debug file and the largest
+#     .debug_info on the machine (BENCH_FILES: files holding DWARF instead).
+BENCH_PROGS := $(O)/tests/bench/bench_extract $(O)/tests/bench/bench_inline
+$(BENCH_PROGS): %: %.o $(O)/libprofiler.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-bench-extract: $(BENCH_EXTRACT)
-	$(Q)$(BENCH_EXTRACT) $(BENCH_FILES)
-
-# Inline-chain tables from DWARF: build time and size, 10,000 lookups cold
-# and warm, for libc's debug file and the largest .debug_info on the
-# machine (BENCH_FILES: files holding DWARF instead)
-BENCH_INLINE := $(O)/tests/bench/bench_inline
-$(BENCH_INLINE): $(O)/tests/bench/bench_inline.o $(O)/libprofiler.a
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
-
-bench-inline: $(BENCH_INLINE)
-	$(Q)$(BENCH_INLINE) $(BENCH_FILES)
+bench-extract bench-inline: bench-%: $(O)/tests/bench/bench_%
+	$(Q)$< $(BENCH_FILES)
 
 # the daemon's RSS with -inline-frames on a busy host (root)
 bench-inline-rss: ebpf-profiler workloads

@@ -192,13 +192,20 @@ def start_tool(tool, rate):
     return p
 
 
-def stop_tool(p, tool):
-    p.send_signal(signal.SIGINT)
+def interrupt(p, timeout=120):
+    """SIGINT (each tool writes its output and exits), then SIGKILL after
+    timeout seconds."""
+    if p.poll() is None:
+        p.send_signal(signal.SIGINT)
     try:
-        p.wait(timeout=120)
+        p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
+
+
+def stop_tool(p, tool):
+    interrupt(p)
     with open(os.path.join(TMP, tool + ".err")) as f:
         return f.read()
 

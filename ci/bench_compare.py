@@ -41,7 +41,6 @@ BENCH_CONFIGS ("fp native all"), BENCH_DEPTHS ("10 100 300").
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -99,16 +98,6 @@ def start_bpftrace():
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
-def stop(p):
-    if p.poll() is None:
-        p.send_signal(signal.SIGINT)
-    try:
-        p.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-
-
 def stats(ids):
     return bench.perf_event_prog_stats(ids)
 
@@ -162,7 +151,7 @@ def one_compare(wl, cfg, port):
             return window(tools)
         finally:
             for p in tools:
-                stop(p)
+                bench.interrupt(p)
     finally:
         for p in procs:
             p.kill()

@@ -125,68 +125,78 @@ node_versions() {
 	done
 }
 
-# Debian's own node 18 keeps V8 in a shared library, libnode.so.108
-# (stripped): its package unpacked (not installed: it conflicts with the
-# machine's node 20) as $NODE_DIR/18-debian/libnode.so.108 for the
-# detection tests.
-libnode() {
-	# Debian's own node 18: V8 in the stripped libnode.so.108, its node
-	# binary, and the JavaScript packages it loads at start (unpacked,
-	# not installed: the machine's node stays as it is)
-	d=$NODE_DIR/18-debian
-	if [ -f "$d/libnode.so.108" ] && [ -x "$d/node" ] &&
-	    [ -f "$d/share/nodejs/cjs-module-lexer/lexer.js" ]; then
-		echo "deps: Debian's node 18 in $d"
+# unpack_debs WHAT DIR PRESENT PLACE PACKAGE...: Debian packages unpacked,
+# not installed (another version or architecture stays the machine's),
+# for the tests that parse them.  Nothing to do when "PRESENT DIR" says
+# the files are in DIR; otherwise apt-get downloads the PACKAGEs into a
+# temporary directory, dpkg-deb unpacks each under its root/, and
+# "PLACE ROOT DIR" moves the files wanted from there into DIR.
+unpack_debs() {
+	what=$1 d=$2 present=$3 place=$4
+	shift 4
+	if "$present" "$d"; then
+		echo "deps: $what in $d"
 		return 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
-		echo "deps: no Debian node 18 in $d; run 'make deps' as root" >&2
+		echo "deps: no $what in $d; run 'make deps' as root" >&2
 		return 1
 	fi
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp"
-	# nodejs at libnode108's version: another source's nodejs (the
-	# image's node 20) may be apt's candidate
-	v=$(apt-cache policy libnode108 2>/dev/null |
-	    awk '/Candidate:/ { print $2 }')
-	if (cd "$tmp" && apt-get download -qq libnode108 "nodejs=$v" \
-	    node-acorn node-cjs-module-lexer node-undici >/dev/null 2>&1 &&
-	    for deb in ./*.deb; do dpkg-deb -x "$deb" root || exit 1; done); then
-		mkdir -p "$d/share"
-		mv "$tmp"/root/usr/lib/x86_64-linux-gnu/libnode.so.108 "$d/"
-		mv "$tmp"/root/usr/bin/node "$d/node"
-		rm -rf "$d/share/nodejs"
-		mv "$tmp"/root/usr/share/nodejs "$d/share/"
-		echo "deps: Debian's node 18 in $d"
+	if (cd "$tmp" && apt-get download -qq "$@" >/dev/null 2>&1 &&
+	    for deb in ./*.deb; do dpkg-deb -x "$deb" root || exit 1; done) &&
+	    "$place" "$tmp/root" "$d"; then
+		echo "deps: $what in $d"
 	else
-		echo "deps: apt-get download of Debian's node 18 failed" >&2
+		echo "deps: apt-get download of $what ($*) failed" >&2
 	fi
 	rm -rf "$tmp"
 }
 
-# Debian's arm64 libruby, unpacked (not installed), for the unit test of
-# Ruby's TLS descriptor on aarch64 (tests/unit/test_ruby_live.c)
+# Debian's own node 18 keeps V8 in a shared library, libnode.so.108
+# (stripped): its package unpacked (it conflicts with the machine's
+# node 20) as $NODE_DIR/18-debian/libnode.so.108 for the detection
+# tests, with its node binary and the JavaScript packages it loads at
+# start.
+libnode_present() {
+	[ -f "$1/libnode.so.108" ] && [ -x "$1/node" ] &&
+	    [ -f "$1/share/nodejs/cjs-module-lexer/lexer.js" ]
+}
+
+libnode_place() {
+	mkdir -p "$2/share" &&
+	    mv "$1"/usr/lib/x86_64-linux-gnu/libnode.so.108 "$2/" &&
+	    mv "$1"/usr/bin/node "$2/node" &&
+	    rm -rf "$2/share/nodejs" &&
+	    mv "$1"/usr/share/nodejs "$2/share/"
+}
+
+libnode() {
+	# nodejs at libnode108's version: another source's nodejs (the
+	# image's node 20) may be apt's candidate
+	v=$(apt-cache policy libnode108 2>/dev/null |
+	    awk '/Candidate:/ { print $2 }')
+	unpack_debs "Debian's node 18" "$NODE_DIR/18-debian" \
+	    libnode_present libnode_place \
+	    libnode108 "nodejs=$v" node-acorn node-cjs-module-lexer node-undici
+}
+
+# Debian's arm64 libruby, unpacked, for the unit test of Ruby's TLS
+# descriptor on aarch64 (tests/unit/test_ruby_live.c)
+arm64_libruby_present() {
+	[ -s "$1/libruby-3.1.so.3.1" ]
+}
+
+arm64_libruby_place() {
+	mkdir -p "$2" &&
+	    cp -L "$1"/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1 "$2/"
+}
+
 arm64_libruby() {
-	d=${EP_ARM64_DIR:-/var/cache/ebpf-profiler-test/arm64}
-	if [ -f "$d/libruby-3.1.so.3.1" ] && [ -s "$d/libruby-3.1.so.3.1" ]; then
-		echo "deps: arm64 libruby in $d"
-		return 0
-	fi
-	if [ "$(id -u)" != 0 ]; then
-		echo "deps: no arm64 libruby in $d; run 'make deps' as root" >&2
-		return 1
-	fi
-	tmp=$(mktemp -d)
-	chmod 755 "$tmp"
-	if (cd "$tmp" && apt-get download -qq libruby3.1:arm64 >/dev/null 2>&1 &&
-	    dpkg-deb -x libruby3.1_*_arm64.deb root); then
-		mkdir -p "$d"
-		cp -L "$tmp"/root/usr/lib/aarch64-linux-gnu/libruby-3.1.so.3.1 "$d/"
-		echo "deps: arm64 libruby in $d"
-	else
-		echo "deps: apt-get download libruby3.1:arm64 failed" >&2
-	fi
-	rm -rf "$tmp"
+	unpack_debs "arm64 libruby" \
+	    "${EP_ARM64_DIR:-/var/cache/ebpf-profiler-test/arm64}" \
+	    arm64_libruby_present arm64_libruby_place libruby3.1:arm64
 }
 
 upstream_protos || true

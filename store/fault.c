@@ -90,27 +90,23 @@ int store_test_get_raw(struct store *s, const uint8_t id[16],
 		       enum store_kind kind, void **val, size_t *len)
 {
 	uint8_t key[KEY_LEN];
-	MDB_val k = { KEY_LEN, key }, v;
 	MDB_txn *txn;
+	MDB_val v;
 	int err;
 
 	*val = NULL;
 	*len = 0;
 	if (!st_kind_ok(kind) || !s->have_dbs)
 		return -EINVAL;
-	st_make_key(key, id, kind);
-	err = st_txn_begin(s, false, &txn);
+	err = st_rec_get(s, id, kind, key, &txn, &v);
 	if (err)
 		return err;
-	err = st_lmdb_err(mdb_get(txn, s->dbi_rec, &k, &v));
-	if (!err) {
-		*val = malloc(v.mv_size ? v.mv_size : 1);
-		if (*val) {
-			memcpy(*val, v.mv_data, v.mv_size);
-			*len = v.mv_size;
-		} else {
-			err = -ENOMEM;
-		}
+	*val = malloc(v.mv_size ? v.mv_size : 1);
+	if (*val) {
+		memcpy(*val, v.mv_data, v.mv_size);
+		*len = v.mv_size;
+	} else {
+		err = -ENOMEM;
 	}
 	st_rtxn_end(s, txn);
 	return err;

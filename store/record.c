@@ -28,6 +28,24 @@ bool st_kind_ok(unsigned kind)
 	return kind > 0 && kind < STORE_KIND_MAX;
 }
 
+int st_rec_get(struct store *s, const uint8_t id[16], unsigned kind,
+	       uint8_t key[KEY_LEN], MDB_txn **txn, MDB_val *v)
+{
+	MDB_val k = { KEY_LEN, key };
+	int err;
+
+	st_make_key(key, id, kind);
+	err = st_txn_begin(s, false, txn);
+	if (err)
+		return err;
+	err = st_lmdb_err(mdb_get(*txn, s->dbi_rec, &k, v));
+	if (err) {
+		st_rtxn_end(s, *txn);
+		*txn = NULL;
+	}
+	return err;
+}
+
 const char *store_kind_name(unsigned kind)
 {
 	switch (kind) {

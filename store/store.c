@@ -32,9 +32,9 @@ static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
 {
 	bool copy = rd && rd->copy, full = rd != NULL;
 	uint8_t key[KEY_LEN];
-	MDB_val k = { KEY_LEN, key }, v;
 	const char *bad;
 	MDB_txn *txn;
+	MDB_val v;
 	int err;
 
 	if (!st_kind_ok(kind))
@@ -43,13 +43,10 @@ static int lookup(struct store *s, const uint8_t id[16], enum store_kind kind,
 		CNT_ADD(s->misses, 1);
 		return -ENOENT;
 	}
-	st_make_key(key, id, kind);
-	err = st_txn_begin(s, false, &txn);
-	if (err)
-		return err;
-	err = st_lmdb_err(mdb_get(txn, s->dbi_rec, &k, &v));
+	err = st_rec_get(s, id, kind, key, &txn, &v);
 	if (err) {
-		st_rtxn_end(s, txn);
+		/* st_txn_begin() noted its own errors: noting one again
+		 * changes nothing */
 		if (err == -ENOENT)
 			CNT_ADD(s->misses, 1);
 		return st_note_err(s, err);

@@ -169,6 +169,11 @@ int st_lmdb_fault(void);
 /* record.c */
 void st_make_key(uint8_t key[KEY_LEN], const uint8_t id[16], unsigned kind);
 bool st_kind_ok(unsigned kind);
+/* The record of (id, kind) in a read transaction; key gets its key.  On
+ * 0, *txn is open (st_rtxn_end() it) and v points into the map until
+ * then; on an error (-ENOENT: no such record) nothing is left open. */
+int st_rec_get(struct store *s, const uint8_t id[16], unsigned kind,
+	       uint8_t key[KEY_LEN], MDB_txn **txn, MDB_val *v);
 void st_put_be64(uint8_t *p, uint64_t v);
 uint64_t st_get_be64(const uint8_t *p);
 uint32_t st_rec_sum(const uint8_t key[KEY_LEN], const struct rec_hdr *h,

@@ -237,12 +237,8 @@ static int set_value(struct config *c, const struct opt *o, const char *v,
 	case OPT_INT:
 		errno = 0;
 		l = strtol(v, &end, 10);
-		if (errno || end == v || *end || l < o->min || l > o->max) {
-			fprintf(stderr,
-				"ebpf-profiler: %s: -%s: \"%s\" is not a number in %ld..%ld\n",
-				src, o->name, v, o->min, o->max);
-			return -EINVAL;
-		}
+		if (errno || end == v || *end || l < o->min || l > o->max)
+			goto range;
 		*(int *)field = (int)l;
 		return 0;
 	case OPT_DOUBLE:
@@ -251,12 +247,8 @@ static int set_value(struct config *c, const struct opt *o, const char *v,
 			goto bad;
 		/* min == max: no range */
 		if (o->min != o->max && (*(double *)field < o->min ||
-					 *(double *)field > o->max)) {
-			fprintf(stderr,
-				"ebpf-profiler: %s: -%s: \"%s\" is not a number in %ld..%ld\n",
-				src, o->name, v, o->min, o->max);
-			return -EINVAL;
-		}
+					 *(double *)field > o->max))
+			goto range;
 		return 0;
 	case OPT_DURATION:
 		err = config_parse_duration(v, &u);
@@ -304,6 +296,11 @@ static int set_value(struct config *c, const struct opt *o, const char *v,
 bad:
 	fprintf(stderr, "ebpf-profiler: %s: -%s: bad value \"%s\"\n", src,
 		o->name, v);
+	return -EINVAL;
+range:
+	fprintf(stderr,
+		"ebpf-profiler: %s: -%s: \"%s\" is not a number in %ld..%ld\n",
+		src, o->name, v, o->min, o->max);
 	return -EINVAL;
 }
 

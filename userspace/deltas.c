@@ -16,6 +16,7 @@
 
 #include "arr.h"
 #include "intern.h"
+#include "sorted.h"
 
 
 const struct unwind_rule dt_fixed_rules[RULE_FIXED_COUNT] = {
@@ -223,15 +224,10 @@ static int cmp_brow(const void *pa, const void *pb)
 {
 	const struct brow *a = pa, *b = pb;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	if (a->layer != b->layer)
-		return a->layer < b->layer ? -1 : 1;
 	/* Within a layer the winner comes last: weak end markers first,
 	 * then insertion order. */
-	if (a->weak != b->weak)
-		return a->weak ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	return CMP3(a->addr, b->addr) ?: CMP3(a->layer, b->layer) ?:
+	       CMP3(b->weak, a->weak) ?: CMP3(a->seq, b->seq);
 }
 
 /* The sort key in one word: address, layer, strength (cmp_brow's order

@@ -25,6 +25,7 @@
 #include "dwinline.h"
 #include "arr.h"
 #include "elfmap.h"
+#include "sorted.h"
 #include "hashmap.h"
 
 #define NONE UINT32_MAX
@@ -274,6 +275,10 @@ static int walk(struct builder *b, Dwarf_Die *die, uint32_t parent,
 	if (depth >= DWI_MAX_DEPTH || dwarf_child(die, &c) != 0)
 		return 0;
 	do {
+		/* whether c's children are walked, and in which scope */
+		bool descend = false;
+		uint32_t under = parent;
+
 		tag = dwarf_tag(&c);
 		switch (tag) {
 		case DW_TAG_inlined_subroutine:
@@ -287,27 +292,23 @@ static int walk(struct builder *b, Dwarf_Die *die, uint32_t parent,
 			if (err)
 				return err;
 			/* no code, no frames under it (an abstract instance) */
-			if (idx != NONE && !b->funcs_only) {
-				err = walk(b, &c, idx, depth + 1);
-				if (err)
-					return err;
-			}
+			descend = idx != NONE && !b->funcs_only;
+			under = idx;
 			break;
 		case DW_TAG_lexical_block:
 		case DW_TAG_try_block:
 		case DW_TAG_catch_block:
-			if (parent != NONE && !b->funcs_only) {
-				err = walk(b, &c, parent, depth + 1);
-				if (err)
-					return err;
-			}
+			descend = parent != NONE && !b->funcs_only;
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_module:
-			err = walk(b, &c, parent, depth + 1);
+			descend = true;
+			break;
+		}
+		if (descend) {
+			err = walk(b, &c, under, depth + 1);
 			if (err)
 				return err;
-			break;
 		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 	return 0;
@@ -398,13 +399,9 @@ static int cmp_iv(const void *pa, const void *pb)
 {
 	const struct iv *a = pa, *b = pb;
 
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	if (a->depth != b->depth)
-		return a->depth < b->depth ? -1 : 1;
-	if (a->hi != b->hi)
-		return a->hi > b->hi ? -1 : 1;
-	return a->scope < b->scope ? -1 : a->scope > b->scope;
+	/* the larger of two intervals at one start and depth first */
+	return CMP3(a->lo, b->lo) ?: CMP3(a->depth, b->depth) ?:
+	       CMP3(b->hi, a->hi) ?: CMP3(a->scope, b->scope);
 }
 
 /* Ends of sequences before rows at the same address, then libdw's order. */
@@ -412,11 +409,8 @@ static int cmp_row(const void *pa, const void *pb)
 {
 	const struct row *a = pa, *b = pb;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	if (a->end != b->end)
-		return a->end ? -1 : 1;
-	return a->ord < b->ord ? -1 : a->ord > b->ord;
+	return CMP3(a->addr, b->addr) ?: CMP3(b->end, a->end) ?:
+	       CMP3(a->ord, b->ord);
 }
 
 static int emit(struct builder *b, uint64_t start, uint32_t scope)
@@ -810,24 +804,6 @@ int dwi_load(const void *blob, size_t len, struct dwi_table **out)
 	return 0;
 }
 
-/* Index of the last element whose key is <= addr, or -1 (arrays of
- * 16-byte rows that start with their 64-bit key). */
-static int64_t find(const void *arr, uint32_t n, uint64_t addr)
-{
-	const uint64_t *k = arr;	/* key of row i: k[2 * i] */
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (k[2 * (size_t)mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
-}
-
 int dwi_lookup(const struct dwi_table *t, uint64_t addr,
 	       struct dwi_frame *frames, int max)
 {
@@ -838,13 +814,13 @@ int dwi_lookup(const struct dwi_table *t, uint64_t addr,
 
 	if (max <= 0)
 		return 0;
-	i = find(t->segs, t->hdr->nsegs, addr);
+	i = floor_u64(t->segs, t->hdr->nsegs, sizeof(*t->segs), addr);
 	if (i < 0 || t->segs[i].scope == NONE)
 		return 0;
 	sc = t->segs[i].scope;
 	s = &t->scopes[sc];
 	frames[0] = (struct dwi_frame){ .func = t->strs + s->name };
-	i = find(t->lines, t->hdr->nlines, addr);
+	i = floor_u64(t->lines, t->hdr->nlines, sizeof(*t->lines), addr);
 	if (i >= 0 && t->lines[i].file != NONE) {
 		frames[0].file = t->strs + t->lines[i].file;
 		frames[0].line = t->lines[i].line;

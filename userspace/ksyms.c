@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "arr.h"
+#include "sorted.h"
 #include "log.h"
 
 struct ksym {
@@ -45,7 +46,7 @@ static int cmp_ksym(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return CMP3(x->addr, y->addr);
 }
 
 static int hexval(char c)
@@ -200,23 +201,20 @@ void ksyms_free(struct ksyms *k)
 const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, uint64_t *off,
 			 const char **module)
 {
-	uint32_t lo = 0, hi;
+	const struct ksym *s;
+	int64_t i;
 
-	if (!k || !k->n || addr < k->syms[0].addr)
+	if (!k)
 		return NULL;
-	hi = k->n;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	i = floor_u64(k->syms, k->n, sizeof(*k->syms), addr);
+	if (i < 0)
+		return NULL;
+	s = &k->syms[i];
 	if (off)
-		*off = addr - k->syms[lo].addr;
+		*off = addr - s->addr;
 	if (module)
-		*module = k->syms[lo].module ? k->strs + k->syms[lo].module : NULL;
-	return k->strs + k->syms[lo].name;
+		*module = s->module ? k->strs + s->module : NULL;
+	return k->strs + s->name;
 }
 
 uint32_t ksyms_count(const struct ksyms *k)

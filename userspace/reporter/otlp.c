@@ -346,23 +346,19 @@ static OAnyValue *any_value(struct ot *o, const struct attr_key *k)
 
 static int build_attributes(struct ot *o, ODict *d)
 {
-	OKeyValueAndUnit *a;
 	size_t i;
 
-	if (!ARENA_ARRAY(o, d->attribute_table, o->attrs.n) ||
-	    !ARENA_ARRAY(o, a, o->attrs.n))
+	if (!REP_MSG_TABLE(&o->arena, d->attribute_table, o->attrs.n,
+			   opentelemetry__proto__profiles__v1development__key_value_and_unit__init))
 		return -ENOMEM;
 	d->n_attribute_table = o->attrs.n;
-	for (i = 0; i < o->attrs.n; i++) {
+	for (i = 1; i < o->attrs.n; i++) { /* the zero element stays empty */
 		const struct attr_key *k = intern_key(&o->attrs, i, NULL);
+		OKeyValueAndUnit *a = d->attribute_table[i];
 
-		opentelemetry__proto__profiles__v1development__key_value_and_unit__init(&a[i]);
-		d->attribute_table[i] = &a[i];
-		if (i == 0)
-			continue; /* the zero element */
-		a[i].key_strindex = k->key;
-		a[i].value = any_value(o, k);
-		if (!a[i].value)
+		a->key_strindex = k->key;
+		a->value = any_value(o, k);
+		if (!a->value)
 			return -ENOMEM;
 	}
 	return 0;
@@ -384,24 +380,23 @@ static int32_t *copy_indices(struct ot *o, const int32_t *src, size_t n,
 
 static int build_mappings(struct ot *o, ODict *d)
 {
-	OMapping *m;
 	size_t i;
 
-	if (!ARENA_ARRAY(o, d->mapping_table, o->maps.n) || !ARENA_ARRAY(o, m, o->maps.n))
+	if (!REP_MSG_TABLE(&o->arena, d->mapping_table, o->maps.n,
+			   opentelemetry__proto__profiles__v1development__mapping__init))
 		return -ENOMEM;
 	d->n_mapping_table = o->maps.n;
 	for (i = 0; i < o->maps.n; i++) {
 		const struct otlp_mapping_key *k = intern_key(&o->maps, i, NULL);
+		OMapping *m = d->mapping_table[i];
 
-		opentelemetry__proto__profiles__v1development__mapping__init(&m[i]);
-		d->mapping_table[i] = &m[i];
-		m[i].memory_start = k->start;
-		m[i].memory_limit = k->limit;
-		m[i].file_offset = k->offset;
-		m[i].filename_strindex = k->filename;
-		m[i].attribute_indices = copy_indices(o, k->attrs, 2,
-						      &m[i].n_attribute_indices);
-		if (!m[i].attribute_indices)
+		m->memory_start = k->start;
+		m->memory_limit = k->limit;
+		m->file_offset = k->offset;
+		m->filename_strindex = k->filename;
+		m->attribute_indices = copy_indices(o, k->attrs, 2,
+						    &m->n_attribute_indices);
+		if (!m->attribute_indices)
 			return -ENOMEM;
 	}
 	return 0;
@@ -409,20 +404,17 @@ static int build_mappings(struct ot *o, ODict *d)
 
 static int build_functions(struct ot *o, ODict *d)
 {
-	OFunction *f;
 	size_t i;
 
-	if (!ARENA_ARRAY(o, d->function_table, o->funcs.n) ||
-	    !ARENA_ARRAY(o, f, o->funcs.n))
+	if (!REP_MSG_TABLE(&o->arena, d->function_table, o->funcs.n,
+			   opentelemetry__proto__profiles__v1development__function__init))
 		return -ENOMEM;
 	d->n_function_table = o->funcs.n;
 	for (i = 0; i < o->funcs.n; i++) {
 		const struct function_key *k = intern_key(&o->funcs, i, NULL);
 
-		opentelemetry__proto__profiles__v1development__function__init(&f[i]);
-		d->function_table[i] = &f[i];
-		f[i].name_strindex = k->name;
-		f[i].filename_strindex = k->filename;
+		d->function_table[i]->name_strindex = k->name;
+		d->function_table[i]->filename_strindex = k->filename;
 	}
 	return 0;
 }
@@ -456,27 +448,24 @@ static int chain_lines(struct ot *o, uint32_t first, OLine *head, OLocation *l)
 
 static int build_locations(struct ot *o, ODict *d)
 {
-	OLocation *l;
 	OLine *ln;
 	size_t i;
 	int err = 0;
 
-	if (!ARENA_ARRAY(o, d->location_table, o->locs.n) ||
-	    !ARENA_ARRAY(o, l, o->locs.n) || !ARENA_ARRAY(o, ln, o->locs.n))
+	if (!REP_MSG_TABLE(&o->arena, d->location_table, o->locs.n,
+			   opentelemetry__proto__profiles__v1development__location__init) ||
+	    !ARENA_ARRAY(o, ln, o->locs.n))
 		return -ENOMEM;
 	d->n_location_table = o->locs.n;
-	for (i = 0; i < o->locs.n; i++) {
+	for (i = 1; i < o->locs.n; i++) { /* the zero element stays empty */
 		const struct location_key *k = intern_key(&o->locs, i, NULL);
+		OLocation *l = d->location_table[i];
 
-		opentelemetry__proto__profiles__v1development__location__init(&l[i]);
-		d->location_table[i] = &l[i];
-		if (i == 0)
-			continue;
-		l[i].mapping_index = k->mapping;
-		l[i].address = k->address;
-		l[i].attribute_indices = copy_indices(o, &k->frame_type, 1,
-						      &l[i].n_attribute_indices);
-		if (!l[i].attribute_indices)
+		l->mapping_index = k->mapping;
+		l->address = k->address;
+		l->attribute_indices = copy_indices(o, &k->frame_type, 1,
+						    &l->n_attribute_indices);
+		if (!l->attribute_indices)
 			return -ENOMEM;
 		if (!k->function)
 			continue;
@@ -484,9 +473,9 @@ static int build_locations(struct ot *o, ODict *d)
 		ln[i].function_index = k->function;
 		ln[i].line = k->line;
 		if (k->chain)
-			err = chain_lines(o, (uint32_t)k->chain - 1, &ln[i], &l[i]);
-		else if (ARENA_ARRAY(o, l[i].lines, 1))
-			l[i].lines[l[i].n_lines++] = &ln[i];
+			err = chain_lines(o, (uint32_t)k->chain - 1, &ln[i], l);
+		else if (ARENA_ARRAY(o, l->lines, 1))
+			l->lines[l->n_lines++] = &ln[i];
 		else
 			err = -ENOMEM;
 		if (err)
@@ -497,21 +486,19 @@ static int build_locations(struct ot *o, ODict *d)
 
 static int build_stacks(struct ot *o, ODict *d)
 {
-	OStack *s;
 	size_t i;
 
-	if (!ARENA_ARRAY(o, d->stack_table, o->stacks.n) ||
-	    !ARENA_ARRAY(o, s, o->stacks.n))
+	if (!REP_MSG_TABLE(&o->arena, d->stack_table, o->stacks.n,
+			   opentelemetry__proto__profiles__v1development__stack__init))
 		return -ENOMEM;
 	d->n_stack_table = o->stacks.n;
 	for (i = 0; i < o->stacks.n; i++) {
+		OStack *s = d->stack_table[i];
 		size_t len;
 
-		opentelemetry__proto__profiles__v1development__stack__init(&s[i]);
-		d->stack_table[i] = &s[i];
 		/* Keys are the index arrays themselves; the zero stack is empty. */
-		s[i].location_indices = (int32_t *)intern_key(&o->stacks, i, &len);
-		s[i].n_location_indices = len / sizeof(int32_t);
+		s->location_indices = (int32_t *)intern_key(&o->stacks, i, &len);
+		s->n_location_indices = len / sizeof(int32_t);
 	}
 	return 0;
 }

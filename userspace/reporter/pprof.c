@@ -98,14 +98,12 @@ static int build_mappings(struct pp *pp, PProfile *p)
 {
 	const struct rep_batch *b = pp->b;
 	bool *unnamed;
-	PMapping *ms;
 	uint32_t i;
 
 	p->n_mapping = pp->n_maps;
-	p->mapping = arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*p->mapping));
-	ms = arena_calloc(&pp->arena, pp->n_maps + 1, sizeof(*ms));
 	unnamed = arena_calloc(&pp->arena, b->n_mappings + 1, sizeof(*unnamed));
-	if (!p->mapping || !ms || !unnamed)
+	if (!REP_MSG_TABLE(&pp->arena, p->mapping, pp->n_maps,
+			   perftools__profiles__mapping__init) || !unnamed)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++)
 		if (pp->loc_id[i] && b->locations[i].mapping < b->n_mappings &&
@@ -117,8 +115,7 @@ static int build_mappings(struct pp *pp, PProfile *p)
 
 		if (!pp->map_id[i])
 			continue;
-		m = &ms[pp->map_id[i] - 1];
-		perftools__profiles__mapping__init(m);
+		m = p->mapping[pp->map_id[i] - 1];
 		m->id = pp->map_id[i];
 		m->memory_start = rm->start;
 		m->memory_limit = rm->limit;
@@ -127,13 +124,12 @@ static int build_mappings(struct pp *pp, PProfile *p)
 		m->build_id = str(pp, rm->gnu_build_id);
 		/* has_functions stops pprof from symbolizing what we named. */
 		m->has_functions = !unnamed[i];
-		p->mapping[m->id - 1] = m;
 	}
 	return 0;
 }
 
 static uint64_t function_id(struct pp *pp, const struct rep_location *l,
-			    PProfile *p, PFunction *fs)
+			    PProfile *p)
 {
 	int32_t key[2] = { str(pp, l->function), str(pp, l->filename) };
 	bool added;
@@ -142,14 +138,13 @@ static uint64_t function_id(struct pp *pp, const struct rep_location *l,
 	if (id < 0)
 		return 0;
 	if (added) {
-		PFunction *f = &fs[id];
+		/* ids come in order: function[id] is the next message */
+		PFunction *f = p->function[p->n_function++];
 
-		perftools__profiles__function__init(f);
 		f->id = (uint64_t)id + 1;
 		f->name = key[0];
 		f->system_name = key[0];
 		f->filename = key[1];
-		p->function[p->n_function++] = f;
 	}
 	return (uint64_t)id + 1;
 }
@@ -157,21 +152,17 @@ static uint64_t function_id(struct pp *pp, const struct rep_location *l,
 static int build_locations(struct pp *pp, PProfile *p)
 {
 	const struct rep_batch *b = pp->b;
-	PLocation *ls;
-	PFunction *fs;
 	PLine *lines;
 	uint32_t i;
 
 	p->n_location = pp->n_locs;
-	p->location = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*p->location));
-	ls = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*ls));
 	lines = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
 	/* a location of an inline chain names several functions: at most
-	 * one per location of the batch */
-	p->function = arena_calloc(&pp->arena, b->n_locations + 1,
-				       sizeof(*p->function));
-	fs = arena_calloc(&pp->arena, b->n_locations + 1, sizeof(*fs));
-	if (!p->location || !ls || !lines || !p->function || !fs)
+	 * one per location of the batch (n_function counts those named) */
+	if (!REP_MSG_TABLE(&pp->arena, p->location, pp->n_locs,
+			   perftools__profiles__location__init) ||
+	    !REP_MSG_TABLE(&pp->arena, p->function, b->n_locations,
+			   perftools__profiles__function__init) || !lines)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++) {
 		const struct rep_location *rl = &b->locations[i];
@@ -180,8 +171,7 @@ static int build_locations(struct pp *pp, PProfile *p)
 
 		if (!id)
 			continue;
-		l = &ls[id - 1];
-		perftools__profiles__location__init(l);
+		l = p->location[id - 1];
 		l->id = id;
 		l->address = rl->address;
 		if (rl->mapping < b->n_mappings) {
@@ -209,14 +199,13 @@ static int build_locations(struct pp *pp, PProfile *p)
 				if (!ln)
 					return -ENOMEM;
 				perftools__profiles__line__init(ln);
-				ln->function_id = function_id(pp, kl, p, fs);
+				ln->function_id = function_id(pp, kl, p);
 				if (!ln->function_id)
 					return -ENOMEM;
 				ln->line = kl->line;
 				l->line[l->n_line++] = ln;
 			}
 		}
-		p->location[id - 1] = l;
 	}
 	return 0;
 }

@@ -36,6 +36,28 @@ void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
 int rep_buf_take(struct rep_buf *b, char **out, size_t *len);
 void rep_buf_free(struct rep_buf *b);
 
+/* ---- repeated message fields (pprof and OTLP) ----------------------- */
+
+/*
+ * A repeated message field of n messages in the arena: field gets the
+ * array of n pointers that protobuf-c takes, to n messages of field's
+ * type in one block, each initialised by init (the type's __init).  One
+ * spare slot each, so that n == 0 still gives non-NULL arrays.  False
+ * when memory is short.
+ */
+#define REP_MSG_TABLE(arena, field, n, init)                                   \
+	({                                                                     \
+		size_t n_ = (n), i_;                                           \
+		__typeof__(*(field)) m_ = arena_calloc((arena), n_ + 1,        \
+						       sizeof(*m_));           \
+		(field) = arena_calloc((arena), n_ + 1, sizeof(*(field)));     \
+		for (i_ = 0; m_ && (field) && i_ < n_; i_++) {                 \
+			init(&m_[i_]);                                         \
+			(field)[i_] = &m_[i_];                                 \
+		}                                                              \
+		m_ && (field);                                                 \
+	})
+
 /* ---- string table (pprof and OTLP both index strings) --------------- */
 
 /* Entry 0 is "" as both formats require. */

@@ -123,34 +123,41 @@ void rep_strtab_free(struct rep_strtab *t)
 
 /* ---- UTF-8 ------------------------------------------------------------ */
 
+/* Unicode Table 3-7, the well-formed byte sequences, row by row: the
+ * range of the first byte, the length, and the range of the second byte
+ * (the others are 0x80..0xbf); none of them an overlong form, a surrogate
+ * or past U+10FFFF. */
+static const struct {
+	unsigned char first_lo, first_hi, n, lo, hi;
+} utf8_table[] = {
+	{ 0xc2, 0xdf, 2, 0x80, 0xbf },
+	{ 0xe0, 0xe0, 3, 0xa0, 0xbf },
+	{ 0xe1, 0xec, 3, 0x80, 0xbf },
+	{ 0xed, 0xed, 3, 0x80, 0x9f },
+	{ 0xee, 0xef, 3, 0x80, 0xbf },
+	{ 0xf0, 0xf0, 4, 0x90, 0xbf },
+	{ 0xf1, 0xf3, 4, 0x80, 0xbf },
+	{ 0xf4, 0xf4, 4, 0x80, 0x8f },
+};
+
 size_t rep_utf8_next(const unsigned char *s, bool *ok)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
+	unsigned char c = s[0], lo, hi;
+	size_t n, i, r;
 
 	*ok = true;
 	if (c < 0x80)
 		return 1;
-	/* Unicode Table 3-7: the second byte's range depends on the first
-	 * (no overlong forms, no surrogates, nothing past U+10FFFF). */
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
+	for (r = 0; r < sizeof(utf8_table) / sizeof(utf8_table[0]); r++)
+		if (c >= utf8_table[r].first_lo && c <= utf8_table[r].first_hi)
+			break;
+	if (r == sizeof(utf8_table) / sizeof(utf8_table[0])) {
 		*ok = false;
 		return 1;
 	}
+	n = utf8_table[r].n;
+	lo = utf8_table[r].lo;
+	hi = utf8_table[r].hi;
 	/* A NUL is below every range: the walk stops at the string's end. */
 	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf) {
 		if (s[i] < lo || s[i] > hi) {
