@@ -552,6 +552,57 @@ int h_profile_workload(char *const wargv[], const char *duration,
 	return rc;
 }
 
+bool h_profiled(int rc, const char *err)
+{
+	if (ASSERT_EQ(rc, 0, "profiler exit code"))
+		return true;
+	printf("%s\n", err ? err : "");
+	return false;
+}
+
+bool h_run_workload(char *const wargv[], const char *duration,
+		    const char *hz, const char *const *extra,
+		    struct h_run *run)
+{
+	int rc = h_profile_workload(wargv, duration, hz, extra, &run->f,
+				    &run->err);
+
+	return h_profiled(rc, run->err);
+}
+
+void h_run_free(struct h_run *run)
+{
+	free(run->err);
+	run->err = NULL;
+	h_free_folded(&run->f);
+}
+
+double h_pct(uint64_t n, uint64_t total)
+{
+	return 100.0 * n / (total ? total : 1);
+}
+
+void h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+	     uint64_t *n)
+{
+	int k;
+
+	for (k = 0; k < nk; k++)
+		if (strstr(s, chain[k]))
+			n[k] += c;
+}
+
+void h_assert_split(const uint64_t n[3], uint64_t total,
+		    const double want[3])
+{
+	int k;
+
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
+}
+
 int h_count_frame(const char *stack, const char *name)
 {
 	size_t n = strlen(name);

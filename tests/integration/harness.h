@@ -91,6 +91,40 @@ void h_dump_top(const struct folded *f, const char *comm, int n);
 int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err);
+/* A profile of one workload run and what the profiler wrote on stderr
+ * (its exit summary); h_run_free frees both. */
+struct h_run {
+	struct folded f;
+	char *err;
+};
+
+/* h_profile_workload into run; true when there is a profile to look at.
+ * An exit code other than 0 is a failed assertion, with the profiler's
+ * stderr printed. */
+bool h_run_workload(char *const wargv[], const char *duration,
+		    const char *hz, const char *const *extra,
+		    struct h_run *run);
+/* Whether the profiler's exit code rc is 0; if not, a failed assertion
+ * and its stderr err printed. */
+bool h_profiled(int rc, const char *err);
+void h_run_free(struct h_run *run);
+
+/* Each line of folded f: i its index, s its stack, c its count. */
+#define h_for_each_line(f, i, s, c)                                            \
+	for ((i) = 0; (i) < (f)->n && ((s) = (f)->lines[(i)].stack,            \
+				       (c) = (f)->lines[(i)].count, 1);        \
+	     (i)++)
+
+/* n as a percentage of total (0 when total is 0), for notes and for
+ * the assertions that compare a percentage. */
+double h_pct(uint64_t n, uint64_t total);
+/* Add c to n[k] for each of the nk chains that stack s contains. */
+void h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+	     uint64_t *n);
+/* The 60/30/10 split of three chains' samples n out of total: each
+ * share within 3 points of want (per mille, truncated). */
+void h_assert_split(const uint64_t n[3], uint64_t total,
+		    const double want[3]);
 /* Count the frames named name in one folded stack (the comm, the first
  * element, is not a frame). */
 int h_count_frame(const char *stack, const char *name);
