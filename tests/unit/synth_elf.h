@@ -30,6 +30,15 @@ struct synth_sec {
  */
 uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len);
 
+/* The same image in a memfd (close-on-exec, at offset len), or -1. */
+int synth_elf_fd(const struct synth_sec *secs, int n);
+
+/* An Elf64_Sym initializer: a global function in section 1 (.text as
+ * the first of secs), its name at offset name of the string table. */
+#define SYNTH_FUNC(name, value, size)                                          \
+	{ .st_name = (name), .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),   \
+	  .st_shndx = 1, .st_value = (value), .st_size = (size) }
+
 /* The contents of a SHF_COMPRESSED section holding `zeros` zero bytes:
  * an Elf64_Chdr and a zlib stream at level 9 (about 1/1030 of it, a
  * decompression bomb when zeros is large).  malloc'd, size in *len, or

@@ -212,12 +212,9 @@ TEST(symbols_hostile_tables)
 	static const char strs[] = { 0, 'o', 'k', 0, 'c', 'u', 't' };
 	Elf64_Sym syms[4] = {
 		{ 0 },
-		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 16 },
-		{ .st_name = 4, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1100, .st_size = 16 },
-		{ .st_name = 4000, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1200, .st_size = 16 },
+		SYNTH_FUNC(1, 0x1000, 16),
+		SYNTH_FUNC(4, 0x1100, 16),
+		SYNTH_FUNC(4000, 0x1200, 16),
 	};
 	struct synth_sec secs[5] = {
 		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
@@ -232,17 +229,12 @@ TEST(symbols_hostile_tables)
 		  sizeof(Elf64_Sym) },
 	};
 	struct symb_table *t = NULL;
-	uint8_t *img;
-	size_t len;
 	uint64_t off;
 	int fd;
 
-	img = synth_elf(secs, 5, &len);
-	if (!ASSERT_NOT_NULL(img, "image"))
+	fd = synth_elf_fd(secs, 5);
+	if (!ASSERT_GE(fd, 0, "image"))
 		return;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
-	free(img);
 	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
 		ASSERT_EQ(symb_count(t), 1, "only the whole name");
 		ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
@@ -263,12 +255,9 @@ TEST(symbols_huge_sizes)
 	static const char strs[] = "\0big\0small\0next";
 	Elf64_Sym syms[4] = {
 		{ 0 },
-		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 0x80000386 },
-		{ .st_name = 5, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 902 },
-		{ .st_name = 11, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x2000, .st_size = 16 },
+		SYNTH_FUNC(1, 0x1000, 0x80000386),
+		SYNTH_FUNC(5, 0x1000, 902),
+		SYNTH_FUNC(11, 0x2000, 16),
 	};
 	struct synth_sec secs[3] = {
 		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
@@ -278,17 +267,12 @@ TEST(symbols_huge_sizes)
 		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
 	};
 	struct symb_table *t = NULL;
-	uint8_t *img;
-	size_t len;
 	uint64_t off;
 	int fd;
 
-	img = synth_elf(secs, 3, &len);
-	if (!ASSERT_NOT_NULL(img, "image"))
+	fd = synth_elf_fd(secs, 3);
+	if (!ASSERT_GE(fd, 0, "image"))
 		return;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
-	free(img);
 	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
 		ASSERT_EQ(symb_count(t), 2, "one symbol per address");
 		ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big",
@@ -303,7 +287,7 @@ TEST(symbols_huge_sizes)
  * distinct names of that length (the last bytes tell them apart). */
 static int name_image(uint32_t n, const char *name, bool distinct)
 {
-	size_t nlen = strlen(name), len, slen = 1 + (distinct ? n : 1) * (nlen + 1);
+	size_t nlen = strlen(name), slen = 1 + (distinct ? n : 1) * (nlen + 1);
 	Elf64_Sym *syms = calloc(n + 1, sizeof(*syms));
 	char *strs = calloc(1, slen);
 	struct synth_sec secs[3] = {
@@ -313,7 +297,6 @@ static int name_image(uint32_t n, const char *name, bool distinct)
 		  (n + 1) * sizeof(*syms), 3, sizeof(Elf64_Sym) },
 		{ ".strtab", SHT_STRTAB, 0, 0, strs, slen },
 	};
-	uint8_t *img;
 	uint32_t i;
 	int fd = -1;
 
@@ -331,15 +314,7 @@ static int name_image(uint32_t n, const char *name, bool distinct)
 				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 				       .st_shndx = 1, .st_value = 0x1000 + i - 1,
 				       .st_size = 1 };
-	img = synth_elf(secs, 3, &len);
-	if (!img)
-		goto out;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	if (fd >= 0 && write(fd, img, len) != (ssize_t)len) {
-		close(fd);
-		fd = -1;
-	}
-	free(img);
+	fd = synth_elf_fd(secs, 3);
 out:
 	free(syms);
 	free(strs);
