@@ -506,14 +506,48 @@ long long h_summary_value(const char *summary, const char *key)
 	return -1;
 }
 
-const char *h_workload(const char *name)
+/* One of 8 path buffers in turn. */
+static char *path_slot(void)
 {
 	static char buf[8][512];
 	static int slot;
-	char *b = buf[slot++ & 7];
+
+	return buf[slot++ & 7];
+}
+
+const char *h_workload(const char *name)
+{
+	char *b = path_slot();
 
 	snprintf(b, 512, "%s/%s", test_workloads(), name);
 	return b;
+}
+
+const char *h_script(const char *lang, const char *script)
+{
+	char *b = path_slot();
+
+	snprintf(b, 512, "%s/tests/workloads/%s/%s", test_srcdir(), lang,
+		 script);
+	return b;
+}
+
+const char *h_env_or_skip(const char *var, const char *why)
+{
+	const char *v = getenv(var);
+
+	if (v && *v)
+		return v;
+	test_skip("%s unset: %s", var, why);
+	return NULL;
+}
+
+bool h_have(const char *bin, const char *hint)
+{
+	if (access(bin, X_OK) == 0)
+		return true;
+	test_skip("%s is not installed%s", bin, hint);
+	return false;
 }
 
 int h_profile_workload(char *const wargv[], const char *duration,

@@ -135,6 +135,15 @@ double h_share(const struct folded *f, const char *comm, const char *needle);
 long long h_summary_value(const char *summary, const char *key);
 /* Path of a workload binary. */
 const char *h_workload(const char *name);
+/* Path of a script of the sources' tests/workloads/<lang>/ (one of 8
+ * buffers in turn: valid for the next 7 calls). */
+const char *h_script(const char *lang, const char *script);
+/* The value of environment variable var, or NULL after a SKIP "<var>
+ * unset: <why>" when it is unset or empty. */
+const char *h_env_or_skip(const char *var, const char *why);
+/* Whether the program bin can be run; if not, a SKIP "<bin> is not
+ * installed<hint>". */
+bool h_have(const char *bin, const char *hint);
 /* Milliseconds since an arbitrary start. */
 double h_now_ms(void);
 /* The whole file, NUL-terminated (malloc'd), or NULL. */

@@ -33,15 +33,11 @@ static void use_perl(const char *path)
  * there is no profile to look at. */
 static bool profile_perl(const char *script, struct h_run *r)
 {
-	char path[512];
-	char *argv[] = { (char *)perl, path, "30", NULL };
+	char *argv[] = { (char *)perl, (char *)h_script("perl", script), "30",
+			 NULL };
 
-	if (access(perl, X_OK)) {
-		test_skip("%s is not installed", perl);
+	if (!h_have(perl, ""))
 		return false;
-	}
-	snprintf(path, sizeof(path), "%s/tests/workloads/perl/%s", test_srcdir(),
-		 script);
 	return h_run_workload(argv, "6s", HZ, NULL, r);
 }
 
@@ -160,13 +156,11 @@ TEST_ROOT(perl_callbacks_between_frames)
  */
 TEST_ROOT(perl_other_build)
 {
-	const char *bin = getenv("EP_PERL_BIN");
+	const char *bin = h_env_or_skip("EP_PERL_BIN", "no perl build other "
+					"than Debian's 5.36 to run");
 
-	if (!bin || !*bin) {
-		test_skip("EP_PERL_BIN unset: no perl build other than "
-			  "Debian's 5.36 to run");
+	if (!bin)
 		return;
-	}
 	use_perl(bin);
 	if (test_start_subtest("split"))
 		split_test();

@@ -31,24 +31,19 @@ static void use_php(const char *path)
 
 static bool have_php(void)
 {
-	if (access(php, X_OK) == 0)
-		return true;
-	test_skip("%s is not installed (make deps installs php8.2-cli)", php);
-	return false;
+	return h_have(php, " (make deps installs php8.2-cli)");
 }
 
 /* Profile a script for 6 s; false (after a skip or a failure) when
  * there is no profile to look at. */
 static bool profile_php(const char *script, bool jit, struct h_run *r)
 {
-	char path[512], ext[512];
+	char *path = (char *)h_script("php", script), ext[512];
 	char *plain[] = { (char *)php, path, "30", NULL };
 	char *with_jit[] = { (char *)php, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
 			     "opcache.jit=tracing", "-d",
 			     "opcache.jit_buffer_size=64M", path, "30", NULL };
 
-	snprintf(path, sizeof(path), "%s/tests/workloads/php/%s",
-		 test_srcdir(), script);
 	/* opcache: Debian's php8.2 loads it from its ini files, another
 	 * build by path (EP_PHP_OPCACHE) */
 	if (php != (const char *)PHP && getenv("EP_PHP_OPCACHE"))
@@ -152,13 +147,11 @@ TEST_ROOT(php_usort_method_between_frames)
  */
 TEST_ROOT(php_other_build)
 {
-	const char *bin = getenv("EP_PHP_BIN");
+	const char *bin = h_env_or_skip("EP_PHP_BIN", "no PHP build other than "
+					"Debian's php8.2 to run");
 
-	if (!bin || !*bin) {
-		test_skip("EP_PHP_BIN unset: no PHP build other than Debian's "
-			  "php8.2 to run");
+	if (!bin)
 		return;
-	}
 	use_php(bin);
 	if (!have_php())
 		return;

@@ -23,22 +23,16 @@
  * there is no profile to look at. */
 static bool profile_ruby(const char *script, bool yjit, struct h_run *r)
 {
-	char path[512];
 	char *argv[5] = { RUBY };
 	int n = 1;
 
 	if (yjit)
 		argv[n++] = "--yjit";
-	argv[n++] = path;
+	argv[n++] = (char *)h_script("ruby", script);
 	argv[n++] = "30";
 	argv[n] = NULL;
-
-	if (access(RUBY, X_OK)) {
-		test_skip("%s is not installed (make deps installs ruby)", RUBY);
+	if (!h_have(RUBY, " (make deps installs ruby)"))
 		return false;
-	}
-	snprintf(path, sizeof(path), "%s/tests/workloads/ruby/%s", test_srcdir(),
-		 script);
 	return h_run_workload(argv, "6s", HZ, NULL, r);
 }
 

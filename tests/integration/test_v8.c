@@ -38,10 +38,7 @@ struct node_bin {
 
 static bool have_node(const char *path)
 {
-	if (access(path, X_OK) == 0)
-		return true;
-	test_skip("%s is not installed (make deps installs it)", path);
-	return false;
+	return h_have(path, " (make deps installs it)");
 }
 
 /* Profile a script; false (after a failure) when there is no profile
