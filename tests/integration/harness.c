@@ -616,14 +616,17 @@ double h_pct(uint64_t n, uint64_t total)
 	return 100.0 * n / (total ? total : 1);
 }
 
-void h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
-	     uint64_t *n)
+int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+	    uint64_t *n)
 {
-	int k;
+	int k, hits = 0;
 
 	for (k = 0; k < nk; k++)
-		if (strstr(s, chain[k]))
+		if (strstr(s, chain[k])) {
 			n[k] += c;
+			hits++;
+		}
+	return hits;
 }
 
 void h_assert_split(const uint64_t n[3], uint64_t total,

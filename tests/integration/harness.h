@@ -118,8 +118,9 @@ void h_run_free(struct h_run *run);
 /* n as a percentage of total (0 when total is 0), for notes and for
  * the assertions that compare a percentage. */
 double h_pct(uint64_t n, uint64_t total);
-/* Add c to n[k] for each of the nk chains that stack s contains. */
-void h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+/* Add c to n[k] for each of the nk chains that stack s contains;
+ * returns how many it contains. */
+int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
 	     uint64_t *n);
 /* The 60/30/10 split of three chains' samples n out of total: each
  * share within 3 points of want (per mille, truncated). */

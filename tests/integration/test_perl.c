@@ -184,17 +184,10 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 	if (!profile_perl("threads.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		int hits = 0;
-
 		if (!h_comm_is(s, comm) || !strstr(s, ";main::spin (threads.pl:"))
 			continue;
 		total += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, mine[k])) {
-				n[k] += c;
-				hits++;
-			}
-		if (hits != 1)
+		if (h_tally(s, c, mine, 3, n) != 1)
 			mixed += c;
 	}
 	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "

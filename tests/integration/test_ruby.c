@@ -227,16 +227,12 @@ TEST_ROOT(ruby_threads_each_its_own_ec)
 	if (!profile_ruby("threads.rb", false, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		int hits = 0;
+		int hits;
 
 		if (!strstr(s, ";Object#spin (threads.rb:"))
 			continue;
 		total += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, mine[k])) {
-				n[k] += c;
-				hits++;
-			}
+		hits = h_tally(s, c, mine, 3, n);
 		/* a worker's frames start at its thread's entry */
 		if (hits != 1 ||
 		    (!strstr(s, mine[2]) &&

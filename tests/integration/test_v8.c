@@ -175,10 +175,20 @@ TEST_ROOT(v8_split_60_30_10)
 	split_test(&node20, false);
 }
 
+typedef void (*node_test)(const struct node_bin *nb, bool jitless);
+
+/* test on nb, jitless and with default flags (JIT), a subtest each */
+static void on_node(const struct node_bin *nb, node_test test)
+{
+	if (test_start_subtest("jitless"))
+		test(nb, true);
+	if (test_start_subtest("jit"))
+		test(nb, false);
+}
+
 /* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
  * their bytecode lives in V8's trusted space, laid out otherwise. */
-static void on_version(unsigned major, const char *comm,
-		       void (*test)(const struct node_bin *nb, bool jitless))
+static void on_version(unsigned major, const char *comm, node_test test)
 {
 	struct node_bin nb = { .comm = comm, .lines = true };
 
@@ -187,32 +197,26 @@ static void on_version(unsigned major, const char *comm,
 		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
 	else
 		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
-	if (test_start_subtest("jitless"))
-		test(&nb, true);
-	if (test_start_subtest("jit"))
-		test(&nb, false);
+	on_node(&nb, test);
 }
 
-static void split_version(unsigned major, const char *comm)
-{
-	on_version(major, comm, split_test);
-}
+/* The tests name_node18, name_node22 and name_node24: test on each of
+ * npm's nodes (node 24 names its main thread). */
+#define ON_NPM_NODES(name, test)                                               \
+	TEST_ROOT(name##_node18)                                               \
+	{                                                                      \
+		on_version(18, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node22)                                               \
+	{                                                                      \
+		on_version(22, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node24)                                               \
+	{                                                                      \
+		on_version(24, "MainThread", test);                            \
+	}
 
-TEST_ROOT(v8_split_60_30_10_node18)
-{
-	split_version(18, "node");
-}
-
-TEST_ROOT(v8_split_60_30_10_node22)
-{
-	split_version(22, "node");
-}
-
-TEST_ROOT(v8_split_60_30_10_node24)
-{
-	/* node 24 names its main thread */
-	split_version(24, "MainThread");
-}
+ON_NPM_NODES(v8_split_60_30_10, split_test)
 
 /* Whether the JavaScript frames at js (from the top level's, up to the
  * kernel's if any) are one of the chains or its start: the top level
@@ -320,20 +324,12 @@ out:
 	h_run_free(&r);
 }
 
-static void inline_version(unsigned major, const char *comm)
-{
-	on_version(major, comm, inline_test);
-}
-
 TEST_ROOT(v8_inline_split_node20)
 {
-	inline_version(0, "node");
+	on_version(0, "node", inline_test);
 }
 
-TEST_ROOT(v8_inline_split_node18)
-{
-	inline_version(18, "node");
-}
+ON_NPM_NODES(v8_inline_split, inline_test)
 
 /* Debian's node 18: V8 in the stripped libnode.so.108 (.dynsym only),
  * with the node and JavaScript packages make deps does not unpack
@@ -353,20 +349,7 @@ TEST_ROOT(v8_inline_split_node18_debian)
 			  "share/nodejs are not unpacked there", dir);
 		return;
 	}
-	if (test_start_subtest("jitless"))
-		inline_test(&nb, true);
-	if (test_start_subtest("jit"))
-		inline_test(&nb, false);
-}
-
-TEST_ROOT(v8_inline_split_node22)
-{
-	inline_version(22, "node");
-}
-
-TEST_ROOT(v8_inline_split_node24)
-{
-	inline_version(24, "MainThread");
+	on_node(&nb, inline_test);
 }
 
 /* A JavaScript comparator called back from Array.prototype.sort (a
@@ -502,17 +485,4 @@ TEST_ROOT(v8_baseline_lines)
 }
 
 /* the other versions, jitless and default flags */
-TEST_ROOT(v8_sort_comparator_node18)
-{
-	on_version(18, "node", sort_test);
-}
-
-TEST_ROOT(v8_sort_comparator_node22)
-{
-	on_version(22, "node", sort_test);
-}
-
-TEST_ROOT(v8_sort_comparator_node24)
-{
-	on_version(24, "MainThread", sort_test);
-}
+ON_NPM_NODES(v8_sort_comparator, sort_test)
