@@ -84,6 +84,59 @@ static bool profile_node(const struct node_bin *n, const char *script,
 
 static const struct node_bin node20 = { NODE, "node", true };
 
+typedef void (*node_test)(const struct node_bin *nb, bool jitless);
+
+/* test on nb, jitless and with default flags (JIT), a subtest each */
+static void on_node(const struct node_bin *nb, node_test test)
+{
+	if (test_start_subtest("jitless"))
+		test(nb, true);
+	if (test_start_subtest("jit"))
+		test(nb, false);
+}
+
+/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
+ * their bytecode lives in V8's trusted space, laid out otherwise. */
+static void on_version(unsigned major, const char *comm, node_test test)
+{
+	struct node_bin nb = { .comm = comm, .lines = true };
+
+	/* major 0: the machine's node */
+	if (major)
+		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
+	else
+		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
+	on_node(&nb, test);
+}
+
+/* The tests name_node18, name_node22 and name_node24: test on each of
+ * npm's nodes (node 24 names its main thread). */
+#define ON_NPM_NODES(name, test)                                               \
+	TEST_ROOT(name##_node18)                                               \
+	{                                                                      \
+		on_version(18, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node22)                                               \
+	{                                                                      \
+		on_version(22, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node24)                                               \
+	{                                                                      \
+		on_version(24, "MainThread", test);                            \
+	}
+
+/* The tests name_jitless and name: test on the machine's node, jitless
+ * and with default flags (JIT). */
+#define ON_MACHINE_NODE(name, test)                                            \
+	TEST_ROOT(name##_jitless)                                              \
+	{                                                                      \
+		test(&node20, true);                                           \
+	}                                                                      \
+	TEST_ROOT(name)                                                        \
+	{                                                                      \
+		test(&node20, false);                                          \
+	}
+
 static void split_test(const struct node_bin *nb, bool jitless)
 {
 	static const char *const chain[3] = { ";heavy (split.js", ";medium (split.js",
@@ -165,56 +218,7 @@ out:
 	h_run_free(&r);
 }
 
-TEST_ROOT(v8_split_60_30_10_jitless)
-{
-	split_test(&node20, true);
-}
-
-TEST_ROOT(v8_split_60_30_10)
-{
-	split_test(&node20, false);
-}
-
-typedef void (*node_test)(const struct node_bin *nb, bool jitless);
-
-/* test on nb, jitless and with default flags (JIT), a subtest each */
-static void on_node(const struct node_bin *nb, node_test test)
-{
-	if (test_start_subtest("jitless"))
-		test(nb, true);
-	if (test_start_subtest("jit"))
-		test(nb, false);
-}
-
-/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
- * their bytecode lives in V8's trusted space, laid out otherwise. */
-static void on_version(unsigned major, const char *comm, node_test test)
-{
-	struct node_bin nb = { .comm = comm, .lines = true };
-
-	/* major 0: the machine's node */
-	if (major)
-		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
-	else
-		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
-	on_node(&nb, test);
-}
-
-/* The tests name_node18, name_node22 and name_node24: test on each of
- * npm's nodes (node 24 names its main thread). */
-#define ON_NPM_NODES(name, test)                                               \
-	TEST_ROOT(name##_node18)                                               \
-	{                                                                      \
-		on_version(18, "node", test);                                  \
-	}                                                                      \
-	TEST_ROOT(name##_node22)                                               \
-	{                                                                      \
-		on_version(22, "node", test);                                  \
-	}                                                                      \
-	TEST_ROOT(name##_node24)                                               \
-	{                                                                      \
-		on_version(24, "MainThread", test);                            \
-	}
+ON_MACHINE_NODE(v8_split_60_30_10, split_test)
 
 ON_NPM_NODES(v8_split_60_30_10, split_test)
 
@@ -400,15 +404,7 @@ out:
 	h_run_free(&r);
 }
 
-TEST_ROOT(v8_sort_comparator_jitless)
-{
-	sort_test(&node20, true);
-}
-
-TEST_ROOT(v8_sort_comparator)
-{
-	sort_test(&node20, false);
-}
+ON_MACHINE_NODE(v8_sort_comparator, sort_test)
 
 /* Sparkplug's baseline code only (TurboFan and Maglev off, every
  * function compiled to baseline at once): compare's frames have their
