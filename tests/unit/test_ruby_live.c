@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "interp.h"
+#include "interp_fixture.h"
 #include "interp_ruby.h"
 #include "test_regs.h"
 #include "rep_fixture.h"
@@ -47,18 +48,16 @@
 
 static int detect_libruby(struct ruby_record *r)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	void *data = NULL;
 	size_t len = 0;
-	int fd = open(LIBRUBY, O_RDONLY | O_CLOEXEC), err;
+	int err;
 
-	if (fd < 0) {
+	if (access(LIBRUBY, R_OK)) {
 		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
 			  strerror(errno));
 		return -ENOENT;
 	}
-	err = m->detect(NULL, LIBRUBY, fd, &data, &len);
-	close(fd);
+	err = fix_detect(INTERP_RUBY, LIBRUBY, &data, &len);
 	if (!err)
 		err = ruby_record_describe(data, len, r);
 	free(data);
@@ -334,11 +333,10 @@ static const char fake_ruby_src[] =
 static int fake_ruby(const char *cc, const char *run, const char *ver,
 		     const char *bin, long *want, struct ruby_record *r)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	char cmd[2048], out[256];
 	void *data = NULL;
 	size_t len = 0;
-	int fd, err;
+	int err;
 
 	snprintf(cmd, sizeof(cmd),
 		 "printf '%%s' '%s' | sed 's/@V@/%s/' | %s -x c -O1 -rdynamic "
@@ -348,11 +346,7 @@ static int fake_ruby(const char *cc, const char *run, const char *ver,
 		return -ECHILD;
 	}
 	*want = strtol(out, NULL, 10);
-	fd = open(bin, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = m->detect(NULL, bin, fd, &data, &len);
-	close(fd);
+	err = fix_detect(INTERP_RUBY, bin, &data, &len);
 	if (!err)
 		err = ruby_record_describe(data, len, r);
 	free(data);
@@ -420,7 +414,6 @@ static bool arm64_libruby(char *path, size_t cap)
  */
 TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	unsigned long long slot = 0, val = 0, add = 0, lo = 0, size = 0;
 	char lib[1024], cmd[4096], out[512];
 	unsigned long long sites = 0, gs = 0;
@@ -428,7 +421,7 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 	struct ruby_record r;
 	void *data = NULL;
 	size_t len = 0;
-	int fd, err;
+	int err;
 
 	if (system("command -v aarch64-linux-gnu-readelf >/dev/null && "
 		   "command -v aarch64-linux-gnu-objdump >/dev/null")) {
@@ -441,12 +434,8 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 			  "EP_ARM64_RUNTIMES=1 make test-qemu)", LIBRUBY_A64);
 		return;
 	}
-	fd = open(lib, O_RDONLY | O_CLOEXEC);
-	if (!ASSERT_TRUE(fd >= 0, "open the arm64 libruby"))
-		return;
-	err = m->detect(NULL, lib, fd, &data, &len);
-	close(fd);
-	if (!ASSERT_OK(err, "detected") ||
+	err = fix_detect(INTERP_RUBY, lib, &data, &len);
+	if (!ASSERT_OK(err, "the arm64 libruby opened and detected") ||
 	    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record")) {
 		free(data);
 		return;
