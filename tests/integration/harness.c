@@ -109,20 +109,41 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path)
 	return pid;
 }
 
-char *h_slurp(const char *path)
+/* All of stream f, NUL-terminated (malloc'd; "" when empty). */
+static char *read_all(FILE *f)
 {
-	FILE *f = fopen(path, "r");
 	char *buf = NULL;
 	size_t len = 0;
 
-	if (!f)
-		return NULL;
 	if (getdelim(&buf, &len, 0, f) < 0) {
 		free(buf);
 		buf = strdup("");
 	}
+	return buf;
+}
+
+char *h_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	buf = read_all(f);
 	fclose(f);
 	return buf;
+}
+
+char *h_cmd_output(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	char *out;
+
+	if (!p)
+		return NULL;
+	out = read_all(p);
+	pclose(p);
+	return out;
 }
 
 int h_profile(const char *const *args, char **err, int timeout_s)

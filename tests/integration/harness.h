@@ -149,6 +149,9 @@ bool h_have(const char *bin, const char *hint);
 double h_now_ms(void);
 /* The whole file, NUL-terminated (malloc'd), or NULL. */
 char *h_slurp(const char *path);
+/* What shell command cmd writes on stdout, NUL-terminated (malloc'd), or
+ * NULL when it could not be started. */
+char *h_cmd_output(const char *cmd);
 
 /* ---- daemon operations ------------------------------------------------- */
 
