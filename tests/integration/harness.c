@@ -109,41 +109,31 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path)
 	return pid;
 }
 
-/* All of stream f, NUL-terminated (malloc'd; "" when empty). */
-static char *read_all(FILE *f)
+/* All of stream f (NULL: none), NUL-terminated (malloc'd; "" when
+ * empty), then f closed by close_f. */
+static char *read_all(FILE *f, int (*close_f)(FILE *))
 {
 	char *buf = NULL;
 	size_t len = 0;
 
+	if (!f)
+		return NULL;
 	if (getdelim(&buf, &len, 0, f) < 0) {
 		free(buf);
 		buf = strdup("");
 	}
+	close_f(f);
 	return buf;
 }
 
 char *h_slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf;
-
-	if (!f)
-		return NULL;
-	buf = read_all(f);
-	fclose(f);
-	return buf;
+	return read_all(fopen(path, "r"), fclose);
 }
 
 char *h_cmd_output(const char *cmd)
 {
-	FILE *p = popen(cmd, "r");
-	char *out;
-
-	if (!p)
-		return NULL;
-	out = read_all(p);
-	pclose(p);
-	return out;
+	return read_all(popen(cmd, "r"), pclose);
 }
 
 int h_profile(const char *const *args, char **err, int timeout_s)
