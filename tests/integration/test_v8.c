@@ -165,8 +165,7 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	if (!profile_node(nb, "split.js", jitless, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
-		    s[strlen(nb->comm)] != ';')
+		if (!h_comm_is(s, nb->comm))
 			continue;
 		total += c;
 		/* V8's builtins are walked over, wherever V8 maps them */
@@ -290,8 +289,7 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 	if (!profile_node_for(nb, "inline.js", jitless, "10s", "999", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
-		    s[strlen(nb->comm)] != ';')
+		if (!h_comm_is(s, nb->comm))
 			continue;
 		total += c;
 		if (strstr(s, ";mix (inline.js:14)"))
