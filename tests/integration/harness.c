@@ -154,39 +154,46 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 	return WEXITSTATUS(status);
 }
 
+int h_profile_pid(pid_t pid, const char *duration, const char *hz,
+		  const char *const *extra, const char *out, char **err,
+		  int timeout_s)
+{
+	const char *args[16 + 9];
+	char pidbuf[16];
+	int n = 0, e;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[n++] = "-pid";
+	args[n++] = pidbuf;
+	args[n++] = "-duration";
+	args[n++] = duration;
+	args[n++] = "-samples-per-second";
+	args[n++] = hz;
+	args[n++] = "-output";
+	args[n++] = out;
+	for (e = 0; extra && extra[e] && e < 16; e++)
+		args[n++] = extra[e];
+	args[n] = NULL;
+	return h_profile(args, err, timeout_s);
+}
+
 void h_each_decoded(pid_t w, const char *const *extra,
 		    void (*check)(const char *kind, const char *decoded))
 {
 	static const char *const kinds[][2] = { { "pprof", "d.pb.gz" },
 						{ "otlp", "d.otlp" } };
-	const char *args[8 + 10];
-	char *out = malloc(1 << 16), pid[16];
-	unsigned k, n, e;
+	char *out = malloc(1 << 16);
+	unsigned k;
 
 	if (!ASSERT_TRUE(out != NULL, "memory"))
 		return;
-	snprintf(pid, sizeof(pid), "%d", (int)w);
 	for (k = 0; k < 2; k++) {
-		char *err = NULL;
-		int rc;
+		const char *path = test_tmppath(kinds[k][1]);
+		int rc = h_profile_pid(w, "3s", "499", extra, path, NULL, 60);
 
-		n = 0;
-		args[n++] = "-pid";
-		args[n++] = pid;
-		args[n++] = "-duration";
-		args[n++] = "3s";
-		args[n++] = "-samples-per-second";
-		args[n++] = "499";
-		for (e = 0; extra[e] && e < 8; e++)
-			args[n++] = extra[e];
-		args[n++] = "-output";
-		args[n++] = test_tmppath(kinds[k][1]);
-		args[n] = NULL;
-		rc = h_profile(args, &err, 60);
-		free(err);
 		if (!ASSERT_EQ(rc, 0, "profiler exit code"))
 			continue;
-		rc = fix_strict_decode(kinds[k][0], args[n - 1], out, 1 << 16);
+		rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
 		test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
 		if (ASSERT_EQ(rc, 0, "protoc decodes it"))
 			check(kinds[k][0], out);
@@ -565,10 +572,9 @@ int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err)
 {
-	char out[512], pidbuf[16];
-	const char *args[32];
+	char out[512];
 	pid_t w = h_spawn(wargv);
-	int rc, n = 0;
+	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (err)
@@ -576,20 +582,8 @@ int h_profile_workload(char *const wargv[], const char *duration,
 	if (w < 0)
 		return -1;
 	usleep(200000); /* started and running its loop */
-	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
 	snprintf(out, sizeof(out), "%s/w%d.folded", test_tmpdir(), w);
-	args[n++] = "-pid";
-	args[n++] = pidbuf;
-	args[n++] = "-duration";
-	args[n++] = duration;
-	args[n++] = "-samples-per-second";
-	args[n++] = hz;
-	args[n++] = "-output";
-	args[n++] = out;
-	while (extra && *extra && n < 30)
-		args[n++] = *extra++;
-	args[n] = NULL;
-	rc = h_profile(args, err, 120);
+	rc = h_profile_pid(w, duration, hz, extra, out, err, 120);
 	kill(w, SIGKILL);
 	h_wait(w, 5);
 	if (rc == 0)

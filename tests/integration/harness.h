@@ -33,6 +33,13 @@ int h_wait(pid_t pid, int timeout_s);
  * stderr is captured into *err (malloc'd, may be NULL).  Returns the exit
  * code, or -1. */
 int h_profile(const char *const *args, char **err, int timeout_s);
+/* Profile running process pid for duration at hz into out (-output: the
+ * format by its name), with extra flags (NULL-terminated, at most 16;
+ * may be NULL), waiting at most timeout_s; stderr as h_profile.  Returns
+ * the exit code, or -1. */
+int h_profile_pid(pid_t pid, const char *duration, const char *hz,
+		  const char *const *extra, const char *out, char **err,
+		  int timeout_s);
 /* pprof, then OTLP, of running process w: profiled 3 s at 499 Hz with
  * extra arguments (NULL-terminated, at most 8) into a file each, decoded
  * strictly (fix_strict_decode: protoc with the upstream protos), then

@@ -19,17 +19,12 @@
 /* Profile the workload (run for 10 s) into path. */
 static bool profile_workload_to(const char *workload, const char *path)
 {
-	char pidbuf[16], *err = NULL;
-	char *wargv[] = { (char *)h_workload(workload), "10", NULL };
+	char *wargv[] = { (char *)h_workload(workload), "10", NULL }, *err = NULL;
 	pid_t w = h_spawn(wargv);
-	const char *args[] = { "-pid", pidbuf, "-duration", "3s",
-			       "-samples-per-second", "499", "-output", path,
-			       NULL };
 	int rc;
 
 	usleep(200000);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
-	rc = h_profile(args, &err, 60);
+	rc = h_profile_pid(w, "3s", "499", NULL, path, &err, 60);
 	kill(w, SIGKILL);
 	h_wait(w, 5);
 	if (rc)
