@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <mntent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,7 +30,7 @@ double h_now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void quiet_child(const char *stderr_path)
+void h_quiet_child(const char *stderr_path)
 {
 	int fd;
 
@@ -57,16 +58,37 @@ pid_t h_spawn(char *const argv[])
 	return h_spawn_err(argv, NULL);
 }
 
-pid_t h_spawn_err(char *const argv[], const char *stderr_path)
+void h_drop_to(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+		_exit(126);
+}
+
+/* argv in a quiet child, as uid and gid when drop. */
+static pid_t spawn(char *const argv[], const char *stderr_path, bool drop,
+		   uid_t uid, gid_t gid)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		quiet_child(stderr_path);
+		h_quiet_child(stderr_path);
+		if (drop)
+			h_drop_to(uid, gid);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t h_spawn_err(char *const argv[], const char *stderr_path)
+{
+	return spawn(argv, stderr_path, false, 0, 0);
+}
+
+pid_t h_spawn_as(char *const argv[], const char *stderr_path, uid_t uid,
+		 gid_t gid)
+{
+	return spawn(argv, stderr_path, true, uid, gid);
 }
 
 int h_wait(pid_t pid, int timeout_s)
@@ -94,19 +116,12 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path)
 {
 	const char *argv[64];
 	int n = 0;
-	pid_t pid;
 
 	argv[n++] = test_bin();
 	while (*args && n < 63)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		quiet_child(stderr_path);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	return pid;
+	return h_spawn_err((char *const *)argv, stderr_path);
 }
 
 /* All of stream f (NULL: none), NUL-terminated (malloc'd; "" when

@@ -26,6 +26,15 @@ struct folded {
 pid_t h_spawn(char *const argv[]);
 /* The same with stderr into stderr_path (stdout to /dev/null). */
 pid_t h_spawn_err(char *const argv[], const char *stderr_path);
+/* The same as user uid and group gid (h_drop_to in the child). */
+pid_t h_spawn_as(char *const argv[], const char *stderr_path, uid_t uid,
+		 gid_t gid);
+/* In a child, before exec: stdin and stdout to /dev/null, stderr into
+ * stderr_path (NULL: /dev/null); all kept when EP_TEST_VERBOSE is set. */
+void h_quiet_child(const char *stderr_path);
+/* In a child: become uid and gid, with no supplementary groups; exit
+ * 126 when it cannot. */
+void h_drop_to(uid_t uid, gid_t gid);
 /* Wait for pid, with a timeout in seconds; kills it on timeout.
  * Returns the exit status (waitpid form) or -1. */
 int h_wait(pid_t pid, int timeout_s);
