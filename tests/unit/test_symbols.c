@@ -11,48 +11,17 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "nm_oracle.h"
 #include "symbols.h"
 #include "synth_elf.h"
 
-struct nm_sym {
-	unsigned long long addr, size;
-	char name[4096];
-};
-
-/* Function symbols from nm: "addr size type name" lines. */
+/* Function symbols from nm, with its options args. */
 static int nm_read(const char *args, const char *path, struct nm_sym **out)
 {
-	char cmd[1024], line[8192];
-	struct nm_sym *v = NULL;
-	int n = 0, cap = 0;
-	FILE *p;
+	char opts[256];
 
-	snprintf(cmd, sizeof(cmd), "nm %s -S --defined-only --without-symbol-versions %s 2>/dev/null", args,
-		 path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (fgets(line, sizeof(line), p)) {
-		struct nm_sym s;
-		char type;
-		int pos = 0;
-
-		if (sscanf(line, "%llx %llx %c %n", &s.addr, &s.size, &type,
-			   &pos) < 3 || !pos)
-			continue;
-		if (type != 'T' && type != 't' && type != 'W' && type != 'i')
-			continue;
-		snprintf(s.name, sizeof(s.name), "%s", line + pos);
-		s.name[strcspn(s.name, "\n")] = 0;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			v = realloc(v, cap * sizeof(*v));
-		}
-		v[n++] = s;
-	}
-	pclose(p);
-	*out = v;
-	return n;
+	snprintf(opts, sizeof(opts), "%s --without-symbol-versions", args);
+	return nm_syms(path, opts, "TtWi", false, out);
 }
 
 /* Is name one of the oracle's names at addr? */
