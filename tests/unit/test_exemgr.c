@@ -60,28 +60,8 @@ static int capped_remove(void *ctx, enum bm_map m, const void *k)
 	return err;
 }
 
-static int any_lookup(void *ctx, enum bm_map m, const void *k, void *v)
-{
-	return mem_ops->lookup(ctx, m, k, v);
-}
-
-static int any_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
-{
-	return mem_ops->chunk_new(ctx, idx, mem);
-}
-
-static void any_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
-{
-	mem_ops->chunk_drop(ctx, idx, mem);
-}
-
-static const struct bpfmaps_ops capped_ops = {
-	.update = capped_update,
-	.remove = capped_remove,
-	.lookup = any_lookup,
-	.chunk_new = any_chunk_new,
-	.chunk_drop = any_chunk_drop,
-};
+/* The in-memory ops, with delta_pages' updates and removals counted. */
+static struct bpfmaps_ops capped_ops;
 
 static struct exe_file *load(struct exe_mgr *em, const char *path)
 {
@@ -435,6 +415,9 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em))
 		goto out;
 	mem_ops = bm->ops;
+	capped_ops = *mem_ops;
+	capped_ops.update = capped_update;
+	capped_ops.remove = capped_remove;
 	bm->ops = &capped_ops;
 	pages_now = 0;
 	pages_cap = 10;
