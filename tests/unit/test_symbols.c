@@ -186,11 +186,7 @@ TEST(symbols_hostile_tables)
 		SYNTH_FUNC(4000, 0x1200, 16),
 	};
 	struct synth_sec secs[5] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  0x2000 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
-		  sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
 		/* the same entries read 16 bytes apart: refused */
 		{ ".dynsym", SHT_DYNSYM, 0, 0, syms, sizeof(syms), 3, 16 },
 		/* linked to a section that does not exist: refused */
@@ -229,11 +225,7 @@ TEST(symbols_huge_sizes)
 		SYNTH_FUNC(11, 0x2000, 16),
 	};
 	struct synth_sec secs[3] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  0x2000 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
-		  sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
 	};
 	struct symb_table *t = NULL;
 	uint64_t off;
@@ -260,11 +252,8 @@ static int name_image(uint32_t n, const char *name, bool distinct)
 	Elf64_Sym *syms = calloc(n + 1, sizeof(*syms));
 	char *strs = calloc(1, slen);
 	struct synth_sec secs[3] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  (size_t)n + 16 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms,
-		  (n + 1) * sizeof(*syms), 3, sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, slen },
+		SYNTH_SYMTAB_SECS((size_t)n + 16, syms, (n + 1) * sizeof(*syms),
+				  strs, slen),
 	};
 	uint32_t i;
 	int fd = -1;
