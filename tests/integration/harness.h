@@ -50,7 +50,7 @@ int h_profile_pid(pid_t pid, const char *duration, const char *hz,
 		  const char *const *extra, const char *out, char **err,
 		  int timeout_s);
 /* pprof, then OTLP, of running process w: profiled 3 s at 499 Hz with
- * extra arguments (NULL-terminated, at most 8) into a file each, decoded
+ * extra arguments (NULL-terminated, at most 16) into a file each, decoded
  * strictly (fix_strict_decode: protoc with the upstream protos), then
  * check(kind, the decoder's output).  A run or decode that fails is a
  * failed assertion, and that kind is not checked. */
