@@ -100,13 +100,8 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -n %s | awk '/Build ID/ { print $3 }'", bin);
-	p = popen(cmd, "r");
 	id[0] = 0;
-	if (p) {
-		if (!fgets(id, sizeof(id), p))
-			id[0] = 0;
-		pclose(p);
-	}
+	fix_run(cmd, id, sizeof(id));
 	id[strcspn(id, "\n")] = 0;
 	if (strlen(id) < 4) {
 		test_skip("the inline workload has no build id");
