@@ -152,8 +152,8 @@ double h_share(const struct folded *f, const char *comm, const char *needle);
 long long h_summary_value(const char *summary, const char *key);
 /* Path of a workload binary. */
 const char *h_workload(const char *name);
-/* Path of a script of the sources' tests/workloads/<lang>/ (one of 8
- * buffers in turn: valid for the next 7 calls). */
+/* Path of a script of the sources' tests/workloads/<lang>/ (8 buffers
+ * in turn, shared with h_workload: valid for the next 7 calls of either). */
 const char *h_script(const char *lang, const char *script);
 /* The value of environment variable var, or NULL after a SKIP "<var>
  * unset: <why>" when it is unset or empty. */
