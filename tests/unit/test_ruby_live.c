@@ -46,22 +46,28 @@
 	"a=0x$(readelf -Ws --dyn-syms " file " | awk '$8 == \"" sym "\" || "   \
 	"$8 ~ /^" sym "@@/ {print $2; exit}'); "
 
-static int detect_libruby(struct ruby_record *r)
+/* Ruby's record of the file at path, detected and described into *r:
+ * 0, or the first error. */
+static int ruby_of(const char *path, struct ruby_record *r)
 {
 	void *data = NULL;
 	size_t len = 0;
-	int err;
+	int err = fix_detect(INTERP_RUBY, path, &data, &len);
 
+	if (!err)
+		err = ruby_record_describe(data, len, r);
+	free(data);
+	return err;
+}
+
+static int detect_libruby(struct ruby_record *r)
+{
 	if (access(LIBRUBY, R_OK)) {
 		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
 			  strerror(errno));
 		return -ENOENT;
 	}
-	err = fix_detect(INTERP_RUBY, LIBRUBY, &data, &len);
-	if (!err)
-		err = ruby_record_describe(data, len, r);
-	free(data);
-	return err;
+	return ruby_of(LIBRUBY, r);
 }
 
 TEST(ruby_detect_vs_rbconfig_readelf_objdump)
@@ -334,9 +340,6 @@ static int fake_ruby(const char *cc, const char *run, const char *ver,
 		     const char *bin, long *want, struct ruby_record *r)
 {
 	char cmd[2048], out[256];
-	void *data = NULL;
-	size_t len = 0;
-	int err;
 
 	snprintf(cmd, sizeof(cmd),
 		 "printf '%%s' '%s' | sed 's/@V@/%s/' | %s -x c -O1 -rdynamic "
@@ -346,11 +349,7 @@ static int fake_ruby(const char *cc, const char *run, const char *ver,
 		return -ECHILD;
 	}
 	*want = strtol(out, NULL, 10);
-	err = fix_detect(INTERP_RUBY, bin, &data, &len);
-	if (!err)
-		err = ruby_record_describe(data, len, r);
-	free(data);
-	return err;
+	return ruby_of(bin, r);
 }
 
 /* A ruby executable with the VM linked in keeps ruby_current_ec in its
@@ -419,9 +418,6 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 	unsigned long long sites = 0, gs = 0;
 	unsigned shift = 0, last = 0;
 	struct ruby_record r;
-	void *data = NULL;
-	size_t len = 0;
-	int err;
 
 	if (system("command -v aarch64-linux-gnu-readelf >/dev/null && "
 		   "command -v aarch64-linux-gnu-objdump >/dev/null")) {
@@ -434,13 +430,9 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 			  "EP_ARM64_RUNTIMES=1 make test-qemu)", LIBRUBY_A64);
 		return;
 	}
-	err = fix_detect(INTERP_RUBY, lib, &data, &len);
-	if (!ASSERT_OK(err, "the arm64 libruby opened and detected") ||
-	    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record")) {
-		free(data);
+	if (!ASSERT_OK(ruby_of(lib, &r),
+		       "the arm64 libruby opened, detected, its record read"))
 		return;
-	}
-	free(data);
 	snprintf(cmd, sizeof(cmd),
 		 "aarch64-linux-gnu-readelf -rW '%s' | awk '$3 == "
 		 "\"R_AARCH64_TLSDESC\" && $5 == \"ruby_current_ec\" "
