@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <mntent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -29,7 +30,7 @@ double h_now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void quiet_child(const char *stderr_path)
+void h_quiet_child(const char *stderr_path)
 {
 	int fd;
 
@@ -57,16 +58,37 @@ pid_t h_spawn(char *const argv[])
 	return h_spawn_err(argv, NULL);
 }
 
-pid_t h_spawn_err(char *const argv[], const char *stderr_path)
+void h_drop_to(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+		_exit(126);
+}
+
+/* argv in a quiet child, as uid and gid when drop. */
+static pid_t spawn(char *const argv[], const char *stderr_path, bool drop,
+		   uid_t uid, gid_t gid)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		quiet_child(stderr_path);
+		h_quiet_child(stderr_path);
+		if (drop)
+			h_drop_to(uid, gid);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
 	return pid;
+}
+
+pid_t h_spawn_err(char *const argv[], const char *stderr_path)
+{
+	return spawn(argv, stderr_path, false, 0, 0);
+}
+
+pid_t h_spawn_as(char *const argv[], const char *stderr_path, uid_t uid,
+		 gid_t gid)
+{
+	return spawn(argv, stderr_path, true, uid, gid);
 }
 
 int h_wait(pid_t pid, int timeout_s)
@@ -94,24 +116,18 @@ pid_t h_profile_bg(const char *const *args, const char *stderr_path)
 {
 	const char *argv[64];
 	int n = 0;
-	pid_t pid;
 
 	argv[n++] = test_bin();
 	while (*args && n < 63)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		quiet_child(stderr_path);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	return pid;
+	return h_spawn_err((char *const *)argv, stderr_path);
 }
 
-char *h_slurp(const char *path)
+/* All of stream f (NULL: none), NUL-terminated (malloc'd; "" when
+ * empty), then f closed by close_f. */
+static char *read_all(FILE *f, int (*close_f)(FILE *))
 {
-	FILE *f = fopen(path, "r");
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -121,8 +137,18 @@ char *h_slurp(const char *path)
 		free(buf);
 		buf = strdup("");
 	}
-	fclose(f);
+	close_f(f);
 	return buf;
+}
+
+char *h_slurp(const char *path)
+{
+	return read_all(fopen(path, "r"), fclose);
+}
+
+char *h_cmd_output(const char *cmd)
+{
+	return read_all(popen(cmd, "r"), pclose);
 }
 
 int h_profile(const char *const *args, char **err, int timeout_s)
@@ -143,39 +169,46 @@ int h_profile(const char *const *args, char **err, int timeout_s)
 	return WEXITSTATUS(status);
 }
 
+int h_profile_pid(pid_t pid, const char *duration, const char *hz,
+		  const char *const *extra, const char *out, char **err,
+		  int timeout_s)
+{
+	const char *args[16 + 9];
+	char pidbuf[16];
+	int n = 0, e;
+
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	args[n++] = "-pid";
+	args[n++] = pidbuf;
+	args[n++] = "-duration";
+	args[n++] = duration;
+	args[n++] = "-samples-per-second";
+	args[n++] = hz;
+	args[n++] = "-output";
+	args[n++] = out;
+	for (e = 0; extra && extra[e] && e < 16; e++)
+		args[n++] = extra[e];
+	args[n] = NULL;
+	return h_profile(args, err, timeout_s);
+}
+
 void h_each_decoded(pid_t w, const char *const *extra,
 		    void (*check)(const char *kind, const char *decoded))
 {
 	static const char *const kinds[][2] = { { "pprof", "d.pb.gz" },
 						{ "otlp", "d.otlp" } };
-	const char *args[8 + 10];
-	char *out = malloc(1 << 16), pid[16];
-	unsigned k, n, e;
+	char *out = malloc(1 << 16);
+	unsigned k;
 
 	if (!ASSERT_TRUE(out != NULL, "memory"))
 		return;
-	snprintf(pid, sizeof(pid), "%d", (int)w);
 	for (k = 0; k < 2; k++) {
-		char *err = NULL;
-		int rc;
+		const char *path = test_tmppath(kinds[k][1]);
+		int rc = h_profile_pid(w, "3s", "499", extra, path, NULL, 60);
 
-		n = 0;
-		args[n++] = "-pid";
-		args[n++] = pid;
-		args[n++] = "-duration";
-		args[n++] = "3s";
-		args[n++] = "-samples-per-second";
-		args[n++] = "499";
-		for (e = 0; extra[e] && e < 8; e++)
-			args[n++] = extra[e];
-		args[n++] = "-output";
-		args[n++] = test_tmppath(kinds[k][1]);
-		args[n] = NULL;
-		rc = h_profile(args, &err, 60);
-		free(err);
 		if (!ASSERT_EQ(rc, 0, "profiler exit code"))
 			continue;
-		rc = fix_strict_decode(kinds[k][0], args[n - 1], out, 1 << 16);
+		rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
 		test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
 		if (ASSERT_EQ(rc, 0, "protoc decodes it"))
 			check(kinds[k][0], out);
@@ -506,24 +539,57 @@ long long h_summary_value(const char *summary, const char *key)
 	return -1;
 }
 
-const char *h_workload(const char *name)
+/* One of 8 path buffers in turn. */
+static char *path_slot(void)
 {
 	static char buf[8][512];
 	static int slot;
-	char *b = buf[slot++ & 7];
+
+	return buf[slot++ & 7];
+}
+
+const char *h_workload(const char *name)
+{
+	char *b = path_slot();
 
 	snprintf(b, 512, "%s/%s", test_workloads(), name);
 	return b;
+}
+
+const char *h_script(const char *lang, const char *script)
+{
+	char *b = path_slot();
+
+	snprintf(b, 512, "%s/tests/workloads/%s/%s", test_srcdir(), lang,
+		 script);
+	return b;
+}
+
+const char *h_env_or_skip(const char *var, const char *why)
+{
+	const char *v = getenv(var);
+
+	if (v && *v)
+		return v;
+	test_skip("%s unset: %s", var, why);
+	return NULL;
+}
+
+bool h_have(const char *bin, const char *hint)
+{
+	if (access(bin, X_OK) == 0)
+		return true;
+	test_skip("%s is not installed%s", bin, hint);
+	return false;
 }
 
 int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err)
 {
-	char out[512], pidbuf[16];
-	const char *args[32];
+	char out[512];
 	pid_t w = h_spawn(wargv);
-	int rc, n = 0;
+	int rc;
 
 	memset(f, 0, sizeof(*f));
 	if (err)
@@ -531,25 +597,67 @@ int h_profile_workload(char *const wargv[], const char *duration,
 	if (w < 0)
 		return -1;
 	usleep(200000); /* started and running its loop */
-	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
 	snprintf(out, sizeof(out), "%s/w%d.folded", test_tmpdir(), w);
-	args[n++] = "-pid";
-	args[n++] = pidbuf;
-	args[n++] = "-duration";
-	args[n++] = duration;
-	args[n++] = "-samples-per-second";
-	args[n++] = hz;
-	args[n++] = "-output";
-	args[n++] = out;
-	while (extra && *extra && n < 30)
-		args[n++] = *extra++;
-	args[n] = NULL;
-	rc = h_profile(args, err, 120);
+	rc = h_profile_pid(w, duration, hz, extra, out, err, 120);
 	kill(w, SIGKILL);
 	h_wait(w, 5);
 	if (rc == 0)
 		h_read_folded(out, f);
 	return rc;
+}
+
+bool h_profiled(int rc, const char *err)
+{
+	if (ASSERT_EQ(rc, 0, "profiler exit code"))
+		return true;
+	printf("%s\n", err ? err : "");
+	return false;
+}
+
+bool h_run_workload(char *const wargv[], const char *duration,
+		    const char *hz, const char *const *extra,
+		    struct h_run *run)
+{
+	int rc = h_profile_workload(wargv, duration, hz, extra, &run->f,
+				    &run->err);
+
+	return h_profiled(rc, run->err);
+}
+
+void h_run_free(struct h_run *run)
+{
+	free(run->err);
+	run->err = NULL;
+	h_free_folded(&run->f);
+}
+
+double h_pct(uint64_t n, uint64_t total)
+{
+	return 100.0 * n / (total ? total : 1);
+}
+
+int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+	    uint64_t *n)
+{
+	int k, hits = 0;
+
+	for (k = 0; k < nk; k++)
+		if (strstr(s, chain[k])) {
+			n[k] += c;
+			hits++;
+		}
+	return hits;
+}
+
+void h_assert_split(const uint64_t n[3], uint64_t total,
+		    const double want[3])
+{
+	int k;
+
+	for (k = 0; k < 3; k++)
+		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+			      (int)(10 * want[k])),
+			  30, "the split within 3 points");
 }
 
 int h_count_frame(const char *stack, const char *name)

@@ -26,6 +26,15 @@ struct folded {
 pid_t h_spawn(char *const argv[]);
 /* The same with stderr into stderr_path (stdout to /dev/null). */
 pid_t h_spawn_err(char *const argv[], const char *stderr_path);
+/* The same as user uid and group gid (h_drop_to in the child). */
+pid_t h_spawn_as(char *const argv[], const char *stderr_path, uid_t uid,
+		 gid_t gid);
+/* In a child, before exec: stdin and stdout to /dev/null, stderr into
+ * stderr_path (NULL: /dev/null); all kept when EP_TEST_VERBOSE is set. */
+void h_quiet_child(const char *stderr_path);
+/* In a child: become uid and gid, with no supplementary groups; exit
+ * 126 when it cannot. */
+void h_drop_to(uid_t uid, gid_t gid);
 /* Wait for pid, with a timeout in seconds; kills it on timeout.
  * Returns the exit status (waitpid form) or -1. */
 int h_wait(pid_t pid, int timeout_s);
@@ -33,8 +42,15 @@ int h_wait(pid_t pid, int timeout_s);
  * stderr is captured into *err (malloc'd, may be NULL).  Returns the exit
  * code, or -1. */
 int h_profile(const char *const *args, char **err, int timeout_s);
+/* Profile running process pid for duration at hz into out (-output: the
+ * format by its name), with extra flags (NULL-terminated, at most 16;
+ * may be NULL), waiting at most timeout_s; stderr as h_profile.  Returns
+ * the exit code, or -1. */
+int h_profile_pid(pid_t pid, const char *duration, const char *hz,
+		  const char *const *extra, const char *out, char **err,
+		  int timeout_s);
 /* pprof, then OTLP, of running process w: profiled 3 s at 499 Hz with
- * extra arguments (NULL-terminated, at most 8) into a file each, decoded
+ * extra arguments (NULL-terminated, at most 16) into a file each, decoded
  * strictly (fix_strict_decode: protoc with the upstream protos), then
  * check(kind, the decoder's output).  A run or decode that fails is a
  * failed assertion, and that kind is not checked. */
@@ -91,6 +107,41 @@ void h_dump_top(const struct folded *f, const char *comm, int n);
 int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err);
+/* A profile of one workload run and what the profiler wrote on stderr
+ * (its exit summary); h_run_free frees both. */
+struct h_run {
+	struct folded f;
+	char *err;
+};
+
+/* h_profile_workload into run; true when there is a profile to look at.
+ * An exit code other than 0 is a failed assertion, with the profiler's
+ * stderr printed. */
+bool h_run_workload(char *const wargv[], const char *duration,
+		    const char *hz, const char *const *extra,
+		    struct h_run *run);
+/* Whether the profiler's exit code rc is 0; if not, a failed assertion
+ * and its stderr err printed. */
+bool h_profiled(int rc, const char *err);
+void h_run_free(struct h_run *run);
+
+/* Each line of folded f: i its index, s its stack, c its count. */
+#define h_for_each_line(f, i, s, c)                                            \
+	for ((i) = 0; (i) < (f)->n && ((s) = (f)->lines[(i)].stack,            \
+				       (c) = (f)->lines[(i)].count, 1);        \
+	     (i)++)
+
+/* n as a percentage of total (0 when total is 0), for notes and for
+ * the assertions that compare a percentage. */
+double h_pct(uint64_t n, uint64_t total);
+/* Add c to n[k] for each of the nk chains that stack s contains;
+ * returns how many it contains. */
+int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
+	     uint64_t *n);
+/* The 60/30/10 split of three chains' samples n out of total: each
+ * share within 3 points of want (per mille, truncated). */
+void h_assert_split(const uint64_t n[3], uint64_t total,
+		    const double want[3]);
 /* Count the frames named name in one folded stack (the comm, the first
  * element, is not a frame). */
 int h_count_frame(const char *stack, const char *name);
@@ -101,10 +152,22 @@ double h_share(const struct folded *f, const char *comm, const char *needle);
 long long h_summary_value(const char *summary, const char *key);
 /* Path of a workload binary. */
 const char *h_workload(const char *name);
+/* Path of a script of the sources' tests/workloads/<lang>/ (8 buffers
+ * in turn, shared with h_workload: valid for the next 7 calls of either). */
+const char *h_script(const char *lang, const char *script);
+/* The value of environment variable var, or NULL after a SKIP "<var>
+ * unset: <why>" when it is unset or empty. */
+const char *h_env_or_skip(const char *var, const char *why);
+/* Whether the program bin can be run; if not, a SKIP "<bin> is not
+ * installed<hint>". */
+bool h_have(const char *bin, const char *hint);
 /* Milliseconds since an arbitrary start. */
 double h_now_ms(void);
 /* The whole file, NUL-terminated (malloc'd), or NULL. */
 char *h_slurp(const char *path);
+/* What shell command cmd writes on stdout, NUL-terminated (malloc'd), or
+ * NULL when it could not be started. */
+char *h_cmd_output(const char *cmd);
 
 /* ---- daemon operations ------------------------------------------------- */
 

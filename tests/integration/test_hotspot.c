@@ -50,11 +50,10 @@ static const char *compile_java(const struct jdk *j, int idx, const char *name)
 }
 
 /* Run class (compiled from tests/workloads/java) under the JDK with flag
- * for 6 s of profile at hz, into f.  false (after a SKIP note or a failed
+ * for 6 s of profile at hz, into r.  false (after a SKIP note or a failed
  * assertion) when it could not. */
 static bool profile_java_hz(const struct jdk *j, int idx, const char *class,
-			    const char *flag, const char *hz, struct folded *f,
-			    char **err)
+			    const char *flag, const char *hz, struct h_run *r)
 {
 	char java[512], cache[600];
 	const char *dir;
@@ -93,19 +92,16 @@ static bool profile_java_hz(const struct jdk *j, int idx, const char *class,
 		const char *extra[] = { "-cache-dir", cache, NULL };
 
 		snprintf(cache, sizeof(cache), "%s/hs-cache", test_tmpdir());
-		if (!ASSERT_EQ(h_profile_workload(argv, "6s", hz, extra, f, err), 0,
-			       "profiler exit code")) {
-			printf("%s\n", *err ? *err : "");
+		if (!h_run_workload(argv, "6s", hz, extra, r))
 			return false;
-		}
 	}
 	return true;
 }
 
 static bool profile_java(const struct jdk *j, int idx, const char *class,
-			 const char *flag, struct folded *f, char **err)
+			 const char *flag, struct h_run *r)
 {
-	return profile_java_hz(j, idx, class, flag, HZ, f, err);
+	return profile_java_hz(j, idx, class, flag, HZ, r);
 }
 
 /* The logical Java call chain of a folded stack: its frames whose names
@@ -147,15 +143,15 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 }, noline = 0;
 	uint64_t logical = 0, below = 0;
-	struct folded f = { 0 };
-	char *err = NULL, jc[512], want_chain[128];
+	struct h_run r = { 0 };
+	char jc[512], want_chain[128];
+	const char *s;
+	uint64_t c;
 	int i, k;
 
-	if (!profile_java(j, idx, "Split", flag, &f, &err))
+	if (!profile_java(j, idx, "Split", flag, &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		uint64_t c = f.lines[i].count;
+	h_for_each_line(&r.f, i, s, c) {
 		size_t wl;
 
 		/* the Java main thread (the process' first thread, also
@@ -193,36 +189,33 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 		}
 	}
 	if (getenv("HS_DUMP"))
-		h_dump_top(&f, "java", 12);
+		h_dump_top(&r.f, "java", 12);
 	test_note("%s %s: %llu samples of the java thread, %.1f%% complete, %.1f%% "
 		  "the logical chain, %.1f%% with work or cpu below the leaf; heavy %.1f%% "
 		  "medium %.1f%% light %.1f%%; %.1f%% with a frame without line; err_hotspot_read=%lld",
 		  j->name, flag, (unsigned long long)total,
-		  100.0 * complete / (total ? total : 1),
-		  100.0 * logical / (total ? total : 1),
-		  100.0 * below / (total ? total : 1),
-		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
-		  100.0 * n[2] / (total ? total : 1), 100.0 * noline / (total ? total : 1),
-		  h_summary_value(err, "err_hotspot_read"));
+		  h_pct(complete, total),
+		  h_pct(logical, total),
+		  h_pct(below, total),
+		  h_pct(n[0], total), h_pct(n[1], total),
+		  h_pct(n[2], total), h_pct(noline, total),
+		  h_summary_value(r.err, "err_hotspot_read"));
 	ASSERT_GE(total, 300, "samples");
 	/* interpreted frames by their bcp, compiled ones by their PcDesc */
 	ASSERT_LE(100 * noline, 5 * total, "<= 5% of stacks with a Split frame without line");
 	if (!ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
 		       ">= 95% complete (Java to Split.main, native to start_thread)"))
-		h_dump_top(&f, "java", 8);
+		h_dump_top(&r.f, "java", 8);
 	ASSERT_GE(10000 * logical / (total ? total : 1), 9500,
 		  ">= 95% with the logical chain main;run;X;XLeaf[;work|;cpu], as -Xint");
 	/* work and cpu are what the leaves run: inlined by C2, still
 	 * frames of their own */
 	ASSERT_GE(10000 * below / (total ? total : 1), 8000,
 		  ">= 80% with work or cpu below the leaf");
-	for (k = 0; split && k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
-			      (int)(10 * want[k])),
-			  30, "the split within 3 points");
+	if (split)
+		h_assert_split(n, total, want);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(hotspot_split_60_30_10_xint)
@@ -285,16 +278,14 @@ static void sort_test(const char *flag, const char *hz, uint64_t min_samples,
 	size_t j;
 
 	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
-		struct folded f = { 0 };
-		char *err = NULL;
-		uint64_t cmp = 0, cmp_ok = 0, lam = 0, lam_ok = 0, sorting = 0;
+		uint64_t cmp = 0, cmp_ok = 0, lam = 0, lam_ok = 0, sorting = 0, n;
+		struct h_run r = { 0 };
+		const char *s, *a, *b, *c;
 		int i;
 
-		if (!profile_java_hz(&jdks[j], (int)j, "Sort", flag, hz, &f, &err))
+		if (!profile_java_hz(&jdks[j], (int)j, "Sort", flag, hz, &r))
 			goto next;
-		for (i = 0; i < f.n; i++) {
-			const char *s = f.lines[i].stack, *a, *b, *c;
-			uint64_t n = f.lines[i].count;
+		h_for_each_line(&r.f, i, s, n) {
 
 			if (strncmp(s, "java;", 5))
 				continue;
@@ -330,8 +321,8 @@ static void sort_test(const char *flag, const char *hz, uint64_t min_samples,
 			  "through TimSort; lambda %llu, %.1f%%; the two %.1f%% of the %llu "
 			  "samples under Arrays.sort",
 			  jdks[j].name, flag, (unsigned long long)cmp,
-			  100.0 * cmp_ok / (cmp ? cmp : 1), (unsigned long long)lam,
-			  100.0 * lam_ok / (lam ? lam : 1),
+			  h_pct(cmp_ok, cmp), (unsigned long long)lam,
+			  h_pct(lam_ok, lam),
 			  100.0 * (cmp + lam) / (sorting ? sorting : 1),
 			  (unsigned long long)sorting);
 		ASSERT_GE(100 * (cmp + lam), min_share * sorting,
@@ -343,10 +334,9 @@ static void sort_test(const char *flag, const char *hz, uint64_t min_samples,
 		if (!ASSERT_GE(10000 * lam_ok / (lam ? lam : 1), 9500,
 			       "the lambda named, between the right frames") ||
 		    getenv("HS_DUMP"))
-			h_dump_top(&f, "java", 6);
+			h_dump_top(&r.f, "java", 6);
 next:
-		free(err);
-		h_free_folded(&f);
+		h_run_free(&r);
 	}
 }
 
@@ -387,19 +377,18 @@ TEST_ROOT(hotspot_deopt_whitebox)
 	size_t j;
 
 	for (j = 0; j < sizeof(jdks) / sizeof(jdks[0]); j++) {
-		struct folded f = { 0 };
-		char *err = NULL, jc[512];
-		uint64_t total = 0, complete = 0, logical = 0, deopt = 0;
+		uint64_t total = 0, complete = 0, logical = 0, deopt = 0, n;
+		struct h_run r = { 0 };
+		char jc[512];
+		const char *s;
 		int i;
 
 		if (!profile_java(&jdks[j], (int)j, "Deopt",
 				  "-XX:+UnlockDiagnosticVMOptions -XX:+WhiteBoxAPI "
 				  "-XX:-DisplayVMOutput -Xbootclasspath/a:%s",
-				  &f, &err))
+				  &r))
 			goto next;
-		for (i = 0; i < f.n; i++) {
-			const char *s = f.lines[i].stack;
-			uint64_t n = f.lines[i].count;
+		h_for_each_line(&r.f, i, s, n) {
 
 			if (strncmp(s, "java;", 5))
 				continue;
@@ -422,22 +411,21 @@ TEST_ROOT(hotspot_deopt_whitebox)
 				deopt += n;
 		}
 		if (getenv("HS_DUMP"))
-			h_dump_top(&f, "java", 10);
+			h_dump_top(&r.f, "java", 10);
 		test_note("%s: %llu samples of the java thread, %.1f%% complete, %.1f%% "
 			  "main;run;spin[;leaf], %.1f%% deoptimizing; err_hotspot_read=%lld",
 			  jdks[j].name, (unsigned long long)total,
-			  100.0 * complete / (total ? total : 1),
-			  100.0 * logical / (total ? total : 1),
-			  100.0 * deopt / (total ? total : 1),
-			  h_summary_value(err, "err_hotspot_read"));
+			  h_pct(complete, total),
+			  h_pct(logical, total),
+			  h_pct(deopt, total),
+			  h_summary_value(r.err, "err_hotspot_read"));
 		ASSERT_GE(total, 100, "samples");
 		ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
 			  ">= 95% complete (Java to Deopt.main, native to start_thread)");
 		ASSERT_GE(10000 * logical / (total ? total : 1), 9000,
 			  ">= 90% with the logical chain main;run;spin[;leaf]");
 next:
-		free(err);
-		h_free_folded(&f);
+		h_run_free(&r);
 	}
 }
 

@@ -31,8 +31,7 @@ static void split_check_with(const char *bin, const char *comm,
 	while (more && *more && n < 15)
 		extra[n++] = *more++;
 	rc = h_profile_workload(wargv, "6s", "999", extra, &f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-		printf("%s\n", err ? err : "");
+	h_profiled(rc, err);
 	if (summary)
 		*summary = err;
 	else
@@ -101,13 +100,8 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -n %s | awk '/Build ID/ { print $3 }'", bin);
-	p = popen(cmd, "r");
 	id[0] = 0;
-	if (p) {
-		if (!fgets(id, sizeof(id), p))
-			id[0] = 0;
-		pclose(p);
-	}
+	fix_run(cmd, id, sizeof(id));
 	id[strcspn(id, "\n")] = 0;
 	if (strlen(id) < 4) {
 		test_skip("the inline workload has no build id");
@@ -161,8 +155,7 @@ TEST_ROOT(inline_frames_folded_lines)
 		 "main (inline.c:%d);caller (inline.c:%d);inlined_b (inline.c:%d)",
 		 lm, lc_b, lb);
 	rc = h_profile_workload(wargv, "4s", "999", extra, &f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-		printf("%s\n", err ? err : "");
+	h_profiled(rc, err);
 	free(err);
 	if (rc)
 		return;
@@ -211,8 +204,7 @@ TEST_ROOT(minidebuginfo_names_a_stripped_binary)
 		int rc;
 
 		rc = h_profile_workload(wargv, "4s", "999", NULL, &f, &err);
-		if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-			printf("%s\n", err ? err : "");
+		h_profiled(rc, err);
 		free(err);
 		if (rc)
 			continue;

@@ -39,8 +39,7 @@ TEST_ROOT(interp_test_runtime_frames)
 	uint64_t total, alpha, beta, loop = 0, entry;
 	int rc = profile_fakert("native,test", &f, &err), i;
 
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!h_profiled(rc, err)) {
 		goto out;
 	}
 	total = h_count_comm(&f, "fakert");
@@ -86,8 +85,7 @@ TEST_ROOT(interp_test_runtime_off_by_default)
 	uint64_t total, named;
 	int rc = profile_fakert("all", &f, &err);
 
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!h_profiled(rc, err)) {
 		goto out;
 	}
 	total = h_count_comm(&f, "fakert");

@@ -27,8 +27,7 @@ static bool profile(char *const wargv[], const char *duration, struct folded *f)
 	char *err = NULL;
 	int rc = h_profile_workload(wargv, duration, HZ, NULL, f, &err);
 
-	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-		printf("%s\n", err ? err : "");
+	h_profiled(rc, err);
 	free(err);
 	return rc == 0;
 }
@@ -419,8 +418,7 @@ TEST_ROOT(native_rule_cache_same_stacks)
 		char *err = NULL;
 		int rc = h_profile_workload(wargv, "3s", HZ, runs[r], &f, &err);
 
-		if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-			printf("%s\n", err ? err : "");
+		if (!h_profiled(rc, err)) {
 			free(err);
 			return;
 		}
@@ -768,8 +766,7 @@ TEST_ROOT(native_go_stack_switches)
 		return;
 	}
 	rc = h_profile_workload(wargv, "6s", HZ, NULL, &f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!h_profiled(rc, err)) {
 		free(err);
 		return;
 	}
@@ -929,8 +926,7 @@ static bool run_clang(const char *const *extra, bool metrics,
 	rc = profile_clang(extra, &r->f, &r->err, metrics ? &r->metrics : NULL);
 	if (rc < 0 && test_skipped())
 		return false;
-	if (!ASSERT_EQ(rc, 0, "profiler exit code")) {
-		printf("%s\n", r->err ? r->err : "");
+	if (!h_profiled(rc, r->err)) {
 		return false;
 	}
 	summary = strstr(r->err, "samples=") ? strstr(r->err, "samples=") : "";

@@ -53,12 +53,25 @@ static bool wait_metrics(int port, int timeout_ms)
 	return false;
 }
 
-/* Start the daemon in continuous mode and wait until it serves metrics
- * on port (it has loaded and is attaching).  Returns its pid, or 0 after
- * a failed assertion. */
+/* Start the daemon in continuous mode with args (at most 24), serving
+ * metrics on port, and wait until it does (it has loaded and is
+ * attaching).  Returns its pid, or 0 after a failed assertion. */
 static pid_t start_daemon(const char *const *args, const char *errpath, int port)
 {
-	pid_t d = h_profile_bg(args, errpath);
+	const char *argv[24 + 3];
+	char portarg[16];
+	int n = 0;
+	pid_t d;
+
+	while (args[n] && n < 24) {
+		argv[n] = args[n];
+		n++;
+	}
+	snprintf(portarg, sizeof(portarg), "%d", port);
+	argv[n++] = "-metrics-address";
+	argv[n++] = portarg;
+	argv[n] = NULL;
+	d = h_profile_bg(argv, errpath);
 
 	if (!ASSERT_TRUE(wait_metrics(port, 15000), "daemon up")) {
 		stop_pid(d);
@@ -126,18 +139,15 @@ TEST_ROOT(ops_signal_flushes_and_detaches)
 		struct h_bpf_ids ids;
 		pid_t w, d;
 		int nfiles, i, port = h_free_port();
-		char portarg[16];
 
 		if (!test_start_subtest(sigs[s].name))
 			continue;
 		snprintf(stem, sizeof(stem), "cont%zu", s);
 		snprintf(out, sizeof(out), "%s/%s.folded", test_tmpdir(), stem);
 		snprintf(errpath, sizeof(errpath), "%s/%s.err", test_tmpdir(), stem);
-		snprintf(portarg, sizeof(portarg), "%d", port);
 		{
 			const char *args[] = { "-output", out, "-reporter-interval", "1s",
-					       "-samples-per-second", "99",
-					       "-metrics-address", portarg, NULL };
+					       "-samples-per-second", "99", NULL };
 
 			w = workload("split-fp", "15");
 			d = start_daemon(args, errpath, port);
@@ -195,7 +205,7 @@ TEST_ROOT(ops_metrics_endpoint)
 		"ebpf_profiler_agent_cpu_seconds_total",
 		"ebpf_profiler_agent_resident_memory_bytes",
 	};
-	char portarg[16], why[256], *m1 = NULL, *m2 = NULL, *body = NULL, line[256];
+	char why[256], *m1 = NULL, *m2 = NULL, *body = NULL, line[256];
 	int port = h_free_port(), n, st;
 	double s1, s2;
 	size_t i;
@@ -203,11 +213,9 @@ TEST_ROOT(ops_metrics_endpoint)
 	FILE *f;
 	bool loopback = false, any = false;
 
-	snprintf(portarg, sizeof(portarg), "%d", port);
 	{
-		const char *args[] = { "-metrics-address", portarg, "-output",
-				       test_tmppath("m.folded"), "-samples-per-second",
-				       "99", NULL };
+		const char *args[] = { "-output", test_tmppath("m.folded"),
+				       "-samples-per-second", "99", NULL };
 
 		w = workload("split-fp", "15");
 		d = start_daemon(args, NULL, port);
@@ -284,20 +292,18 @@ out:
  * that all draws agree is 2^-11. */
 TEST_ROOT(ops_probabilistic_on_off)
 {
-	char portarg[16], *m = NULL, errpath[512];
+	char *m = NULL, errpath[512];
 	uint64_t counts[64];
 	int port = h_free_port(), nfiles, on = 0, off = 0, partial = 0, i;
 	pid_t w, d;
 
-	snprintf(portarg, sizeof(portarg), "%d", port);
 	snprintf(errpath, sizeof(errpath), "%s/prob.err", test_tmpdir());
 	{
 		const char *args[] = { "-output", test_tmppath("prob.folded"),
 				       "-reporter-interval", "1s",
 				       "-probabilistic-threshold", "50",
 				       "-probabilistic-interval", "1s",
-				       "-samples-per-second", "99",
-				       "-metrics-address", portarg, NULL };
+				       "-samples-per-second", "99", NULL };
 
 		w = workload("split-fp", "25");
 		d = start_daemon(args, errpath, port);

@@ -19,17 +19,12 @@
 /* Profile the workload (run for 10 s) into path. */
 static bool profile_workload_to(const char *workload, const char *path)
 {
-	char pidbuf[16], *err = NULL;
-	char *wargv[] = { (char *)h_workload(workload), "10", NULL };
+	char *wargv[] = { (char *)h_workload(workload), "10", NULL }, *err = NULL;
 	pid_t w = h_spawn(wargv);
-	const char *args[] = { "-pid", pidbuf, "-duration", "3s",
-			       "-samples-per-second", "499", "-output", path,
-			       NULL };
 	int rc;
 
 	usleep(200000);
-	snprintf(pidbuf, sizeof(pidbuf), "%d", w);
-	rc = h_profile(args, &err, 60);
+	rc = h_profile_pid(w, "3s", "499", NULL, path, &err, 60);
 	kill(w, SIGKILL);
 	h_wait(w, 5);
 	if (rc)
@@ -41,22 +36,6 @@ static bool profile_workload_to(const char *workload, const char *path)
 static bool profile_to(const char *path)
 {
 	return profile_workload_to("split-nofp-pie", path);
-}
-
-static char *run(const char *cmd)
-{
-	char *out = NULL;
-	size_t len = 0;
-	FILE *p = popen(cmd, "r");
-
-	if (!p)
-		return NULL;
-	if (getdelim(&out, &len, 0, p) < 0) {
-		free(out);
-		out = strdup("");
-	}
-	pclose(p);
-	return out;
 }
 
 TEST_ROOT(output_pprof_go_tool)
@@ -73,7 +52,7 @@ TEST_ROOT(output_pprof_go_tool)
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=%s GOCACHE=%s/gocache %s tool pprof -top -nodecount=30 %s 2>&1",
 		 test_tmpdir(), test_tmpdir(), GO, path);
-	out = run(cmd);
+	out = h_cmd_output(cmd);
 	test_note("go tool pprof -top:\n%.1500s", out ? out : "");
 	ASSERT_TRUE(out && strstr(out, "Type: cpu"), "a CPU profile");
 	ASSERT_TRUE(out && strstr(out, "chain_a"), "chain_a listed");
@@ -90,11 +69,11 @@ TEST_ROOT(output_svg_xmllint)
 	if (!ASSERT_TRUE(profile_to(path), "profile"))
 		return;
 	snprintf(cmd, sizeof(cmd), "xmllint --noout %s 2>&1 && echo XML-OK", path);
-	out = run(cmd);
+	out = h_cmd_output(cmd);
 	ASSERT_TRUE(out && strstr(out, "XML-OK"), "the SVG parses as XML");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "grep -c 'chain_a' %s", path);
-	out = run(cmd);
+	out = h_cmd_output(cmd);
 	ASSERT_TRUE(out && atoi(out) >= 1, "the SVG names the workload's frames");
 	free(out);
 }
@@ -107,7 +86,7 @@ TEST_ROOT(output_otlp_file_decode_raw)
 	if (!ASSERT_TRUE(profile_to(path), "profile"))
 		return;
 	snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s 2>&1 | head -c 200000", path);
-	out = run(cmd);
+	out = h_cmd_output(cmd);
 	/* dictionary (2) with its string table (5): the workload's names */
 	ASSERT_TRUE(out && strstr(out, "2 {"), "a dictionary");
 	ASSERT_TRUE(out && strstr(out, "\"chain_a\""), "strings decoded");
@@ -115,7 +94,7 @@ TEST_ROOT(output_otlp_file_decode_raw)
 	free(out);
 	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
 		 test_srcdir(), path);
-	out = run(cmd);
+	out = h_cmd_output(cmd);
 	ASSERT_TRUE(out && !strstr(out, "ERROR"), "the independent checker agrees");
 	ASSERT_TRUE(out && strstr(out, "main;chain_a;mid_a;leaf_a;spin"), "the stacks");
 	free(out);

@@ -31,22 +31,14 @@ static void use_perl(const char *path)
 
 /* Profile a script for 6 s; false (after a skip or a failure) when
  * there is no profile to look at. */
-static bool profile_perl(const char *script, struct folded *f, char **err)
+static bool profile_perl(const char *script, struct h_run *r)
 {
-	char path[512];
-	char *argv[] = { (char *)perl, path, "30", NULL };
+	char *argv[] = { (char *)perl, (char *)h_script("perl", script), "30",
+			 NULL };
 
-	if (access(perl, X_OK)) {
-		test_skip("%s is not installed", perl);
+	if (!h_have(perl, ""))
 		return false;
-	}
-	snprintf(path, sizeof(path), "%s/tests/workloads/perl/%s", test_srcdir(),
-		 script);
-	if (ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, f, err), 0,
-		      "profiler exit code"))
-		return true;
-	printf("%s\n", *err ? *err : "");
-	return false;
+	return h_run_workload(argv, "6s", HZ, NULL, r);
 }
 
 static void split_test(void)
@@ -54,27 +46,22 @@ static void split_test(void)
 	static const char *const chain[3] = { ";main::heavy (split.pl:",
 					      ";main::medium (split.pl:",
 					      ";main::light (split.pl:" };
-	static const int want[3] = { 60, 30, 10 };
-	uint64_t total = 0, complete = 0, n[3] = { 0 }, rec = 0;
-	struct folded f = { 0 };
-	char *err = NULL;
-	int i, k;
+	static const double want[3] = { 60, 30, 10 };
+	uint64_t total = 0, complete = 0, n[3] = { 0 }, rec = 0, c;
+	struct h_run r = { 0 };
+	const char *s;
+	int i;
 
-	if (!profile_perl("split.pl", &f, &err))
+	if (!profile_perl("split.pl", &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (!h_comm_is(s, comm))
 			continue;
 		total += c;
 		if (!strncmp(s, comm_start, strlen(comm_start)) && strstr(s, ";main (split.pl:") &&
 		    strstr(s, ";main::run (split.pl:"))
 			complete += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, chain[k]))
-				n[k] += c;
+		h_tally(s, c, chain, 3, n);
 		if (strstr(s, ";main::chain_10 (split.pl:31);main::rec (split.pl:30);"
 			      "main::rec (split.pl:30);main::rec (split.pl:30);"
 			      "main::light (split.pl:27)"))
@@ -82,21 +69,17 @@ static void split_test(void)
 	}
 	test_note("%llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% "
 		  "light %.1f%% (through the recursion %.1f%%); err_perl_read=%lld",
-		  (unsigned long long)total, 100.0 * complete / (total ? total : 1),
-		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
-		  100.0 * n[2] / (total ? total : 1), 100.0 * rec / (total ? total : 1),
-		  h_summary_value(err, "err_perl_read"));
+		  (unsigned long long)total, h_pct(complete, total),
+		  h_pct(n[0], total), h_pct(n[1], total), h_pct(n[2], total),
+		  h_pct(rec, total), h_summary_value(r.err, "err_perl_read"));
 	ASSERT_GE(total, 300, "samples");
-	if (!ASSERT_GE(100.0 * complete / (total ? total : 1), 95.0,
+	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (Perl to main, native to _start)"))
-		h_dump_top(&f, comm, 8);
-	for (k = 0; k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) - 10 * want[k]),
-			  30, "the split within 3 points");
+		h_dump_top(&r.f, comm, 8);
+	h_assert_split(n, total, want);
 	ASSERT_GE(1000 * rec, 900 * n[2], "the recursive sub's frames, each named");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(perl_split_60_30_10)
@@ -120,23 +103,20 @@ static void callbacks_test(void)
 		{ "map block", ";main::mapper (callbacks.pl:31);main::weigh (callbacks.pl:" },
 		{ "code reference", ";main::via_ref (callbacks.pl:36);Pkg::target (callbacks.pl:11);main::weigh" },
 	};
-	uint64_t weigh = 0, sort_ok = 0, sort_all = 0, n[3] = { 0 };
-	struct folded f = { 0 };
-	char *err = NULL;
+	const char *const needles[3] = { cases[0].needle, cases[1].needle,
+					 cases[2].needle };
+	uint64_t weigh = 0, sort_ok = 0, sort_all = 0, n[3] = { 0 }, c;
+	struct h_run r = { 0 };
+	const char *s, *a, *b;
 	int i, k;
 
-	if (!profile_perl("callbacks.pl", &f, &err))
+	if (!profile_perl("callbacks.pl", &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *a, *b;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (!h_comm_is(s, comm) || !strstr(s, ";main::weigh (callbacks.pl:"))
 			continue;
 		weigh += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, cases[k].needle))
-				n[k] += c;
+		h_tally(s, c, needles, 3, n);
 		/* the comparator between sort's native frames and weigh */
 		if ((b = strstr(s, ";main::by_weight (callbacks.pl:"))) {
 			sort_all += c;
@@ -147,20 +127,18 @@ static void callbacks_test(void)
 	}
 	test_note("%llu samples in weigh: under sort %.1f%% (comparator placed "
 		  "%.1f%%), map %.1f%%, code ref %.1f%%",
-		  (unsigned long long)weigh, 100.0 * n[0] / (weigh ? weigh : 1),
-		  100.0 * sort_ok / (sort_all ? sort_all : 1),
-		  100.0 * n[1] / (weigh ? weigh : 1), 100.0 * n[2] / (weigh ? weigh : 1));
+		  (unsigned long long)weigh, h_pct(n[0], weigh),
+		  h_pct(sort_ok, sort_all), h_pct(n[1], weigh), h_pct(n[2], weigh));
 	ASSERT_GE(weigh, 300, "samples in weigh");
 	for (k = 0; k < 3; k++)
 		if (!ASSERT_GE(n[k], 20, cases[k].what))
-			h_dump_top(&f, comm, 8);
+			h_dump_top(&r.f, comm, 8);
 	ASSERT_GE(1000 * sort_ok, 950 * sort_all,
 		  "the comparator under sort's frames, in >= 95% of its samples");
-	ASSERT_GE(100.0 * (n[0] + n[1] + n[2]) / (weigh ? weigh : 1), 95.0,
+	ASSERT_GE(h_pct(n[0] + n[1] + n[2], weigh), 95.0,
 		  "every sample of weigh under one of the three callers");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 /* ithreads: each thread runs its own interpreter, found through its TSD
@@ -178,13 +156,11 @@ TEST_ROOT(perl_callbacks_between_frames)
  */
 TEST_ROOT(perl_other_build)
 {
-	const char *bin = getenv("EP_PERL_BIN");
+	const char *bin = h_env_or_skip("EP_PERL_BIN", "no perl build other "
+					"than Debian's 5.36 to run");
 
-	if (!bin || !*bin) {
-		test_skip("EP_PERL_BIN unset: no perl build other than "
-			  "Debian's 5.36 to run");
+	if (!bin)
 		return;
-	}
 	use_perl(bin);
 	if (test_start_subtest("split"))
 		split_test();
@@ -200,39 +176,29 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 		";main::worker_b (threads.pl:16);main::burn_b (threads.pl:13);",
 		";main::main_loop (threads.pl:17);main::burn_main (threads.pl:14);",
 	};
-	uint64_t total = 0, n[3] = { 0 }, mixed = 0;
-	struct folded f = { 0 };
-	char *err = NULL;
+	uint64_t total = 0, n[3] = { 0 }, mixed = 0, c;
+	struct h_run r = { 0 };
+	const char *s;
 	int i, k;
 
-	if (!profile_perl("threads.pl", &f, &err))
+	if (!profile_perl("threads.pl", &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		int hits = 0;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (!h_comm_is(s, comm) || !strstr(s, ";main::spin (threads.pl:"))
 			continue;
-		total += f.lines[i].count;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, mine[k])) {
-				n[k] += f.lines[i].count;
-				hits++;
-			}
-		if (hits != 1)
-			mixed += f.lines[i].count;
+		total += c;
+		if (h_tally(s, c, mine, 3, n) != 1)
+			mixed += c;
 	}
 	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "
 		  "%.1f%%, in none or several %.1f%%",
-		  (unsigned long long)total, 100.0 * n[0] / (total ? total : 1),
-		  100.0 * n[1] / (total ? total : 1), 100.0 * n[2] / (total ? total : 1),
-		  100.0 * mixed / (total ? total : 1));
+		  (unsigned long long)total, h_pct(n[0], total), h_pct(n[1], total),
+		  h_pct(n[2], total), h_pct(mixed, total));
 	ASSERT_GE(total, 300, "samples in spin");
 	for (k = 0; k < 3; k++)
 		ASSERT_GE(100 * n[k], 15 * total, "each thread's own frames");
 	if (!ASSERT_LE(100 * mixed, 2 * total, "no thread shows another's frames"))
-		h_dump_top(&f, comm, 8);
+		h_dump_top(&r.f, comm, 8);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }

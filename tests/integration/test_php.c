@@ -31,23 +31,19 @@ static void use_php(const char *path)
 
 static bool have_php(void)
 {
-	if (access(php, X_OK) == 0)
-		return true;
-	test_skip("%s is not installed (make deps installs php8.2-cli)", php);
-	return false;
+	return h_have(php, " (make deps installs php8.2-cli)");
 }
 
-static int profile_php(const char *script, bool jit, struct folded *f,
-		       char **err)
+/* Profile a script for 6 s; false (after a skip or a failure) when
+ * there is no profile to look at. */
+static bool profile_php(const char *script, bool jit, struct h_run *r)
 {
-	char path[512], ext[512];
+	char *path = (char *)h_script("php", script), ext[512];
 	char *plain[] = { (char *)php, path, "30", NULL };
 	char *with_jit[] = { (char *)php, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
 			     "opcache.jit=tracing", "-d",
 			     "opcache.jit_buffer_size=64M", path, "30", NULL };
 
-	snprintf(path, sizeof(path), "%s/tests/workloads/php/%s",
-		 test_srcdir(), script);
 	/* opcache: Debian's php8.2 loads it from its ini files, another
 	 * build by path (EP_PHP_OPCACHE) */
 	if (php != (const char *)PHP && getenv("EP_PHP_OPCACHE"))
@@ -55,8 +51,9 @@ static int profile_php(const char *script, bool jit, struct folded *f,
 			 getenv("EP_PHP_OPCACHE"));
 	else
 		snprintf(ext, sizeof(ext), "opcache.enable=1");
-	return h_profile_workload(jit ? with_jit : plain, "6s", HZ, NULL, f,
-				  err);
+	if (!have_php())
+		return false;
+	return h_run_workload(jit ? with_jit : plain, "6s", HZ, NULL, r);
 }
 
 static void split_test(bool jit)
@@ -64,50 +61,34 @@ static void split_test(bool jit)
 	static const char *const chain[3] = { "heavy (split.php:", "medium (split.php:",
 					      "light (split.php:" };
 	static const double want[3] = { 60, 30, 10 };
-	uint64_t total = 0, complete = 0, n[3] = { 0 };
-	struct folded f = { 0 };
-	char *err = NULL;
-	int i, k;
+	uint64_t total = 0, complete = 0, n[3] = { 0 }, c;
+	struct h_run r = { 0 };
+	const char *s;
+	int i;
 
-	if (!have_php())
-		return;
-	if (!ASSERT_EQ(profile_php("split.php", jit, &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_php("split.php", jit, &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (!h_comm_is(s, comm))
 			continue;
 		total += c;
 		if (strstr(s, comm_start) && strstr(s, ";{main} (split.php:") &&
 		    strstr(s, ";run (split.php:"))
 			complete += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, chain[k]))
-				n[k] += c;
+		h_tally(s, c, chain, 3, n);
 	}
 	test_note("%s, %s: %llu samples, %.1f%% complete; heavy %.1f%% medium "
 		  "%.1f%% light %.1f%%; err_php_read=%lld", comm,
 		  jit ? "tracing JIT" : "no JIT", (unsigned long long)total,
-		  100.0 * complete / (total ? total : 1),
-		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
-		  100.0 * n[2] / (total ? total : 1),
-		  h_summary_value(err, "err_php_read"));
+		  h_pct(complete, total), h_pct(n[0], total), h_pct(n[1], total),
+		  h_pct(n[2], total), h_summary_value(r.err, "err_php_read"));
 	ASSERT_GE(total, 300, "samples");
-	if (!ASSERT_GE(100.0 * complete / (total ? total : 1), 95.0,
+	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (PHP to {main}, native to _start)"))
-		h_dump_top(&f, comm, 8);
-	for (k = 0; k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
-			      (int)(10 * want[k])),
-			  30, "the split within 3 points");
+		h_dump_top(&r.f, comm, 8);
+	h_assert_split(n, total, want);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(php_split_60_30_10)
@@ -125,39 +106,31 @@ TEST_ROOT(php_split_60_30_10_tracing_jit)
  * Sorter::compare runs. */
 static void usort_test(void)
 {
-	struct folded f = { 0 };
-	char *err = NULL;
-	uint64_t compare = 0, ordered = 0;
+	uint64_t compare = 0, ordered = 0, c;
+	struct h_run r = { 0 };
+	const char *s, *a, *b;
 	int i;
 
-	if (!have_php())
-		return;
-	if (!ASSERT_EQ(profile_php("usort.php", false, &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_php("usort.php", false, &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *a, *b;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (!h_comm_is(s, comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
 			continue;
-		compare += f.lines[i].count;
+		compare += c;
 		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
 		if (a && a < b && strstr(s, comm_start))
-			ordered += f.lines[i].count;
+			ordered += c;
 	}
 	test_note("%llu samples in Sorter::compare, %.1f%% under "
 		  "{main};Sorter::sortAll;usort;<native>",
 		  (unsigned long long)compare,
-		  100.0 * ordered / (compare ? compare : 1));
+		  h_pct(ordered, compare));
 	ASSERT_GE(compare, 200, "samples in the comparator");
-	if (!ASSERT_GE(100.0 * ordered / (compare ? compare : 1), 95.0,
+	if (!ASSERT_GE(h_pct(ordered, compare), 95.0,
 		       "usort between the right PHP frames"))
-		h_dump_top(&f, comm, 8);
+		h_dump_top(&r.f, comm, 8);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(php_usort_method_between_frames)
@@ -174,13 +147,11 @@ TEST_ROOT(php_usort_method_between_frames)
  */
 TEST_ROOT(php_other_build)
 {
-	const char *bin = getenv("EP_PHP_BIN");
+	const char *bin = h_env_or_skip("EP_PHP_BIN", "no PHP build other than "
+					"Debian's php8.2 to run");
 
-	if (!bin || !*bin) {
-		test_skip("EP_PHP_BIN unset: no PHP build other than Debian's "
-			  "php8.2 to run");
+	if (!bin)
 		return;
-	}
 	use_php(bin);
 	if (!have_php())
 		return;

@@ -99,8 +99,7 @@ static bool profile_script(const struct pyi *p, const char *script_name,
 		 test_srcdir(), script_name);
 	comm_of(p->bin, comm);
 	rc = h_profile_workload(wargv, duration, HZ, NULL, f, &err);
-	if (!ASSERT_EQ(rc, 0, "profiler exit code"))
-		printf("%s\n", err ? err : "");
+	h_profiled(rc, err);
 	free(err);
 	return rc == 0;
 }

@@ -21,30 +21,19 @@
 
 /* Profile a script for 6 s; false (after a skip or a failure) when
  * there is no profile to look at. */
-static bool profile_ruby(const char *script, bool yjit, struct folded *f,
-			 char **err)
+static bool profile_ruby(const char *script, bool yjit, struct h_run *r)
 {
-	char path[512];
 	char *argv[5] = { RUBY };
 	int n = 1;
 
 	if (yjit)
 		argv[n++] = "--yjit";
-	argv[n++] = path;
+	argv[n++] = (char *)h_script("ruby", script);
 	argv[n++] = "30";
 	argv[n] = NULL;
-
-	if (access(RUBY, X_OK)) {
-		test_skip("%s is not installed (make deps installs ruby)", RUBY);
+	if (!h_have(RUBY, " (make deps installs ruby)"))
 		return false;
-	}
-	snprintf(path, sizeof(path), "%s/tests/workloads/ruby/%s", test_srcdir(),
-		 script);
-	if (ASSERT_EQ(h_profile_workload(argv, "6s", HZ, NULL, f, err), 0,
-		      "profiler exit code"))
-		return true;
-	printf("%s\n", *err ? *err : "");
-	return false;
+	return h_run_workload(argv, "6s", HZ, NULL, r);
 }
 
 static uint64_t share_of(uint64_t n, uint64_t total)
@@ -65,16 +54,14 @@ static void split_60_30_10(bool yjit)
 	};
 	static const int want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s;
+	uint64_t c;
 	int i, k;
 
-	if (!profile_ruby("split.rb", yjit, &f, &err))
+	if (!profile_ruby("split.rb", yjit, &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		/* the script's loop (YJIT's start-up compiles before it) */
 		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#run (split.rb:"))
 			continue;
@@ -83,29 +70,26 @@ static void split_60_30_10(bool yjit)
 		    strstr(s, ";ruby_run_node;") &&
 		    strstr(s, ";<main> (split.rb:46);Object#run (split.rb:"))
 			complete += c;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, chain[k]))
-				n[k] += c;
+		h_tally(s, c, chain, 3, n);
 	}
 	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium "
 		  "%.1f%% light %.1f%%; err_ruby_read=%lld err_ruby_no_ec=%lld",
 		  yjit ? "yjit" : "interpreter", (unsigned long long)total,
 		  share_of(complete, total) / 100.0, share_of(n[0], total) / 100.0,
 		  share_of(n[1], total) / 100.0, share_of(n[2], total) / 100.0,
-		  h_summary_value(err, "err_ruby_read"),
-		  h_summary_value(err, "err_ruby_no_ec"));
+		  h_summary_value(r.err, "err_ruby_read"),
+		  h_summary_value(r.err, "err_ruby_no_ec"));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(share_of(complete, total), 9500,
 		       ">= 95% complete (Ruby to <main>, native to _start)"))
-		h_dump_top(&f, "ruby", 8);
+		h_dump_top(&r.f, "ruby", 8);
 	for (k = 0; k < 3; k++)
 		if (!ASSERT_LE(llabs((long long)share_of(n[k], total) -
 				     100 * want[k]),
 			       300, "the split within 3 points"))
-			h_dump_top(&f, "ruby", 8);
+			h_dump_top(&r.f, "ruby", 8);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(ruby_split_60_30_10)
@@ -143,16 +127,14 @@ static const char *const block_frames[] = {
 TEST_ROOT(ruby_block_between_frames)
 {
 	uint64_t weigh = 0, n[3] = { 0 }, placed[3] = { 0 };
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s, *a, *b;
+	uint64_t c;
 	int i, k;
 
-	if (!profile_ruby("blocks.rb", false, &f, &err))
+	if (!profile_ruby("blocks.rb", false, &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *a, *b;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#weigh (blocks.rb:"))
 			continue;
 		weigh += c;
@@ -176,15 +158,14 @@ TEST_ROOT(ruby_block_between_frames)
 	ASSERT_GE(weigh, 300, "samples in weigh");
 	for (k = 0; k < 2; k++) {
 		if (!ASSERT_GE(n[k], 20, block_cases[k].what))
-			h_dump_top(&f, "ruby", 8);
+			h_dump_top(&r.f, "ruby", 8);
 		ASSERT_GE(share_of(placed[k], n[k]), 9500,
 			  "the C function between its caller and the block");
 	}
 	ASSERT_GE(share_of(n[0] + n[1] + n[2], weigh), 9500,
 		  "every sample of weigh under one of the three blocks");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 /* sort_by with a Ruby block: the C functions (Enumerable#sort_by by its
@@ -194,16 +175,14 @@ out:
 TEST_ROOT(ruby_sort_by_cfunc_named)
 {
 	uint64_t block = 0, placed = 0, yield = 0;
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s, *a, *b, *y;
+	uint64_t c;
 	int i;
 
-	if (!profile_ruby("blocks.rb", false, &f, &err))
+	if (!profile_ruby("blocks.rb", false, &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *a, *b, *y;
-		uint64_t c = f.lines[i].count;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (strncmp(s, "ruby;", 5) || !(b = strstr(s, block_frames[2])))
 			continue;
 		block += c;
@@ -221,12 +200,11 @@ TEST_ROOT(ruby_sort_by_cfunc_named)
 	ASSERT_GE(block, 100, "samples in sort_by's block");
 	if (!ASSERT_GE(share_of(placed, block), 9500,
 		       "sort_by and each named between sorter and the block"))
-		h_dump_top(&f, "ruby", 8);
+		h_dump_top(&r.f, "ruby", 8);
 	ASSERT_GE(share_of(yield, block), 9500,
 		  "the native rb_yield between the C function and the block");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 /* Ruby threads: each has its own execution context (the thread-local
@@ -241,30 +219,26 @@ TEST_ROOT(ruby_threads_each_its_own_ec)
 		"Object#burn_main (threads.rb:22);",
 	};
 	uint64_t total = 0, n[3] = { 0 }, mixed = 0;
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s;
+	uint64_t c;
 	int i, k;
 
-	if (!profile_ruby("threads.rb", false, &f, &err))
+	if (!profile_ruby("threads.rb", false, &r))
 		goto out;
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		int hits = 0;
+	h_for_each_line(&r.f, i, s, c) {
+		int hits;
 
 		if (!strstr(s, ";Object#spin (threads.rb:"))
 			continue;
-		total += f.lines[i].count;
-		for (k = 0; k < 3; k++)
-			if (strstr(s, mine[k])) {
-				n[k] += f.lines[i].count;
-				hits++;
-			}
+		total += c;
+		hits = h_tally(s, c, mine, 3, n);
 		/* a worker's frames start at its thread's entry */
 		if (hits != 1 ||
 		    (!strstr(s, mine[2]) &&
 		     (!strstr(s, ";start_thread;") ||
 		      !strstr(s, ";block in <main> (threads.rb:28);"))))
-			mixed += f.lines[i].count;
+			mixed += c;
 	}
 	test_note("%llu samples in spin: thread a %.1f%%, thread b %.1f%%, main "
 		  "%.1f%%, in none, several or misplaced %.1f%%",
@@ -276,8 +250,7 @@ TEST_ROOT(ruby_threads_each_its_own_ec)
 		ASSERT_GE(share_of(n[k], total), 1500, "each thread's own frames");
 	if (!ASSERT_LE(share_of(mixed, total), 200,
 		       "no thread shows another's frames"))
-		h_dump_top(&f, "ruby", 8);
+		h_dump_top(&r.f, "ruby", 8);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }

@@ -38,15 +38,14 @@ struct node_bin {
 
 static bool have_node(const char *path)
 {
-	if (access(path, X_OK) == 0)
-		return true;
-	test_skip("%s is not installed (make deps installs it)", path);
-	return false;
+	return h_have(path, " (make deps installs it)");
 }
 
-static int profile_node_for(const struct node_bin *n, const char *script,
-			    bool jitless, const char *duration, const char *hz,
-			    struct folded *f, char **err)
+/* Profile a script; false (after a failure) when there is no profile
+ * to look at. */
+static bool profile_node_for(const struct node_bin *n, const char *script,
+			     bool jitless, const char *duration, const char *hz,
+			     struct h_run *r)
 {
 	char path[512], bin[256];
 	/* the workload outlives the profile (killed after it): on a busy
@@ -72,19 +71,71 @@ static int profile_node_for(const struct node_bin *n, const char *script,
 			 "LD_LIBRARY_PATH=%s exec %s %s %s 120",
 			 n->debian, n->debian, bin, jitless ? "--jitless" : "",
 			 path);
-		return h_profile_workload(wrapped, duration, hz, extra, f, err);
+		return h_run_workload(wrapped, duration, hz, extra, r);
 	}
-	return h_profile_workload(jitless ? interp : plain, duration, hz, extra,
-				  f, err);
+	return h_run_workload(jitless ? interp : plain, duration, hz, extra, r);
 }
 
-static int profile_node(const struct node_bin *n, const char *script,
-			bool jitless, struct folded *f, char **err)
+static bool profile_node(const struct node_bin *n, const char *script,
+			 bool jitless, struct h_run *r)
 {
-	return profile_node_for(n, script, jitless, "6s", HZ, f, err);
+	return profile_node_for(n, script, jitless, "6s", HZ, r);
 }
 
 static const struct node_bin node20 = { NODE, "node", true };
+
+typedef void (*node_test)(const struct node_bin *nb, bool jitless);
+
+/* test on nb, jitless and with default flags (JIT), a subtest each */
+static void on_node(const struct node_bin *nb, node_test test)
+{
+	if (test_start_subtest("jitless"))
+		test(nb, true);
+	if (test_start_subtest("jit"))
+		test(nb, false);
+}
+
+/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
+ * their bytecode lives in V8's trusted space, laid out otherwise. */
+static void on_version(unsigned major, const char *comm, node_test test)
+{
+	struct node_bin nb = { .comm = comm, .lines = true };
+
+	/* major 0: the machine's node */
+	if (major)
+		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
+	else
+		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
+	on_node(&nb, test);
+}
+
+/* The tests name_node18, name_node22 and name_node24: test on each of
+ * npm's nodes (node 24 names its main thread). */
+#define ON_NPM_NODES(name, test)                                               \
+	TEST_ROOT(name##_node18)                                               \
+	{                                                                      \
+		on_version(18, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node22)                                               \
+	{                                                                      \
+		on_version(22, "node", test);                                  \
+	}                                                                      \
+	TEST_ROOT(name##_node24)                                               \
+	{                                                                      \
+		on_version(24, "MainThread", test);                            \
+	}
+
+/* The tests name_jitless and name: test on the machine's node, jitless
+ * and with default flags (JIT). */
+#define ON_MACHINE_NODE(name, test)                                            \
+	TEST_ROOT(name##_jitless)                                              \
+	{                                                                      \
+		test(&node20, true);                                           \
+	}                                                                      \
+	TEST_ROOT(name)                                                        \
+	{                                                                      \
+		test(&node20, false);                                          \
+	}
 
 static void split_test(const struct node_bin *nb, bool jitless)
 {
@@ -104,23 +155,17 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	uint64_t with_lines = 0, builtins = 0;
 	static const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 };
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s;
+	uint64_t c;
 	int i, k;
 
 	if (!have_node(nb->path))
 		return;
-	if (!ASSERT_EQ(profile_node(nb, "split.js", jitless, &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_node(nb, "split.js", jitless, &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		uint64_t c = f.lines[i].count;
-
-		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
-		    s[strlen(nb->comm)] != ';')
+	h_for_each_line(&r.f, i, s, c) {
+		if (!h_comm_is(s, nb->comm))
 			continue;
 		total += c;
 		/* V8's builtins are walked over, wherever V8 maps them */
@@ -147,17 +192,17 @@ static void split_test(const struct node_bin *nb, bool jitless)
 		  "err_v8_read=%lld err_v8_fp_bad=%lld",
 		  nb->path, jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)total,
-		  100.0 * complete / (total ? total : 1),
-		  100.0 * n[0] / (total ? total : 1), 100.0 * n[1] / (total ? total : 1),
-		  100.0 * n[2] / (total ? total : 1),
-		  100.0 * with_lines / (total ? total : 1),
+		  h_pct(complete, total),
+		  h_pct(n[0], total), h_pct(n[1], total),
+		  h_pct(n[2], total),
+		  h_pct(with_lines, total),
 		  (unsigned long long)builtins,
-		  h_summary_value(err, "err_v8_read"),
-		  h_summary_value(err, "err_v8_fp_bad"));
+		  h_summary_value(r.err, "err_v8_read"),
+		  h_summary_value(r.err, "err_v8_fp_bad"));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
 		       ">= 95% complete (JavaScript to the top level, native to _start)"))
-		h_dump_top(&f, nb->comm, 8);
+		h_dump_top(&r.f, nb->comm, 8);
 	/* but a sample at a builtin's first instructions, before it
 	 * pushed its frame pointer, is the native step's */
 	ASSERT_LE(1000 * builtins / (total ? total : 1), 5,
@@ -167,63 +212,14 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	if (nb->lines)
 		ASSERT_GE(1000 * with_lines / (total ? total : 1), 950,
 			  ">= 95% with the line of each call");
-	for (k = 0; k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
-			      (int)(10 * want[k])),
-			  30, "the split within 3 points");
+	h_assert_split(n, total, want);
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
-TEST_ROOT(v8_split_60_30_10_jitless)
-{
-	split_test(&node20, true);
-}
+ON_MACHINE_NODE(v8_split_60_30_10, split_test)
 
-TEST_ROOT(v8_split_60_30_10)
-{
-	split_test(&node20, false);
-}
-
-/* Node 18 (V8 10.2), 22 (V8 12.4) and 24 (V8 13.6) from npm; from 22 on,
- * their bytecode lives in V8's trusted space, laid out otherwise. */
-static void on_version(unsigned major, const char *comm,
-		       void (*test)(const struct node_bin *nb, bool jitless))
-{
-	struct node_bin nb = { .comm = comm, .lines = true };
-
-	/* major 0: the machine's node */
-	if (major)
-		snprintf(nb.path, sizeof(nb.path), "%s/%u/node", NODE_DIR, major);
-	else
-		snprintf(nb.path, sizeof(nb.path), "%s", NODE);
-	if (test_start_subtest("jitless"))
-		test(&nb, true);
-	if (test_start_subtest("jit"))
-		test(&nb, false);
-}
-
-static void split_version(unsigned major, const char *comm)
-{
-	on_version(major, comm, split_test);
-}
-
-TEST_ROOT(v8_split_60_30_10_node18)
-{
-	split_version(18, "node");
-}
-
-TEST_ROOT(v8_split_60_30_10_node22)
-{
-	split_version(22, "node");
-}
-
-TEST_ROOT(v8_split_60_30_10_node24)
-{
-	/* node 24 names its main thread */
-	split_version(24, "MainThread");
-}
+ON_NPM_NODES(v8_split_60_30_10, split_test)
 
 /* Whether the JavaScript frames at js (from the top level's, up to the
  * kernel's if any) are one of the chains or its start: the top level
@@ -271,8 +267,9 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 	static const int pct[3] = { 60, 30, 10 };
 	uint64_t total = 0, complete = 0, n[3] = { 0 }, inlined = 0, in_chains;
 	char chain[3][256], mark[3][64];
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s, *at;
+	uint64_t c;
 	int i, k;
 
 	if (!have_node(nb->path))
@@ -289,18 +286,10 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 	/* 999 Hz, 10 s: the split's sampling noise (one standard deviation
 	 * of 60% over 1,000 samples is 1.5 points) well inside 3 points on
 	 * a busy machine */
-	if (!ASSERT_EQ(profile_node_for(nb, "inline.js", jitless, "10s", "999",
-					&f, &err),
-		       0, "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_node_for(nb, "inline.js", jitless, "10s", "999", &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *at;
-		uint64_t c = f.lines[i].count;
-
-		if (strncmp(s, nb->comm, strlen(nb->comm)) ||
-		    s[strlen(nb->comm)] != ';')
+	h_for_each_line(&r.f, i, s, c) {
+		if (!h_comm_is(s, nb->comm))
 			continue;
 		total += c;
 		if (strstr(s, ";mix (inline.js:14)"))
@@ -320,41 +309,29 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 		  "light %.1f%%; %.1f%% in mix",
 		  nb->path, jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)total,
-		  100.0 * complete / (total ? total : 1),
-		  100.0 * in_chains / (total ? total : 1),
-		  100.0 * n[0] / (in_chains ? in_chains : 1),
-		  100.0 * n[1] / (in_chains ? in_chains : 1),
-		  100.0 * n[2] / (in_chains ? in_chains : 1),
-		  100.0 * inlined / (total ? total : 1));
+		  h_pct(complete, total),
+		  h_pct(in_chains, total),
+		  h_pct(n[0], in_chains),
+		  h_pct(n[1], in_chains),
+		  h_pct(n[2], in_chains),
+		  h_pct(inlined, total));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
 		       ">= 95% with the logical chain and its lines, to _start"))
-		h_dump_top(&f, nb->comm, 8);
+		h_dump_top(&r.f, nb->comm, 8);
 	/* the chains' time (round's own loop and the top level's take a
 	 * few percent outside them) */
-	for (k = 0; k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (in_chains ? in_chains : 1)) -
-			      (int)(10 * want[k])),
-			  30, "the split within 3 points");
+	h_assert_split(n, in_chains, want);
 out:
-	free(err);
-	h_free_folded(&f);
-}
-
-static void inline_version(unsigned major, const char *comm)
-{
-	on_version(major, comm, inline_test);
+	h_run_free(&r);
 }
 
 TEST_ROOT(v8_inline_split_node20)
 {
-	inline_version(0, "node");
+	on_version(0, "node", inline_test);
 }
 
-TEST_ROOT(v8_inline_split_node18)
-{
-	inline_version(18, "node");
-}
+ON_NPM_NODES(v8_inline_split, inline_test)
 
 /* Debian's node 18: V8 in the stripped libnode.so.108 (.dynsym only),
  * with the node and JavaScript packages make deps does not unpack
@@ -374,20 +351,7 @@ TEST_ROOT(v8_inline_split_node18_debian)
 			  "share/nodejs are not unpacked there", dir);
 		return;
 	}
-	if (test_start_subtest("jitless"))
-		inline_test(&nb, true);
-	if (test_start_subtest("jit"))
-		inline_test(&nb, false);
-}
-
-TEST_ROOT(v8_inline_split_node22)
-{
-	inline_version(22, "node");
-}
-
-TEST_ROOT(v8_inline_split_node24)
-{
-	inline_version(24, "MainThread");
+	on_node(&nb, inline_test);
 }
 
 /* A JavaScript comparator called back from Array.prototype.sort (a
@@ -397,8 +361,9 @@ TEST_ROOT(v8_inline_split_node24)
  * optimized: its pc's source position). */
 static void sort_test(const struct node_bin *nb, bool jitless)
 {
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s;
+	uint64_t c;
 	uint64_t compare = 0, ordered = 0, loop = 0;
 	char start[64];
 	int i;
@@ -406,52 +371,38 @@ static void sort_test(const struct node_bin *nb, bool jitless)
 	if (!have_node(nb->path))
 		return;
 	snprintf(start, sizeof(start), "%s;_start;", nb->comm);
-	if (!ASSERT_EQ(profile_node(nb, "sort.js", jitless, &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!profile_node(nb, "sort.js", jitless, &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-
+	h_for_each_line(&r.f, i, s, c) {
 		if (strncmp(s, start, strlen(nb->comm) + 1) ||
 		    !strstr(s, ";compare (sort.js:"))
 			continue;
-		compare += f.lines[i].count;
+		compare += c;
 		if (!strncmp(s, start, strlen(start)) &&
 		    strstr(s, ";sortAll (sort.js:15);sort;compare (sort.js:"))
-			ordered += f.lines[i].count;
+			ordered += c;
 		if (strstr(s, ";compare (sort.js:9)") ||
 		    strstr(s, ";compare (sort.js:10)"))
-			loop += f.lines[i].count;
+			loop += c;
 	}
 	test_note("%s %s: %llu samples in compare, %.1f%% under sortAll;sort, "
 		  "%.1f%% at the lines of its loop", nb->path,
 		  jitless ? "--jitless" : "default flags (JIT)",
 		  (unsigned long long)compare,
-		  100.0 * ordered / (compare ? compare : 1),
-		  100.0 * loop / (compare ? compare : 1));
+		  h_pct(ordered, compare),
+		  h_pct(loop, compare));
 	ASSERT_GE(compare, 200, "samples in the comparator");
 	if (!ASSERT_GE(1000 * ordered / (compare ? compare : 1), 950,
 		       "compare under sortAll;sort"))
-		h_dump_top(&f, nb->comm, 8);
+		h_dump_top(&r.f, nb->comm, 8);
 	/* interpreted: the bytecode's line; optimized: the pc's */
 	ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
 		  ">= 90% at the lines of the loop");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
-TEST_ROOT(v8_sort_comparator_jitless)
-{
-	sort_test(&node20, true);
-}
-
-TEST_ROOT(v8_sort_comparator)
-{
-	sort_test(&node20, false);
-}
+ON_MACHINE_NODE(v8_sort_comparator, sort_test)
 
 /* Sparkplug's baseline code only (TurboFan and Maglev off, every
  * function compiled to baseline at once): compare's frames have their
@@ -465,8 +416,9 @@ static void baseline_test(const struct node_bin *nb, bool old_flags)
 			 "--always-sparkplug", path, "120", NULL };
 	static const char *const extra[] = { "-no-cache", NULL };
 	uint64_t compare = 0, loop = 0, body = 0;
-	struct folded f = { 0 };
-	char *err = NULL;
+	struct h_run r = { 0 };
+	const char *s, *at;
+	uint64_t c;
 	int i;
 
 	if (!have_node(nb->path))
@@ -475,29 +427,25 @@ static void baseline_test(const struct node_bin *nb, bool old_flags)
 		 test_srcdir());
 	if (old_flags) /* V8 10 has no Maglev, nor its flag */
 		memmove(&argv[2], &argv[3], 4 * sizeof(argv[0]));
-	if (!ASSERT_EQ(h_profile_workload(argv, "6s", HZ, extra, &f, &err), 0,
-		       "profiler exit code")) {
-		printf("%s\n", err ? err : "");
+	if (!h_run_workload(argv, "6s", HZ, extra, &r))
 		goto out;
-	}
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack, *at = strstr(s, ";compare (sort.js:");
-
+	h_for_each_line(&r.f, i, s, c) {
+		at = strstr(s, ";compare (sort.js:");
 		if (!at)
 			continue;
-		compare += f.lines[i].count;
+		compare += c;
 		if (!strncmp(at, ";compare (sort.js:9)", 20) ||
 		    !strncmp(at, ";compare (sort.js:10)", 21))
-			loop += f.lines[i].count;
+			loop += c;
 		if (!strncmp(at, ";compare (sort.js:", 18) &&
 		    atoi(at + 18) >= 7 && atoi(at + 18) <= 11)
-			body += f.lines[i].count;
+			body += c;
 	}
 	test_note("%s baseline only: %llu samples in compare, %.1f%% at the "
 		  "lines of its loop, %.1f%% in its body (7-11)", nb->path,
 		  (unsigned long long)compare,
-		  100.0 * loop / (compare ? compare : 1),
-		  100.0 * body / (compare ? compare : 1));
+		  h_pct(loop, compare),
+		  h_pct(body, compare));
 	ASSERT_GE(compare, 200, "samples in the comparator");
 	ASSERT_GE(1000 * body / (compare ? compare : 1), 950,
 		  ">= 95% at a line of compare");
@@ -508,8 +456,7 @@ static void baseline_test(const struct node_bin *nb, bool old_flags)
 	ASSERT_GE(1000 * loop / (compare ? compare : 1), 300,
 		  ">= 30% at the lines of its loop (not its first line)");
 out:
-	free(err);
-	h_free_folded(&f);
+	h_run_free(&r);
 }
 
 TEST_ROOT(v8_baseline_lines)
@@ -532,17 +479,4 @@ TEST_ROOT(v8_baseline_lines)
 }
 
 /* the other versions, jitless and default flags */
-TEST_ROOT(v8_sort_comparator_node18)
-{
-	on_version(18, "node", sort_test);
-}
-
-TEST_ROOT(v8_sort_comparator_node22)
-{
-	on_version(22, "node", sort_test);
-}
-
-TEST_ROOT(v8_sort_comparator_node24)
-{
-	on_version(24, "MainThread", sort_test);
-}
+ON_NPM_NODES(v8_sort_comparator, sort_test)

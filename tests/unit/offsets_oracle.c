@@ -65,3 +65,16 @@ int oracle_regenerate(const char *runtime, const char *env, const char *what)
 	}
 	return 0;
 }
+
+bool oracle_check_const(const struct oracle_row *r,
+			const struct oracle_const *c, size_t n,
+			const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(r->name, c[i].name) == 0)
+			return ASSERT_EQ(c[i].value, r->value, what);
+	test_fail(__FILE__, __LINE__, "%s: a value no test reads", what);
+	return false;
+}

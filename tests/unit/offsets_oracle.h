@@ -7,6 +7,7 @@
 #ifndef EP_TEST_OFFSETS_ORACLE_H
 #define EP_TEST_OFFSETS_ORACLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One "version build name value" line. */
@@ -14,6 +15,19 @@ struct oracle_row {
 	char version[8], build[16], name[32];
 	unsigned long value;
 };
+
+/* A value the code takes as given, by its oracle name. */
+struct oracle_const {
+	const char *name;
+	unsigned long value;
+};
+
+/* Assert (what) that row r holds the value of the constant of its name
+ * among the n in c; a failure too when none has its name (a value no
+ * test reads). */
+bool oracle_check_const(const struct oracle_row *r,
+			const struct oracle_const *c, size_t n,
+			const char *what);
 
 /* The rows of tests/tools/<runtime>_offsets.txt (malloc'd), their number
  * in *n; NULL when the file cannot be read or a line is not a row. */

@@ -236,3 +236,12 @@ int fix_strict_decode(const char *kind, const char *path, char *out, size_t cap)
 		 test_srcdir(), kind, path, protos);
 	return fix_run(cmd, out, cap);
 }
+
+void fix_assert_strict_fixture(const char *kind, const char *path, char *out,
+			       size_t cap, const char *what)
+{
+	if (fix_strict_decode(kind, path, out, cap) == -1)
+		test_skip("no upstream .proto files (make deps)");
+	else
+		ASSERT_STREQ(out, strict_fixture_dump, what);
+}

@@ -50,5 +50,10 @@ const char *fix_upstream_protos(void);
  * protoc --decode with the upstream protos, every sample's CPU.  Its exit
  * status, or -1 without the protos. */
 int fix_strict_decode(const char *kind, const char *path, char *out, size_t cap);
+/* Assert (what) that fix_strict_decode of path, written from the
+ * fixture's batch, prints strict_fixture_dump; a SKIP without the
+ * protos.  out: cap bytes of room. */
+void fix_assert_strict_fixture(const char *kind, const char *path, char *out,
+			       size_t cap, const char *what);
 
 #endif

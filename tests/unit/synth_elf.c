@@ -2,6 +2,8 @@
 #include "synth_elf.h"
 
 #include <elf.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -75,6 +77,22 @@ uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len)
 	sh[n + 1].sh_size = names + sizeof(".shstrtab");
 	*len = total;
 	return img;
+}
+
+int synth_elf_fd(const struct synth_sec *secs, int n)
+{
+	size_t len;
+	uint8_t *img = synth_elf(secs, n, &len);
+	int fd = -1;
+
+	if (img)
+		fd = memfd_create("synth-elf", MFD_CLOEXEC);
+	if (fd >= 0 && write(fd, img, len) != (ssize_t)len) {
+		close(fd);
+		fd = -1;
+	}
+	free(img);
+	return fd;
 }
 
 uint8_t *synth_zlib_zeros(size_t zeros, size_t *len)

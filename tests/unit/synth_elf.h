@@ -30,6 +30,25 @@ struct synth_sec {
  */
 uint8_t *synth_elf(const struct synth_sec *secs, int n, size_t *len);
 
+/* The same image in a memfd (close-on-exec, at offset len), or -1. */
+int synth_elf_fd(const struct synth_sec *secs, int n);
+
+/* An Elf64_Sym initializer: a global function in section 1 (.text as
+ * the first of secs), its name at offset name of the string table. */
+#define SYNTH_FUNC(name, value, size)                                          \
+	{ .st_name = (name), .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),   \
+	  .st_shndx = 1, .st_value = (value), .st_size = (size) }
+
+/* Sections 1 to 3 of a symbol table's image: .text (text_size bytes at
+ * 0x1000, no contents), .symtab (syms_size bytes of Elf64_Sym at syms)
+ * linked to .strtab (strs_size bytes at strs). */
+#define SYNTH_SYMTAB_SECS(text_size, syms, syms_size, strs, strs_size)         \
+	{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,        \
+	  (text_size) },                                                       \
+	{ ".symtab", SHT_SYMTAB, 0, 0, (syms), (syms_size), 3,                 \
+	  sizeof(Elf64_Sym) },                                                 \
+	{ ".strtab", SHT_STRTAB, 0, 0, (strs), (strs_size) }
+
 /* The contents of a SHF_COMPRESSED section holding `zeros` zero bytes:
  * an Elf64_Chdr and a zlib stream at level 9 (about 1/1030 of it, a
  * decompression bomb when zeros is large).  malloc'd, size in *len, or

@@ -14,6 +14,7 @@
 #include "debugfind.h"
 #include "dwinline.h"
 #include "inlcache.h"
+#include "nm_oracle.h"
 #include "store.h"
 #include "symbols.h"
 
@@ -40,43 +41,6 @@ static const char *libc_debug(void)
 	elfm_free(e);
 	close(fd);
 	return path[0] ? path : NULL;
-}
-
-struct func {
-	unsigned long long addr, size;
-	char name[128];
-};
-
-/* Code symbols with a size, from binutils' nm on the debug file's
- * .symtab. */
-static int functions(const char *path, struct func **out)
-{
-	char cmd[1024], line[4096], type;
-	struct func *v = NULL, f;
-	int n = 0, cap = 0, pos;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only %s 2>/dev/null", path);
-	p = popen(cmd, "r");
-	if (!p)
-		return 0;
-	while (fgets(line, sizeof(line), p)) {
-		pos = 0;
-		if (sscanf(line, "%llx %llx %c %n", &f.addr, &f.size, &type,
-			   &pos) != 3 || !pos ||
-		    (type != 'T' && type != 't' && type != 'W') || !f.size)
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(f.name, sizeof(f.name), "%.127s", line + pos);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
-			v = realloc(v, cap * sizeof(*v));
-		}
-		v[n++] = f;
-	}
-	pclose(p);
-	*out = v;
-	return n;
 }
 
 /* One address's frames, innermost first: names and "file:line". */
@@ -161,7 +125,7 @@ static bool same_name(const char *oracle, const char *ours)
  * (gas's DW_TAG_subprogram without .debug_aranges), and picks another
  * of the aliases than the one DWARF names.
  */
-static bool aliases(const struct func *fs, int n, unsigned long long addr,
+static bool aliases(const struct nm_sym *fs, int n, unsigned long long addr,
 		    const char *a, const char *b)
 {
 	unsigned long long start = 0;
@@ -188,7 +152,7 @@ TEST(dwinline_libc_oracle)
 	int i, k, n, nf, chains = 0, names = 0, lines = 0, inl = 0, nlines = 0;
 	struct symb_table *st = NULL;
 	struct dwi_table *t = NULL;
-	struct func *fs = NULL;
+	struct nm_sym *fs = NULL;
 	const char *dbg;
 	int fd, shown = 0;
 
@@ -204,12 +168,13 @@ TEST(dwinline_libc_oracle)
 	if (!ASSERT_OK(dwi_build_path(dbg, NULL, &t), "build"))
 		return;
 	ASSERT_EQ(dwi_flags(t), 0, "full table");
-	nf = functions(dbg, &fs);
+	/* code symbols with a size, from the debug file's .symtab */
+	nf = nm_syms(dbg, "", "TtW", true, &fs);
 	if (!ASSERT_GT(nf, 1000, "functions in libc"))
 		goto cleanup;
 	srand(23);
 	for (i = 0; i < ORACLE_ADDRS; i++) {
-		struct func *f = &fs[rand() % nf];
+		struct nm_sym *f = &fs[rand() % nf];
 
 		addrs[i] = f->addr + (unsigned long long)rand() % f->size;
 	}

@@ -809,26 +809,16 @@ static bool build_prog(const char *out, const char *flags)
 	return true;
 }
 
-static char *tmp_path(const char *name)
-{
-	static char bufs[4][512];
-	static int i;
-	char *p = bufs[i++ % 4];
-
-	snprintf(p, sizeof(bufs[0]), "%s/%s", test_tmpdir(), name);
-	return p;
-}
-
 /* The built program's tables against readelf, .debug_frame included. */
 static void oracle_small(const char *name, unsigned want_src)
 {
 	struct dt_extract_stats st;
-	struct dt_file *f = extract(tmp_path(name), &st);
+	struct dt_file *f = extract(test_tmppath(name), &st);
 	struct oracle o;
 
 	if (!ASSERT_NOT_NULL(f, name))
 		return;
-	oracle_check(tmp_path(name), f, &o);
+	oracle_check(test_tmppath(name), f, &o);
 	ASSERT_GT(o.rows, 10, "readelf rows");
 	ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
 	ASSERT_EQ(o.unresolved, 0, "expression rows resolved");
@@ -876,9 +866,9 @@ TEST(ehframe_debug_frame)
 	/* IBT PLT: binutils' expression compares with 9. */
 	if (test_start_subtest("ibt_plt") &&
 	    build_prog("ibt", "-fcf-protection -Wl,-z,ibtplt")) {
-		struct dt_file *f = extract(tmp_path("ibt"), NULL);
+		struct dt_file *f = extract(test_tmppath("ibt"), NULL);
 		struct elfm *e = NULL;
-		int fd = open(tmp_path("ibt"), O_RDONLY | O_CLOEXEC);
+		int fd = open(test_tmppath("ibt"), O_RDONLY | O_CLOEXEC);
 		const Elf64_Shdr *plt;
 
 		elfm_open_fd(fd, &e);
@@ -935,43 +925,43 @@ TEST(ehframe_debuglink)
 	sh("mkdir -p bin");
 	if (!build_prog("bin/prog", "-fno-asynchronous-unwind-tables"))
 		return;
-	ref = extract(tmp_path("bin/prog"), NULL);
+	ref = extract(test_tmppath("bin/prog"), NULL);
 	if (!ASSERT_NOT_NULL(ref, "unstripped") ||
 	    !ASSERT_TRUE(sh("cd bin && objcopy --only-keep-debug prog prog.debug && "
 			    "objcopy --strip-debug --add-gnu-debuglink=prog.debug "
 			    "prog prog.stripped && mkdir -p ../dbg"),
 			 "objcopy"))
 		goto out;
-	fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+	fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
 	elfm_open_fd(fd, &e);
 	close(fd);
 	if (!ASSERT_NOT_NULL(e, "stripped") ||
 	    !ASSERT_OK(elfm_build_id(e, &id, &id_len), "build id"))
 		goto out;
 	ASSERT_TRUE(elfm_section(e, ".debug_frame") == NULL, "stripped");
-	snprintf(dbg, sizeof(dbg), "%s", tmp_path("dbg"));
+	snprintf(dbg, sizeof(dbg), "%s", test_tmppath("dbg"));
 	o.debug_dir = dbg;
-	snprintf(dir, sizeof(dir), "%s", tmp_path("bin"));
+	snprintf(dir, sizeof(dir), "%s", test_tmppath("bin"));
 
 	if (test_start_subtest("next_to_file")) {
 		f = NULL;
-		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+		fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"),
 					       &o, &f), "extract");
 		close(fd);
 		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debuglink");
 		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
-		ASSERT_STREQ(st.debug_file, tmp_path("bin/prog.debug"), "found");
+		ASSERT_STREQ(st.debug_file, test_tmppath("bin/prog.debug"), "found");
 		dt_file_free(f);
 	}
 	if (test_start_subtest("dot_debug")) {
 		sh("mkdir -p bin/.debug && mv bin/prog.debug bin/.debug/");
 		f = NULL;
-		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"), &o, &f);
 		close(fd);
 		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from .debug/");
-		ASSERT_STREQ(st.debug_file, tmp_path("bin/.debug/prog.debug"),
+		ASSERT_STREQ(st.debug_file, test_tmppath("bin/.debug/prog.debug"),
 			     "found");
 		dt_file_free(f);
 	}
@@ -979,10 +969,10 @@ TEST(ehframe_debuglink)
 		char want[1024];
 
 		sh("mkdir -p 'dbg%s' && mv bin/.debug/prog.debug 'dbg%s/'", dir, dir);
-		snprintf(want, sizeof(want), "%s%s/prog.debug", tmp_path("dbg"), dir);
+		snprintf(want, sizeof(want), "%s%s/prog.debug", test_tmppath("dbg"), dir);
 		f = NULL;
-		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"), &o, &f);
 		close(fd);
 		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "from debug dir");
 		ASSERT_STREQ(st.debug_file, want, "found");
@@ -997,15 +987,15 @@ TEST(ehframe_debuglink)
 		sh("mkdir -p $(dirname %s) && mv 'dbg%s/prog.debug' %s.debug", bid,
 		   dir, bid);
 		f = NULL;
-		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-		dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o, &f);
+		fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"), &o, &f);
 		close(fd);
 		ASSERT_TRUE(f && (f->source & DT_SRC_DEBUGLINK), "by build id");
 		ASSERT_TRUE(f && same_table(f, ref), "same rows as unstripped");
 		dt_file_free(f);
 		ASSERT_OK(dbgf_build_id_path(id, id_len, dbg, want, sizeof(want)),
 			  "build id path");
-		snprintf(dbg_bid, sizeof(dbg_bid), "%s.debug", tmp_path(bid));
+		snprintf(dbg_bid, sizeof(dbg_bid), "%s.debug", test_tmppath(bid));
 		ASSERT_STREQ(want, dbg_bid, "build id path");
 		ASSERT_EQ(dbgf_build_id_path(id, 1, dbg, want, sizeof(want)),
 			  -EINVAL, "one byte is no build id");
@@ -1017,8 +1007,8 @@ TEST(ehframe_debuglink)
 		sh("cp %s.debug bin/prog.debug && rm %s.debug && "
 		   "printf x >> bin/prog.debug", bid, bid);
 		f = NULL;
-		fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-		ASSERT_OK(dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"),
+		fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+		ASSERT_OK(dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"),
 					       &o, &f), "extract");
 		close(fd);
 		ASSERT_TRUE(f && !(f->source & DT_SRC_DEBUGLINK), "CRC checked");
@@ -1031,7 +1021,7 @@ TEST(ehframe_debuglink)
 		sh("objcopy --only-keep-debug bin/prog bin/fetched.debug");
 		for (i = 0; i < 2; i++) {
 			snprintf(fetch_file, sizeof(fetch_file), "%s",
-				 tmp_path(i ? "bin/fetched.debug"
+				 test_tmppath(i ? "bin/fetched.debug"
 					    : "bin/prog.stripped.copy"));
 			if (i == 0)
 				sh("cp bin/prog bin/prog.stripped.copy && "
@@ -1041,8 +1031,8 @@ TEST(ehframe_debuglink)
 			fetch_id_len = 0;
 			dbgf_set_fetch(fetch_test_file, &fetch_calls);
 			f = NULL;
-			fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
-			dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), &o,
+			fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+			dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"), &o,
 					     &f);
 			close(fd);
 			dbgf_set_fetch(NULL, NULL);
@@ -1067,10 +1057,10 @@ out:
 }
 
 /* Copy a file into the test directory, optionally changed. */
-static char *copy_file(const char *from, const char *name, uint8_t **data,
-		       size_t *len)
+static const char *copy_file(const char *from, const char *name,
+			     uint8_t **data, size_t *len)
 {
-	char *to = tmp_path(name);
+	const char *to = test_tmppath(name);
 	FILE *in = fopen(from, "rb");
 	struct stat sb;
 
@@ -1113,7 +1103,7 @@ TEST(ehframe_without_section_headers)
 		Elf64_Ehdr *eh;
 		uint8_t *d;
 		size_t len;
-		char *to;
+		const char *to;
 
 		if (!test_start_subtest(files[i]))
 			continue;
@@ -1150,8 +1140,8 @@ TEST(ehframe_synthetic_plt)
 
 	if (!build_prog("noplt", "-Wl,--no-ld-generated-unwind-info"))
 		return;
-	f = extract(tmp_path("noplt"), NULL);
-	fd = open(tmp_path("noplt"), O_RDONLY | O_CLOEXEC);
+	f = extract(test_tmppath("noplt"), NULL);
+	fd = open(test_tmppath("noplt"), O_RDONLY | O_CLOEXEC);
 	elfm_open_fd(fd, &e);
 	close(fd);
 	if (!ASSERT_NOT_NULL(f, "extract") || !ASSERT_NOT_NULL(e, "open"))
@@ -1241,10 +1231,10 @@ TEST(ehframe_malformed)
 		free(t);
 	}
 	/* And as a file, truncated. */
-	ASSERT_TRUE(write_file(tmp_path("trunc"), d, len / 2), "write");
-	fd = open(tmp_path("trunc"), O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(write_file(test_tmppath("trunc"), d, len / 2), "write");
+	fd = open(test_tmppath("trunc"), O_RDONLY | O_CLOEXEC);
 	f = NULL;
-	err = dt_extract_file(fd, tmp_path("trunc"), &f);
+	err = dt_extract_file(fd, test_tmppath("trunc"), &f);
 	close(fd);
 	ASSERT_TRUE(err == 0 || err == -ENOEXEC, "truncated file");
 	dt_file_free(f);
@@ -1434,8 +1424,8 @@ TEST(ehframe_debuglink_not_regular)
 	size_t i, len;
 	uint8_t *img;
 
-	ASSERT_OK(mkfifo(tmp_path("fifo.debug"), 0600), "fifo");
-	ASSERT_OK(symlink(tmp_path("fifo.debug"), tmp_path("link.debug")),
+	ASSERT_OK(mkfifo(test_tmppath("fifo.debug"), 0600), "fifo");
+	ASSERT_OK(symlink(test_tmppath("fifo.debug"), test_tmppath("link.debug")),
 		  "symlink");
 	for (i = 0; i < 2; i++) {
 		char prog[64];
@@ -1447,7 +1437,7 @@ TEST(ehframe_debuglink_not_regular)
 		img = synth_elf(secs, 2, &len);
 		snprintf(prog, sizeof(prog), "prog%zu", i);
 		if (!ASSERT_NOT_NULL(img, "image") ||
-		    !ASSERT_TRUE(write_file(tmp_path(prog), img, len), "write")) {
+		    !ASSERT_TRUE(write_file(test_tmppath(prog), img, len), "write")) {
 			free(img);
 			return;
 		}
@@ -1455,10 +1445,10 @@ TEST(ehframe_debuglink_not_regular)
 		pid = fork();
 		if (pid == 0) {
 			struct dt_file *f = NULL;
-			int fd = open(tmp_path(prog), O_RDONLY | O_CLOEXEC);
+			int fd = open(test_tmppath(prog), O_RDONLY | O_CLOEXEC);
 
 			alarm(5);
-			_exit(fd >= 0 && dt_extract_file(fd, tmp_path(prog),
+			_exit(fd >= 0 && dt_extract_file(fd, test_tmppath(prog),
 							 &f) == 0 ? 0 : 1);
 		}
 		ASSERT_GT(pid, 0, "fork");
@@ -1482,12 +1472,12 @@ TEST(elfmap_truncated_under_mapping)
 	pid_t pid;
 
 	if (!copy_file("/lib64/ld-linux-x86-64.so.2", "t", &d, &len) ||
-	    !ASSERT_TRUE(write_file(tmp_path("t"), d, len), "copy")) {
+	    !ASSERT_TRUE(write_file(test_tmppath("t"), d, len), "copy")) {
 		free(d);
 		return;
 	}
 	free(d);
-	fd = open(tmp_path("t"), O_RDWR | O_CLOEXEC);
+	fd = open(test_tmppath("t"), O_RDWR | O_CLOEXEC);
 	if (!ASSERT_GE(fd, 0, "open") || !ASSERT_OK(elfm_open_fd(fd, &e), "map"))
 		goto out;
 	sh = elfm_section(e, ".eh_frame");
@@ -1545,9 +1535,9 @@ TEST(ehframe_vdso)
 	if (!ASSERT_OK(dt_extract_mem((void *)lo, hi - lo, NULL, &f), "extract"))
 		return;
 	ASSERT_TRUE(f->source & DT_SRC_EH_FRAME, "from .eh_frame");
-	ASSERT_TRUE(write_file(tmp_path("vdso.so"), (void *)lo, hi - lo), "copy");
+	ASSERT_TRUE(write_file(test_tmppath("vdso.so"), (void *)lo, hi - lo), "copy");
 	if (have_readelf()) {
-		oracle_check(tmp_path("vdso.so"), f, &o);
+		oracle_check(test_tmppath("vdso.so"), f, &o);
 		ASSERT_GT(o.rows, 10, "readelf rows");
 		ASSERT_EQ(o.disagree, 0, "rows disagreeing with readelf");
 		test_note("vDSO: %llu readelf rows agree, %u table rows, %.2f%% "
@@ -1571,7 +1561,7 @@ TEST(ehframe_no_cfi)
 		test_skip("gcc could not build the test program");
 		return;
 	}
-	f = extract(tmp_path("nocfi"), NULL);
+	f = extract(test_tmppath("nocfi"), NULL);
 	if (!ASSERT_NOT_NULL(f, "extract"))
 		return;
 	ASSERT_EQ(f->source, 0, "no source");
@@ -1585,9 +1575,9 @@ static bool used_debuglink(struct dt_extract_opts *o)
 {
 	struct dt_file *f = NULL;
 	bool used;
-	int fd = open(tmp_path("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
+	int fd = open(test_tmppath("bin/prog.stripped"), O_RDONLY | O_CLOEXEC);
 
-	dt_extract_file_opts(fd, tmp_path("bin/prog.stripped"), o, &f);
+	dt_extract_file_opts(fd, test_tmppath("bin/prog.stripped"), o, &f);
 	close(fd);
 	used = f && (f->source & DT_SRC_DEBUGLINK);
 	dt_file_free(f);
@@ -1617,7 +1607,7 @@ TEST(ehframe_debuglink_hostile)
 			    "mv prog.debug ../secret/ && chmod 700 ../secret"),
 			 "objcopy"))
 		return;
-	o.debug_dir = tmp_path("dbg");
+	o.debug_dir = test_tmppath("dbg");
 	for (pass = 0; pass < 2; pass++) {
 		dbgf_no_openat2 = pass == 1;
 		if (test_start_subtest(pass ? "symlink_walk" : "symlink")) {
@@ -1639,7 +1629,7 @@ TEST(ehframe_debuglink_hostile)
 			sh("cd bin && rm -rf prog.debug .debug && "
 			   "cp ../secret/prog.debug .");
 			ASSERT_TRUE(used_debuglink(&o), "a plain file is used");
-			ASSERT_STREQ(st.debug_file, tmp_path("bin/prog.debug"),
+			ASSERT_STREQ(st.debug_file, test_tmppath("bin/prog.debug"),
 				     "found");
 		}
 	}

@@ -60,28 +60,8 @@ static int capped_remove(void *ctx, enum bm_map m, const void *k)
 	return err;
 }
 
-static int any_lookup(void *ctx, enum bm_map m, const void *k, void *v)
-{
-	return mem_ops->lookup(ctx, m, k, v);
-}
-
-static int any_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
-{
-	return mem_ops->chunk_new(ctx, idx, mem);
-}
-
-static void any_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
-{
-	mem_ops->chunk_drop(ctx, idx, mem);
-}
-
-static const struct bpfmaps_ops capped_ops = {
-	.update = capped_update,
-	.remove = capped_remove,
-	.lookup = any_lookup,
-	.chunk_new = any_chunk_new,
-	.chunk_drop = any_chunk_drop,
-};
+/* The in-memory ops, with delta_pages' updates and removals counted. */
+static struct bpfmaps_ops capped_ops;
 
 static struct exe_file *load(struct exe_mgr *em, const char *path)
 {
@@ -95,6 +75,22 @@ static struct exe_file *load(struct exe_mgr *em, const char *path)
 	return f;
 }
 
+/* The in-memory maps with rows rows and an executable manager over them
+ * (no cache): false after a failed assertion, and what was made is for
+ * manager_and_maps_free all the same. */
+static bool maps_and_manager(uint32_t rows, struct bpfmaps **bm,
+			     struct exe_mgr **em)
+{
+	return ASSERT_OK(bm_mem_new(rows, bm), "maps") &&
+	       ASSERT_OK(exe_mgr_new(*bm, NULL, em), "manager");
+}
+
+static void manager_and_maps_free(struct exe_mgr *em, struct bpfmaps *bm)
+{
+	exe_mgr_free(em);
+	bm_mem_free(bm);
+}
+
 /* Every row of the file in the BPF array names, through the shared rules
  * array, the rule the extractor gave it. */
 TEST(exemgr_rows_and_rules_in_the_shared_arrays)
@@ -106,8 +102,7 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	uint32_t i, bad = 0, base;
 	int fd;
 
-	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em))
 		goto out;
 	f = load(em, LIBC);
 	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "loaded"))
@@ -142,8 +137,7 @@ TEST(exemgr_rows_and_rules_in_the_shared_arrays)
 	exe_put(em, f);
 out:
 	dt_file_free(t);
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /* The large files of issue 14: together about 2.6 M rows. */
@@ -239,8 +233,7 @@ TEST(exemgr_each_load_has_its_own_generation)
 	struct exe_file *f;
 	uint32_t first;
 
-	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em))
 		goto out;
 	f = load(em, LIBC);
 	if (!f || !ASSERT_EQ(f->deltas, EXE_DELTAS_LOADED, "loaded"))
@@ -256,8 +249,7 @@ TEST(exemgr_each_load_has_its_own_generation)
 	ASSERT_NEQ(f->load_gen, first, "another one");
 	exe_put(em, f);
 out:
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 TEST(exemgr_rows_bound_reached_counted_and_file_falls_back)
@@ -271,8 +263,7 @@ TEST(exemgr_rows_bound_reached_counted_and_file_falls_back)
 
 	if (!present(LIBLLVM))
 		return;
-	if (!ASSERT_OK(bm_mem_new(DELTA_CHUNK_ROWS, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(DELTA_CHUNK_ROWS, &bm, &em))
 		goto out;
 	g = load(em, LIBC);
 	f = load(em, LIBLLVM);
@@ -293,8 +284,7 @@ TEST(exemgr_rows_bound_reached_counted_and_file_falls_back)
 	exe_put(em, f);
 	exe_put(em, g);
 out:
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /* A file larger than a chunk goes in several runs, page by page, over the
@@ -311,8 +301,7 @@ TEST(exemgr_rows_split_over_chunks_and_reused)
 
 	if (!present(LIBLLVM) || !present(LIBCLANG_CPP))
 		return;
-	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(8 * DELTA_CHUNK_ROWS, &bm, &em))
 		goto out;
 	/* libLLVM takes half of this small bound: no share here */
 	exe_mgr_set_share(em, EXE_TABLE_ROWS, 0, 0);
@@ -356,8 +345,7 @@ TEST(exemgr_rows_split_over_chunks_and_reused)
 	exe_put(em, f);
 	exe_put(em, libc);
 out:
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /* A cached record that passes the checksum but whose rows are wrong (a
@@ -410,8 +398,7 @@ out:
 	free(got);
 	dt_file_free(t);
 	dt_file_free(back);
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 	store_free(st);
 }
 
@@ -425,10 +412,12 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	struct exe_file *f, *g;
 	struct exe_stats st;
 
-	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em))
 		goto out;
 	mem_ops = bm->ops;
+	capped_ops = *mem_ops;
+	capped_ops.update = capped_update;
+	capped_ops.remove = capped_remove;
 	bm->ops = &capped_ops;
 	pages_now = 0;
 	pages_cap = 10;
@@ -454,8 +443,7 @@ TEST(exemgr_pages_full_leaves_nothing_behind)
 	}
 	exe_put(em, f);
 out:
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /* The libbpf batch against the kernel's maps: a hash map takes what fits
@@ -713,8 +701,7 @@ TEST_ROOT(procmgr_sync_many_opens_each_file_once)
 	files = distinct_files(pids, 4);
 	test_note("4 sleep processes map %d distinct files", files);
 	ASSERT_GE(files, 3, "sleep, libc and ld.so at least");
-	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager") ||
+	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em) ||
 	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
 		goto out;
 	ASSERT_EQ(pm_sync_many(pm, pids, 4), 4, "all four loaded");
@@ -741,8 +728,7 @@ out:
 		waitpid(pids[i], NULL, 0);
 	}
 	pm_free(pm);
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /*
@@ -823,8 +809,7 @@ TEST(exemgr_rules_fair_share_and_reclaim)
 	char path[4096], names[3][4096];
 	unsigned i, round;
 
-	if (!ASSERT_OK(bm_mem_new(DELTA_ROWS_DEFAULT, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em))
 		goto out;
 	libc = load(em, LIBC);
 	if (!libc)
@@ -927,8 +912,7 @@ out:
 	for (i = 0; i < 3; i++)
 		exe_put(em, f[i]);
 	exe_put(em, libc);
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }
 
 /* The rows' and pages' shares: libLLVM (950 K rows) is more than a
@@ -947,8 +931,7 @@ TEST(exemgr_rows_and_pages_shares)
 
 	if (!present(LIBLLVM))
 		return;
-	if (!ASSERT_OK(bm_mem_new(8 * DELTA_CHUNK_ROWS, &bm), "maps") ||
-	    !ASSERT_OK(exe_mgr_new(bm, NULL, &em), "manager"))
+	if (!maps_and_manager(8 * DELTA_CHUNK_ROWS, &bm, &em))
 		goto out;
 	f = load(em, LIBLLVM);
 	if (!f)
@@ -988,6 +971,5 @@ out:
 	exe_put(em, f);
 	exe_put(em, g);
 	exe_put(em, u);
-	exe_mgr_free(em);
-	bm_mem_free(bm);
+	manager_and_maps_free(em, bm);
 }

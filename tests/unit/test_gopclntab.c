@@ -104,6 +104,21 @@ static struct unwind_rule at(const struct dt_file *f, uint64_t addr)
 	return idx < 0 ? inv : *dt_file_rule(f, idx);
 }
 
+/* Our rule at addr, a row of readelf's .debug_frame table, counted in
+ * *rows; false for a special runtime entry, counted in *cmds too (its
+ * rule is a command, not the table's CFA). */
+static bool at_row(const struct dt_file *f, unsigned long addr,
+		   struct unwind_rule *r, unsigned long *rows,
+		   unsigned long *cmds)
+{
+	*r = at(f, addr);
+	(*rows)++;
+	if (r->cmd == RULE_CMD_NONE)
+		return true;
+	(*cmds)++;
+	return false;
+}
+
 /* What an unwinder must do at the entry of a runtime function: the spec
  * of gopclntab.h, written out again here. */
 static int special_cmd(const char *name)
@@ -389,12 +404,8 @@ TEST(gopclntab_matches_go_debug_frame)
 		if (sscanf(line, "%lx rsp+%d", &addr, &off) != 2 ||
 		    strlen(line) < 17 || line[16] != ' ')
 			continue;
-		r = at(f, addr);
-		rows++;
-		if (r.cmd != RULE_CMD_NONE) {
-			cmds++; /* special runtime entries */
+		if (!at_row(f, addr, &r, &rows, &cmds))
 			continue;
-		}
 		if (r.cfa_reg != RULE_REG_SP || r.cfa_off != off)
 			if (bad++ < 5)
 				printf("    0x%lx: ours rsp%+d, debug_frame rsp+%d\n",
@@ -821,12 +832,8 @@ TEST(gopclntab_arm64_matches_go_debug_frame)
 		if (sscanf(line, "%lx sp+%d %15s%n", &addr, &off, ra, &n) != 3 ||
 		    strlen(line) < 17 || line[16] != ' ')
 			continue;
-		r = at(f, addr);
-		rows++;
-		if (r.cmd != RULE_CMD_NONE) {
-			cmds++; /* special runtime entries */
+		if (!at_row(f, addr, &r, &rows, &cmds))
 			continue;
-		}
 		ok = r.cfa_reg == RULE_REG_SP && r.cfa_off == off;
 		if (!strcmp(ra, "u")) {
 			/* Go's TOPFRAME functions (runtime.sigtramp: its

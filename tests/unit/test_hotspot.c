@@ -22,6 +22,7 @@
 
 #include "test.h"
 #include "interp.h"
+#include "interp_fixture.h"
 #include "interp_hotspot.h"
 #include "hotspot.h"
 #include "test_regs.h"
@@ -73,14 +74,13 @@ static pid_t start_java(const struct jdk *j, const char *dir)
  * at file offset 0). */
 static int jvm_syms(pid_t pid, uint64_t sym[HS_SYM_COUNT])
 {
-	const struct interp_module *m = interp_module(INTERP_HOTSPOT);
 	char path[64], line[1024], file[512] = "";
 	unsigned long long lo, off, bias = 0;
 	void *data = NULL;
 	size_t len = 0;
 	unsigned i;
 	FILE *f;
-	int fd, err;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
@@ -99,11 +99,7 @@ static int jvm_syms(pid_t pid, uint64_t sym[HS_SYM_COUNT])
 	fclose(f);
 	if (!file[0])
 		return -ENOENT;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = m->detect(NULL, file, fd, &data, &len);
-	close(fd);
+	err = fix_detect(INTERP_HOTSPOT, file, &data, &len);
 	if (!err)
 		err = hs_record_syms(data, len, sym);
 	free(data);

@@ -106,16 +106,12 @@ TEST(reporter_pprof_upstream_proto)
 	char path[512], *out = malloc(1 << 16);
 	void *buf = NULL;
 	size_t len;
-	int rc;
 
 	ASSERT_OK(rep_encode_pprof(fix_batch(), &buf, &len), "encode");
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", test_tmpdir());
 	ASSERT_OK(fix_write_file(path, buf, len), "write");
-	rc = fix_strict_decode("pprof", path, out, 1 << 16);
-	if (rc == -1)
-		test_skip("no upstream .proto files (make deps)");
-	else
-		ASSERT_STREQ(out, strict_fixture_dump, "protoc --decode, upstream profile.proto");
+	fix_assert_strict_fixture("pprof", path, out, 1 << 16,
+				  "protoc --decode, upstream profile.proto");
 	free(buf);
 	free(out);
 }

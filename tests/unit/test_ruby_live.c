@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "interp.h"
+#include "interp_fixture.h"
 #include "interp_ruby.h"
 #include "test_regs.h"
 #include "rep_fixture.h"
@@ -45,24 +46,28 @@
 	"a=0x$(readelf -Ws --dyn-syms " file " | awk '$8 == \"" sym "\" || "   \
 	"$8 ~ /^" sym "@@/ {print $2; exit}'); "
 
-static int detect_libruby(struct ruby_record *r)
+/* Ruby's record of the file at path, detected and described into *r:
+ * 0, or the first error. */
+static int ruby_of(const char *path, struct ruby_record *r)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	void *data = NULL;
 	size_t len = 0;
-	int fd = open(LIBRUBY, O_RDONLY | O_CLOEXEC), err;
+	int err = fix_detect(INTERP_RUBY, path, &data, &len);
 
-	if (fd < 0) {
-		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
-			  strerror(errno));
-		return -ENOENT;
-	}
-	err = m->detect(NULL, LIBRUBY, fd, &data, &len);
-	close(fd);
 	if (!err)
 		err = ruby_record_describe(data, len, r);
 	free(data);
 	return err;
+}
+
+static int detect_libruby(struct ruby_record *r)
+{
+	if (access(LIBRUBY, R_OK)) {
+		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
+			  strerror(errno));
+		return -ENOENT;
+	}
+	return ruby_of(LIBRUBY, r);
 }
 
 TEST(ruby_detect_vs_rbconfig_readelf_objdump)
@@ -334,11 +339,7 @@ static const char fake_ruby_src[] =
 static int fake_ruby(const char *cc, const char *run, const char *ver,
 		     const char *bin, long *want, struct ruby_record *r)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	char cmd[2048], out[256];
-	void *data = NULL;
-	size_t len = 0;
-	int fd, err;
 
 	snprintf(cmd, sizeof(cmd),
 		 "printf '%%s' '%s' | sed 's/@V@/%s/' | %s -x c -O1 -rdynamic "
@@ -348,15 +349,7 @@ static int fake_ruby(const char *cc, const char *run, const char *ver,
 		return -ECHILD;
 	}
 	*want = strtol(out, NULL, 10);
-	fd = open(bin, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = m->detect(NULL, bin, fd, &data, &len);
-	close(fd);
-	if (!err)
-		err = ruby_record_describe(data, len, r);
-	free(data);
-	return err;
+	return ruby_of(bin, r);
 }
 
 /* A ruby executable with the VM linked in keeps ruby_current_ec in its
@@ -420,15 +413,11 @@ static bool arm64_libruby(char *path, size_t cap)
  */
 TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 {
-	const struct interp_module *m = interp_module(INTERP_RUBY);
 	unsigned long long slot = 0, val = 0, add = 0, lo = 0, size = 0;
 	char lib[1024], cmd[4096], out[512];
 	unsigned long long sites = 0, gs = 0;
 	unsigned shift = 0, last = 0;
 	struct ruby_record r;
-	void *data = NULL;
-	size_t len = 0;
-	int fd, err;
 
 	if (system("command -v aarch64-linux-gnu-readelf >/dev/null && "
 		   "command -v aarch64-linux-gnu-objdump >/dev/null")) {
@@ -441,17 +430,9 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 			  "EP_ARM64_RUNTIMES=1 make test-qemu)", LIBRUBY_A64);
 		return;
 	}
-	fd = open(lib, O_RDONLY | O_CLOEXEC);
-	if (!ASSERT_TRUE(fd >= 0, "open the arm64 libruby"))
+	if (!ASSERT_OK(ruby_of(lib, &r),
+		       "the arm64 libruby opened, detected, its record read"))
 		return;
-	err = m->detect(NULL, lib, fd, &data, &len);
-	close(fd);
-	if (!ASSERT_OK(err, "detected") ||
-	    !ASSERT_OK(ruby_record_describe(data, len, &r), "its record")) {
-		free(data);
-		return;
-	}
-	free(data);
 	snprintf(cmd, sizeof(cmd),
 		 "aarch64-linux-gnu-readelf -rW '%s' | awk '$3 == "
 		 "\"R_AARCH64_TLSDESC\" && $5 == \"ruby_current_ec\" "

@@ -11,48 +11,17 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "nm_oracle.h"
 #include "symbols.h"
 #include "synth_elf.h"
 
-struct nm_sym {
-	unsigned long long addr, size;
-	char name[4096];
-};
-
-/* Function symbols from nm: "addr size type name" lines. */
+/* Function symbols from nm, with its options args. */
 static int nm_read(const char *args, const char *path, struct nm_sym **out)
 {
-	char cmd[1024], line[8192];
-	struct nm_sym *v = NULL;
-	int n = 0, cap = 0;
-	FILE *p;
+	char opts[256];
 
-	snprintf(cmd, sizeof(cmd), "nm %s -S --defined-only --without-symbol-versions %s 2>/dev/null", args,
-		 path);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (fgets(line, sizeof(line), p)) {
-		struct nm_sym s;
-		char type;
-		int pos = 0;
-
-		if (sscanf(line, "%llx %llx %c %n", &s.addr, &s.size, &type,
-			   &pos) < 3 || !pos)
-			continue;
-		if (type != 'T' && type != 't' && type != 'W' && type != 'i')
-			continue;
-		snprintf(s.name, sizeof(s.name), "%s", line + pos);
-		s.name[strcspn(s.name, "\n")] = 0;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			v = realloc(v, cap * sizeof(*v));
-		}
-		v[n++] = s;
-	}
-	pclose(p);
-	*out = v;
-	return n;
+	snprintf(opts, sizeof(opts), "%s --without-symbol-versions", args);
+	return nm_syms(path, opts, "TtWi", false, out);
 }
 
 /* Is name one of the oracle's names at addr? */
@@ -212,19 +181,12 @@ TEST(symbols_hostile_tables)
 	static const char strs[] = { 0, 'o', 'k', 0, 'c', 'u', 't' };
 	Elf64_Sym syms[4] = {
 		{ 0 },
-		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 16 },
-		{ .st_name = 4, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1100, .st_size = 16 },
-		{ .st_name = 4000, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1200, .st_size = 16 },
+		SYNTH_FUNC(1, 0x1000, 16),
+		SYNTH_FUNC(4, 0x1100, 16),
+		SYNTH_FUNC(4000, 0x1200, 16),
 	};
 	struct synth_sec secs[5] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  0x2000 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
-		  sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
 		/* the same entries read 16 bytes apart: refused */
 		{ ".dynsym", SHT_DYNSYM, 0, 0, syms, sizeof(syms), 3, 16 },
 		/* linked to a section that does not exist: refused */
@@ -232,17 +194,12 @@ TEST(symbols_hostile_tables)
 		  sizeof(Elf64_Sym) },
 	};
 	struct symb_table *t = NULL;
-	uint8_t *img;
-	size_t len;
 	uint64_t off;
 	int fd;
 
-	img = synth_elf(secs, 5, &len);
-	if (!ASSERT_NOT_NULL(img, "image"))
+	fd = synth_elf_fd(secs, 5);
+	if (!ASSERT_GE(fd, 0, "image"))
 		return;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
-	free(img);
 	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
 		ASSERT_EQ(symb_count(t), 1, "only the whole name");
 		ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
@@ -263,32 +220,20 @@ TEST(symbols_huge_sizes)
 	static const char strs[] = "\0big\0small\0next";
 	Elf64_Sym syms[4] = {
 		{ 0 },
-		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 0x80000386 },
-		{ .st_name = 5, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x1000, .st_size = 902 },
-		{ .st_name = 11, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-		  .st_shndx = 1, .st_value = 0x2000, .st_size = 16 },
+		SYNTH_FUNC(1, 0x1000, 0x80000386),
+		SYNTH_FUNC(5, 0x1000, 902),
+		SYNTH_FUNC(11, 0x2000, 16),
 	};
 	struct synth_sec secs[3] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  0x2000 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 3,
-		  sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, sizeof(strs) },
+		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
 	};
 	struct symb_table *t = NULL;
-	uint8_t *img;
-	size_t len;
 	uint64_t off;
 	int fd;
 
-	img = synth_elf(secs, 3, &len);
-	if (!ASSERT_NOT_NULL(img, "image"))
+	fd = synth_elf_fd(secs, 3);
+	if (!ASSERT_GE(fd, 0, "image"))
 		return;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	ASSERT_EQ(write(fd, img, len), (ssize_t)len, "write");
-	free(img);
 	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
 		ASSERT_EQ(symb_count(t), 2, "one symbol per address");
 		ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big",
@@ -303,17 +248,13 @@ TEST(symbols_huge_sizes)
  * distinct names of that length (the last bytes tell them apart). */
 static int name_image(uint32_t n, const char *name, bool distinct)
 {
-	size_t nlen = strlen(name), len, slen = 1 + (distinct ? n : 1) * (nlen + 1);
+	size_t nlen = strlen(name), slen = 1 + (distinct ? n : 1) * (nlen + 1);
 	Elf64_Sym *syms = calloc(n + 1, sizeof(*syms));
 	char *strs = calloc(1, slen);
 	struct synth_sec secs[3] = {
-		{ ".text", SHT_NOBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, NULL,
-		  (size_t)n + 16 },
-		{ ".symtab", SHT_SYMTAB, 0, 0, syms,
-		  (n + 1) * sizeof(*syms), 3, sizeof(Elf64_Sym) },
-		{ ".strtab", SHT_STRTAB, 0, 0, strs, slen },
+		SYNTH_SYMTAB_SECS((size_t)n + 16, syms, (n + 1) * sizeof(*syms),
+				  strs, slen),
 	};
-	uint8_t *img;
 	uint32_t i;
 	int fd = -1;
 
@@ -331,15 +272,7 @@ static int name_image(uint32_t n, const char *name, bool distinct)
 				       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 				       .st_shndx = 1, .st_value = 0x1000 + i - 1,
 				       .st_size = 1 };
-	img = synth_elf(secs, 3, &len);
-	if (!img)
-		goto out;
-	fd = memfd_create("syms", MFD_CLOEXEC);
-	if (fd >= 0 && write(fd, img, len) != (ssize_t)len) {
-		close(fd);
-		fd = -1;
-	}
-	free(img);
+	fd = synth_elf_fd(secs, 3);
 out:
 	free(syms);
 	free(strs);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "interp.h"
+#include "interp_fixture.h"
 #include "interp_v8.h"
 #include "rep_fixture.h"
 #include "test.h"
@@ -55,22 +56,19 @@ TEST(v8_detect_node_vs_nm)
 		"_ZN2v88internal7Version6build_E",
 		"v8_Default_embedded_blob_code_size_",
 	};
-	const struct interp_module *m = interp_module(INTERP_V8);
 	long long want[sizeof(names) / sizeof(names[0])];
 	char cmd[4096], out[1024], *p;
 	unsigned long long blob = 0;
 	struct v8_record r;
 	void *data = NULL;
 	size_t len = 0, i, n;
-	int fd = open(NODE, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
+	if (access(NODE, R_OK)) {
 		test_skip("%s: %s (make deps installs nodejs)", NODE,
 			  strerror(errno));
 		return;
 	}
-	ASSERT_OK(m->detect(NULL, NODE, fd, &data, &len), "V8 found in node");
-	close(fd);
+	ASSERT_OK(fix_detect(INTERP_V8, NODE, &data, &len), "V8 found in node");
 	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
 		goto out;
 	n = (size_t)snprintf(cmd, sizeof(cmd), "set -- ");
@@ -154,20 +152,17 @@ TEST(v8_detect_not_in_libc)
 #define LIBNODE "/var/cache/ebpf-profiler-test/node/18-debian/libnode.so.108"
 TEST(v8_detect_libnode_vs_objdump)
 {
-	const struct interp_module *m = interp_module(INTERP_V8);
 	unsigned long long lo = 0, size = 0;
 	struct v8_record r;
 	char out[256];
 	void *data = NULL;
 	size_t len = 0;
-	int fd = open(LIBNODE, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
+	if (access(LIBNODE, R_OK)) {
 		test_skip("%s: %s (make deps unpacks it)", LIBNODE, strerror(errno));
 		return;
 	}
-	ASSERT_OK(m->detect(NULL, LIBNODE, fd, &data, &len), "V8 found in libnode");
-	close(fd);
+	ASSERT_OK(fix_detect(INTERP_V8, LIBNODE, &data, &len), "V8 found in libnode");
 	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
 		goto out;
 	/* the pointer the code loads (objdump's "# addr" comment), then its
