@@ -212,6 +212,23 @@ void h_each_decoded(pid_t w, const char *const *extra,
 		test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
 		if (ASSERT_EQ(rc, 0, "protoc decodes it"))
 			check(kinds[k][0], out);
+		if (k == 1) {
+			/* what a collector checks: every location's frame
+			 * type among the semantic conventions' values, ...;
+			 * and "test", the test runtime's (a test-only
+			 * unwinder, off unless asked for). */
+			char cmd[1024], *chk;
+
+			snprintf(cmd, sizeof(cmd),
+				 "OTLP_CHECK_EXTRA_FRAME_TYPES=test /usr/bin/python3 "
+				 "%s/tests/unit/otlp_check.py %s 2>&1",
+				 test_srcdir(), path);
+			chk = h_cmd_output(cmd);
+			if (!ASSERT_TRUE(chk && !strstr(chk, "ERROR"),
+					 "otlp_check.py finds no error"))
+				test_note("otlp_check.py:\n%.2000s", chk ? chk : "");
+			free(chk);
+		}
 	}
 	free(out);
 }

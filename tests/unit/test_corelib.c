@@ -12,6 +12,7 @@
 #include "arr.h"
 #include "hashmap.h"
 #include "intern.h"
+#include "sorted.h"
 
 TEST(hashmap_put_get_delete_many)
 {
@@ -266,4 +267,55 @@ TEST(intern_allocation_failures)
 
 	ASSERT_GE(alloc_fail_each("intern", intern_many, &t, false, NULL, 50),
 		  3, "runs");
+}
+
+/* floor_u64 against a linear scan: every key around every start, duplicate
+ * starts (the last of them wins), an empty table, a stride with payload. */
+TEST(sorted_floor_u64_against_a_scan)
+{
+	struct row {
+		uint64_t start;
+		uint32_t payload;
+	} rows[64];
+	uint32_t n, i, bad = 0;
+	uint64_t key;
+
+	ASSERT_EQ(floor_u64(rows, 0, sizeof(rows[0]), 5), -1, "empty table");
+	for (n = 1; n <= 64; n++) {
+		for (i = 0; i < n; i++) {
+			/* starts 10, 10, 30, 30, 50 ... (pairs of equal starts) */
+			rows[i].start = 10 + 20 * (i / 2);
+			rows[i].payload = i;
+		}
+		for (key = 0; key < 10 + 20 * n; key++) {
+			int64_t want = -1;
+
+			for (i = 0; i < n; i++)
+				if (rows[i].start <= key)
+					want = i;
+			if (floor_u64(rows, n, sizeof(rows[0]), key) != want)
+				bad++;
+		}
+	}
+	ASSERT_EQ(bad, 0, "floor_u64 agrees with a scan");
+	rows[0].start = UINT64_MAX;
+	ASSERT_EQ(floor_u64(rows, 1, sizeof(rows[0]), UINT64_MAX), 0,
+		  "a start at the top of the address space");
+	ASSERT_EQ(floor_u64(rows, 1, sizeof(rows[0]), UINT64_MAX - 1), -1,
+		  "below it");
+}
+
+TEST(sorted_cmp3_any_width)
+{
+	ASSERT_EQ(CMP3(1, 2), -1, "below");
+	ASSERT_EQ(CMP3(2, 2), 0, "equal");
+	ASSERT_EQ(CMP3(3, 2), 1, "above");
+	/* a difference would overflow or wrap here */
+	int64_t smin = INT64_MIN, smax = INT64_MAX;
+	uint64_t umax = UINT64_MAX, uzero = 0;
+	uint32_t u32max = UINT32_MAX, u32zero = 0;
+
+	ASSERT_EQ(CMP3(smin, smax), -1, "int64 extremes");
+	ASSERT_EQ(CMP3(umax, uzero), 1, "uint64 extremes");
+	ASSERT_EQ(CMP3(u32zero, u32max), -1, "uint32 extremes");
 }
