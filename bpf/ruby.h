@@ -2,7 +2,7 @@
 /*
  * Ruby (CRuby 2.7 to 3.4; Debian's libruby-3.1 tested, with and without
  * YJIT): what its BPF unwinder (ruby.bpf.h) and its userland module
- * (userspace/interp_ruby.c) share.
+ * (userspace/interp_ruby*.c) share.
  *
  * A thread runs Ruby code on an execution context (rb_execution_context_t,
  * the thread-local ruby_current_ec), whose VM stack holds, from its end
