@@ -52,7 +52,8 @@
 #                     cache/arm64/jvm-root) on tests/workloads/java/Split.java
 #                     (compiled here by EP_JAVAC), twice: -Xint and default
 #                     flags, profiled with the rest for 20 s, in an
-#                     initramfs of their own (260 MB) and 2 GiB guests.
+#                     initramfs of their own (207 MB, 260 MB with the
+#                     runtimes) and 2 GiB guests.
 #                     Opt-in: a JVM's start under TCG takes a minute.
 #   EP_JAVAC          the javac that compiles Split.java for the arm64 JVM
 #                     (default: /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
@@ -688,7 +689,7 @@ boot() {
 		qemu=("${arm64_qemu[@]}") tty=ttyAMA0
 		# the runtimes' initramfs is 90 MB, held twice while unpacked
 		[ "$runtimes_arm64" = 1 ] && mem=1G
-		# the JVM's initramfs is 260 MB, held twice while unpacked,
+		# the JVM's initramfs is 207-260 MB, held twice while unpacked,
 		# then two JVMs
 		[ "$jvm_arm64" = 1 ] && mem=2G
 	fi
