@@ -103,7 +103,7 @@ static long ruby_step(__u32 i, void *arg)
 	} else if (iseq && magic != RUBY_FRAME_MAGIC_IFUNC &&
 		   magic != RUBY_FRAME_MAGIC_DUMMY) {
 		me = ruby_local_me(ep, flags);
-		if (me >= (1ull << 47))
+		if (me >= RUBY_ME_LIMIT)
 			me = 0;
 		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0,
 			       RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, me));

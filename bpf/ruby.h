@@ -2,7 +2,7 @@
 /*
  * Ruby (CRuby 2.7 to 3.4; Debian's libruby-3.1 tested, with and without
  * YJIT): what its BPF unwinder (ruby.bpf.h) and its userland module
- * (userspace/interp_ruby.c) share.
+ * (userspace/interp_ruby*.c) share.
  *
  * A thread runs Ruby code on an execution context (rb_execution_context_t,
  * the thread-local ruby_current_ec), whose VM stack holds, from its end
@@ -75,9 +75,14 @@ enum ruby_ec_mode {
 /* A frame: data = RUBY_FRAME_ISEQ (payload: the iseq, the pc) or
  * RUBY_FRAME_CFUNC (payload: the callable method entry).  An iseq frame's
  * data also holds what its (local) environment names as its method entry
- * or cref (8-byte aligned, below 2^47), for the class of its method. */
+ * or cref (8-byte aligned, below RUBY_ME_LIMIT), for the class of its
+ * method.  The 48 bits of a frame's data hold it shifted right by one
+ * (me >> 3 above the kind's two bits): anything below 2^49, which takes
+ * in arm64's 48-bit user addresses, where the heap's mmap'd pages (and so
+ * the method entries) sit above 2^47, unlike x86-64's. */
 #define RUBY_FRAME_ISEQ 1
 #define RUBY_FRAME_CFUNC 2
+#define RUBY_ME_LIMIT (1ull << 49)
 #define RUBY_FRAME_DATA(kind, me) ((((__u64)(me) >> 3) << 2) | (kind))
 #define RUBY_FRAME_KIND(data) ((unsigned)((data)&3))
 #define RUBY_FRAME_ME(data) (((data) >> 2) << 3)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Ruby frames named from process memory (interp_ruby.c,
+ * Ruby frames named from process memory (interp_ruby_names.c,
  * ruby_frame_name): the input is the frame's data word, its two payload
  * words (an iseq and a pc, or a method entry), the address of the VM's
  * ID table (its lowest bit: read Strings as 3.2 lays them out), the IDs

@@ -41,7 +41,17 @@
 #                       another name) runs threads.rb, whose two threads
 #                       must each have their own frames (their own
 #                       execution context, not the main thread's)
+#                       and java-xint, java: EP_JAVA_XINT (EP_JAVA under
+#                       another name) runs Split.java with -Xint, EP_JAVA
+#                       with default flags (EP_JVMDIR holds the classes),
+#                       whose main threads must be 95 in 100 complete
+#                       (native frames to the thread's start in libc,
+#                       Java frames to Split.main) and split 60/30/10
+#                       within 3 points
 #   EP_RT_MIN_SAMPLES   fewest samples of each of them for a PASS (500)
+#   EP_DUMP_FOLDED      a comm whose folded stacks are printed whole, each
+#                       line after "FOLDED " (a guest's only output is its
+#                       console)
 
 bin=${EP_BIN:-ebpf-profiler}
 workload=${EP_WORKLOAD:?EP_WORKLOAD: path of split-nofp-pie}
@@ -72,11 +82,29 @@ for rt in $runtimes; do
 	# under another name (a link), so that its main thread's comm is not
 	# split.rb's
 	ruby-threads) set -- "$EP_RUBY_THREADS" --disable-gems "$EP_RTDIR/threads.rb" ;;
+	# a small heap: two JVMs and the rest share the guest's memory
+	java-xint) set -- "$EP_JAVA_XINT" -Xint -Xmx128m -cp "$EP_JVMDIR" JvmReady ;;
+	java) set -- "$EP_JAVA" -Xmx128m -cp "$EP_JVMDIR" JvmReady ;;
 	*) continue ;;
 	esac
 	"$@" 600 >"$work/$rt.stdout" 2>"$work/$rt.stderr" &
 	rtpids="$rtpids $!"
 	pids="$pids -pid $!"
+done
+# A JVM's start takes a minute under TCG on a busy machine, its main
+# thread without Split frames meanwhile: the profiler starts once each
+# says it runs Split (tests/qemu/JvmReady.java), or gives up waiting.
+for rt in $runtimes; do
+	case $rt in
+	java | java-xint) ;;
+	*) continue ;;
+	esac
+	ticks=0
+	while ! grep -qs '^jvm: running' "$work/$rt.stdout" &&
+		[ "$ticks" -lt $((start_timeout * 5)) ]; do
+		sleep 0.2
+		ticks=$((ticks + 1))
+	done
 done
 if [ -n "$python" ]; then
 	# -S -E: no site module, no PYTHON* variables; the guest holds only
@@ -225,11 +253,35 @@ wsamples=${1:-0} wmain=${2:-0} wchain_a=${3:-0}
 # deviation rms, 2.6 at most (4.1 points).  4 deviations keep a false
 # failure out of a whole matrix; a frame taken for another (light counted
 # as medium, a chain missing) still moves a share by 10 points or more.
-# The awk functions of both split checks: shares() sets sh, sm and sl to
+# The awk functions of the split checks: shares() sets sh, sm and sl to
 # the shares of heavy, medium and light in percent and returns the
-# largest gap from 60/30/10.
+# largest gap from 60/30/10; take(comm) reads a line of comm's (count,
+# stack, its frames f[1..n]: f[1] is the comm) into the total and
+# returns n, 0 for another's line; frames() joins the names (without
+# their " (file:line)") of the frames f[2..n] that match pat, each after
+# a ";".
 split_awk='
 function abs(x) { return x < 0 ? -x : x }
+function take(comm,  n) {
+	count = $NF
+	stack = substr($0, 1, length($0) - length($NF) - 1)
+	n = split(stack, f, ";")
+	if (f[1] != comm)
+		return 0
+	total += count
+	return n
+}
+function frames(n, pat,  i, name, out) {
+	out = ""
+	for (i = 2; i <= n; i++) {
+		if (f[i] !~ pat)
+			continue
+		name = f[i]
+		sub(/ \(.*/, "", name)
+		out = out ";" name
+	}
+	return out
+}
 function shares(heavy, medium, light, total,  t, g) {
 	t = total ? total : 1
 	sh = 100 * heavy / t; sm = 100 * medium / t; sl = 100 * light / t
@@ -242,20 +294,9 @@ pycomm=$(basename "${python:-none}" | cut -c 1-15)
 # shellcheck disable=SC2046 # seven numbers
 set -- $(awk -v comm="$pycomm" "$split_awk"'
 	{
-		count = $NF
-		stack = substr($0, 1, length($0) - length($NF) - 1)
-		n = split(stack, f, ";")
-		if (f[1] != comm)
+		if (!(n = take(comm)))
 			next
-		total += count
-		py = ""
-		for (i = 2; i <= n; i++) {
-			if (index(f[i], ".py:") == 0)
-				continue
-			name = f[i]
-			sub(/ \(.*/, "", name)
-			py = py ";" name
-		}
+		py = frames(n, "\\.py:")
 		if (f[2] == "_start" && py ~ /^;<module>(;|$)/)
 			full += count
 		if (py ~ /^;<module>;run;chain_60;heavy(;|$)/)
@@ -287,21 +328,15 @@ pylight=${5:-0} pygap=${6:-1000} pyallow=${7:-0}
 # native frames reach _start and the script's own frame is in them (perl
 # "main (split.pl:N)", php "{main} (split.php:N)", ruby "<main>
 # (split.rb:N)"); a stack counts for heavy when it holds the heavy
-# function's frame (main::heavy, heavy, Burner#heavy or heavy), and so on.  Prints
+# function's frame (main::heavy, heavy, Burner#heavy: Ruby's with its
+# class, as on x86), and so on.  Prints
 # total, complete, the shares in percent and the largest gap from
 # 60/30/10 in tenths of a point.
 rt_stacks() {
 	awk -v comm="$1" -v top=";$2 (split.$4:" -v pre=";$3" -v ext=" (split.$4:" "$split_awk"'
 	{
-		count = $NF
-		stack = substr($0, 1, length($0) - length($NF) - 1)
-		split(stack, f, ";")
-		if (f[1] != comm)
+		if (!take(comm))
 			next
-		total += count
-		# Ruby names a method with its class when the VM symbol
-		# table is found (not yet on arm64): either way
-		gsub(/;(Burner|Object)#/, ";", stack)
 		if (f[2] == "_start" && index(stack, top))
 			full += count
 		if (index(stack, pre "heavy" ext))
@@ -326,13 +361,12 @@ rt_threads() {
 	{
 		count = $NF
 		stack = substr($0, 1, length($0) - length($NF) - 1)
-		gsub(/;Object#/, ";", stack)
-		if (!index(stack, ";spin (threads.rb:"))
+		if (!index(stack, ";Object#spin (threads.rb:"))
 			next
 		total += count
-		if (index(stack, ";worker_a (threads.rb:")) a += count
-		else if (index(stack, ";worker_b (threads.rb:")) b += count
-		else if (index(stack, ";main_loop (threads.rb:")) m += count
+		if (index(stack, ";Object#worker_a (threads.rb:")) a += count
+		else if (index(stack, ";Object#worker_b (threads.rb:")) b += count
+		else if (index(stack, ";Object#main_loop (threads.rb:")) m += count
 	}
 	END { printf "%d %d %d %d\n", total, a, b, m }' $cpu_folded)
 	rtresult="$rtresult ruby_threads=${2:-0}/${3:-0}/${4:-0}"
@@ -344,20 +378,50 @@ rt_threads() {
 		rtreason="ruby-threads-$2/$3/$4-of-$1"
 	fi
 }
+# A JVM's main thread (comm: the launcher's name, java or java-xint):
+# complete when its native frames start at the thread's start in libc
+# (start_thread, which Debian's stripped libc names by its offset) and
+# its Java frames reach Split.main; heavy when its Split frames (without
+# their lines) begin main;run;heavy;heavyLeaf, whether the JIT inlined
+# them or not (a compiled frame gives its inlined methods as frames).
+rt_java() {
+	awk -v comm="$1" "$split_awk"'
+	{
+		if (!(n = take(comm)))
+			next
+		jc = frames(n, "^Split\\.")
+		if ((f[2] ~ /^libc\.so\.6\+/ || f[2] == "start_thread" ||
+		     f[2] == "thread_start") && jc ~ /^;Split\.main(;|$)/)
+			full += count
+		if (jc ~ /^;Split\.main;Split\.run;Split\.heavy;Split\.heavyLeaf(;|$)/)
+			heavy += count
+		else if (jc ~ /^;Split\.main;Split\.run;Split\.medium;Split\.mediumLeaf(;|$)/)
+			medium += count
+		else if (jc ~ /^;Split\.main;Split\.run;Split\.light;Split\.lightLeaf(;|$)/)
+			light += count
+	}
+	END {
+		gap = shares(heavy, medium, light, total)
+		printf "%d %d %.1f %.1f %.1f %d\n", total, full, sh, sm, sl, gap * 10 + 0.5
+	}' $cpu_folded
+}
 rtresult="" rtreason=""
 for rt in $runtimes; do
 	case $rt in
 	# shellcheck disable=SC2046 # six numbers
 	perl) set -- $(rt_stacks "$(basename "$EP_PERL" | cut -c 1-15)" main main:: pl) ;;
 	php) set -- $(rt_stacks "$(basename "$EP_PHP" | cut -c 1-15)" '{main}' '' php) ;;
-	ruby) set -- $(rt_stacks "$(basename "$EP_RUBY" | cut -c 1-15)" '<main>' '' rb) ;;
+	ruby) set -- $(rt_stacks "$(basename "$EP_RUBY" | cut -c 1-15)" '<main>' 'Burner#' rb) ;;
 	ruby-threads)
 		rt_threads
 		continue
 		;;
+	java-xint) set -- $(rt_java "$(basename "$EP_JAVA_XINT" | cut -c 1-15)") ;;
+	java) set -- $(rt_java "$(basename "$EP_JAVA" | cut -c 1-15)") ;;
 	*) continue ;;
 	esac
-	rtresult="$rtresult $rt=${2:-0}/${1:-0} split_$rt=${3:-0}/${4:-0}/${5:-0}"
+	key=$(echo "$rt" | tr - _)
+	rtresult="$rtresult $key=${2:-0}/${1:-0} split_$key=${3:-0}/${4:-0}/${5:-0}"
 	[ -n "$rtreason" ] && continue
 	if [ "${1:-0}" -lt "$rt_min_samples" ]; then
 		rtreason="$rt-samples-${1:-0}"
@@ -399,6 +463,9 @@ elif [ "$pygap" -gt "$pyallow" ]; then
 	reason="python-split-$pyheavy/$pymedium/$pylight"
 fi
 [ -z "$reason" ] && reason=$rtreason
+if [ -n "${EP_DUMP_FOLDED:-}" ]; then
+	grep -h "^$EP_DUMP_FOLDED;" $cpu_folded 2>/dev/null | sed 's/^/FOLDED /'
+fi
 
 status=PASS
 [ -n "$reason" ] && status=FAIL
@@ -419,7 +486,7 @@ if [ "$status" = FAIL ]; then
 	done
 	echo "---- folded (first lines)"
 	cat $cpu_folded 2>/dev/null | head -n 20
-	for f in $EP_PERL $EP_PHP $EP_RUBY; do
+	for f in ${EP_PERL:-} ${EP_PHP:-} ${EP_RUBY:-} ${EP_JAVA_XINT:-} ${EP_JAVA:-}; do
 		[ -n "$runtimes" ] || break
 		echo "---- folded ($(basename "$f"), the heaviest)"
 		cat $cpu_folded 2>/dev/null | grep "^$(basename "$f" | cut -c 1-15);" |

@@ -28,6 +28,8 @@
 #   EP_DURATION       seconds of sampling in each row (default 5)
 #   EP_HZ             samples per second and CPU (default 499)
 #   V=1               progress on stderr, full logs of failed rows
+#   EP_DUMP_FOLDED    a comm: the guest prints that comm's folded stacks
+#                     into the row's log (lines "FOLDED <stack> <count>")
 #   EP_BIN, EP_WORKLOAD, EP_SKEL   the profiler, split-nofp-pie and the skeleton
 #                     header (default: the ones the top Makefile builds)
 #   EP_PYTHON         the CPython that runs pyburn.py in every x86 row, staged
@@ -45,6 +47,16 @@
 #                     profiled by the same daemon for 20 s (EP_DURATION), in
 #                     their own initramfs and 1 GiB guests.  Opt-in: about
 #                     40 s more a row, which CI has no room for.
+#   EP_ARM64_JVM      1: the arm64 rows also run HotSpot (Debian's arm64
+#                     openjdk-17-jre-headless, unpacked into
+#                     cache/arm64/jvm-root) on tests/workloads/java/Split.java
+#                     (compiled here by EP_JAVAC), twice: -Xint and default
+#                     flags, profiled with the rest for 20 s, in an
+#                     initramfs of their own (207 MB, 260 MB with the
+#                     runtimes) and 2 GiB guests.
+#                     Opt-in: a JVM's start under TCG takes a minute.
+#   EP_JAVAC          the javac that compiles Split.java for the arm64 JVM
+#                     (default: /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
 #
 # See tests/qemu/README.md for the costs and the traps.
 set -u
@@ -64,6 +76,8 @@ bin_arm64=${EP_BIN_ARM64:-$top/build-arm64/ebpf-profiler}
 skel_arm64=${EP_SKEL_ARM64:-$top/build-arm64/skel/profiler.skel.h}
 workload_arm64=${EP_WORKLOAD_ARM64:-$top/build-arm64/workloads/split-nofp-pie}
 runtimes_arm64=${EP_ARM64_RUNTIMES:-0}
+jvm_arm64=${EP_ARM64_JVM:-0}
+javac=${EP_JAVAC:-/usr/lib/jvm/java-17-openjdk-amd64/bin/javac}
 
 ALL_ROWS="6.1-generic 6.1-cloud 6.1-rt 6.12-generic 6.12-cloud 6.12-rt"
 ALL_ROWS="$ALL_ROWS 6.1-cloud-arm64 6.12-cloud-arm64 host"
@@ -380,12 +394,29 @@ usr/lib/aarch64-linux-gnu/perl-base/warnings.pm
 usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc/encdb.so
 usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc/trans/transdb.so"
 
+# stage_libs STAGE FILE...: what the FILEs need from this machine's
+# multiarch directories (ci/elf-libs.sh), copied into STAGE at the same
+# paths unless there already.  The libraries elf-libs.sh cannot find
+# there are the packages' own, staged by the caller.
+stage_libs() {
+	local stage=$1 f lib
+
+	shift
+	for f in "$@"; do
+		for lib in $("$top/ci/elf-libs.sh" "$f" 2>/dev/null); do
+			[ -e "$stage$lib" ] && continue
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib" || return 1
+		done
+	done
+}
+
 # stage_runtimes STAGE: with EP_ARM64_RUNTIMES=1, the interpreters and the
 # files they read at start at their own paths, the packages' libraries,
 # what those need from this machine (ci/elf-libs.sh; the libraries it
 # cannot find are the packages' own), and the split workloads in /ep/rt.
 stage_runtimes() {
-	local stage=$1 f lib libdir=usr/lib/aarch64-linux-gnu
+	local stage=$1 f libdir=usr/lib/aarch64-linux-gnu
 
 	[ "$runtimes_arm64" = 1 ] || return 0
 	unpack_arm64 "$rt_root" $ARM64_RT_PKGS || return 1
@@ -396,14 +427,10 @@ stage_runtimes() {
 	done
 	# -a: the libraries' symlinks stay links (ICU's data is 30 MB)
 	cp -a "$rt_root/$libdir"/*.so.* "$stage/$libdir/" || return 1
-	for f in $ARM64_RT_FILES "$rt_root/$libdir"/*.so.*; do
-		[ "${f#/}" = "$f" ] && f=$rt_root/$f
-		for lib in $("$top/ci/elf-libs.sh" "$f" 2>/dev/null); do
-			[ -e "$stage$lib" ] && continue
-			mkdir -p "$stage$(dirname "$lib")"
-			cp -L "$lib" "$stage$lib" || return 1
-		done
+	for f in $ARM64_RT_FILES; do
+		stage_libs "$stage" "$rt_root/$f" || return 1
 	done
+	stage_libs "$stage" "$rt_root/$libdir"/*.so.* || return 1
 	ln -s ruby3.1 "$stage/usr/bin/ruby-threads" || return 1
 	for f in perl/split.pl php/split.php ruby/threads.rb; do
 		cp "$top/tests/workloads/$f" "$stage/ep/rt/" || return 1
@@ -416,6 +443,57 @@ stage_runtimes() {
 	sed 's/spin(0\.012)/spin(0.060)/; s/spin(0\.006)/spin(0.030)/; s/spin(0\.002)/spin(0.010)/' \
 		"$top/tests/workloads/ruby/split.rb" >"$stage/ep/rt/split.rb" || return 1
 	grep -q 'spin(0.010)' "$stage/ep/rt/split.rb" || return 1
+}
+
+# The JVM of EP_ARM64_JVM=1: Debian's arm64 OpenJDK 17 (the version the
+# x86 tests run), unpacked into $jvm_root (186 MB, never committed).
+# Staged at its own path: the launcher (and a link to it, java-xint, so
+# that the -Xint JVM's threads have a comm of their own), every native
+# library of lib/, libjvm.so with its CDS archive (classes.jsa: without
+# it the JVM's start under TCG takes minutes), the module image (129 MB:
+# a smaller one needs jlink of this very build, which the JRE lacks),
+# jvm.cfg and conf/ (links into /etc/java-17-openjdk, staged too), and
+# what those need from this machine's multiarch directories.
+# tests/workloads/java/Split.java and tests/qemu/JvmReady.java are
+# compiled here (the bytecode runs on any JVM 17) into /ep/jvm.
+ARM64_JVM_PKGS="openjdk-17-jre-headless"
+jvm_root=$cache/arm64/jvm-root
+JVM_HOME=usr/lib/jvm/java-17-openjdk-arm64
+
+stage_jvm() {
+	local stage=$1 home=$JVM_HOME
+
+	[ "$jvm_arm64" = 1 ] || return 0
+	unpack_arm64 "$jvm_root" $ARM64_JVM_PKGS || return 1
+	mkdir -p "$stage/$home/bin" "$stage/$home/lib/server" "$stage/etc" \
+		"$stage/ep/jvm" || return 1
+	cp "$jvm_root/$home/bin/java" "$stage/$home/bin/" || return 1
+	ln -s java "$stage/$home/bin/java-xint" || return 1
+	cp "$jvm_root/$home/lib/"*.so "$jvm_root/$home/lib/modules" \
+		"$jvm_root/$home/lib/tzdb.dat" "$stage/$home/lib/" || return 1
+	cp -a "$jvm_root/$home/lib/jvm.cfg" "$jvm_root/$home/conf" \
+		"$stage/$home/" || return 1
+	mv "$stage/$home/jvm.cfg" "$stage/$home/lib/" || return 1
+	cp -a "$jvm_root/etc/java-17-openjdk" "$stage/etc/" || return 1
+	cp "$jvm_root/$home/lib/server/libjvm.so" \
+		"$jvm_root/$home/lib/server/classes.jsa" \
+		"$stage/$home/lib/server/" || return 1
+	# the JRE's own libraries (libjli, libjvm...) are not in the
+	# multiarch directories: staged above
+	stage_libs "$stage" "$stage/$home/bin/java" "$stage/$home/lib/"*.so \
+		"$stage/$home/lib/server/libjvm.so" || return 1
+	# Split's rounds are 6/3/1 ms of CPU: under TCG one turn of a
+	# leaf's loop (work() and the clock read, interpreted) takes about
+	# a millisecond, by which every phase overshoots, the shortest most
+	# (-Xint measured 38/31/23).  Ten times longer (60/30/10 ms, as
+	# split.pl's), on the same lines.
+	mkdir -p "$stage/ep/jvm/src" || return 1
+	sed 's/(6000000 \* f)/(60000000 * f)/; s/(3000000 \* f)/(30000000 * f)/; s/(1000000 \* f)/(10000000 * f)/' \
+		"$top/tests/workloads/java/Split.java" >"$stage/ep/jvm/src/Split.java" || return 1
+	[ "$(grep -c '0000000 \* f' "$stage/ep/jvm/src/Split.java")" = 3 ] || return 1
+	"$javac" -nowarn -d "$stage/ep/jvm" "$here/JvmReady.java" \
+		"$stage/ep/jvm/src/Split.java" >"$cache/logs/javac.log" 2>&1 || return 1
+	rm -rf "$stage/ep/jvm/src"
 }
 
 # arm64_workload: print the arm64 split-nofp-pie, the cross build's or,
@@ -505,12 +583,15 @@ print(os.path.dirname(encodings.__path__[0]))') || return 1
 # of inflating it, which under TCG is the faster of the two.
 build_initrd() {
 	local arch=$1 stage=$cache/initrd.d bb=$cache/busybox/busybox
-	local b=$bin w=$workload n=$expect py rt=0 dur=${EP_DURATION:-5}
+	local b=$bin w=$workload n=$expect py rt=0 jvm=0 dur=${EP_DURATION:-5}
+	local rtlist=""
 
 	initrd=$cache/initrd.cpio
 	[ "$arch" = arm64 ] && initrd=$cache/initrd-arm64.cpio
 	[ "$arch" = arm64 ] && [ "$runtimes_arm64" = 1 ] &&
 		initrd=$cache/initrd-arm64-rt.cpio rt=1
+	[ "$arch" = arm64 ] && [ "$jvm_arm64" = 1 ] &&
+		initrd=${initrd%.cpio}-jvm.cpio jvm=1
 	[ "${initrd_built[$arch]:-0}" = 1 ] && return 0
 	if [ "$arch" = arm64 ]; then
 		get_arm64_root || return 1
@@ -532,6 +613,12 @@ build_initrd() {
 	if [ "$rt" = 1 ]; then
 		stage_runtimes "$stage" || return 1
 		dur=${EP_DURATION:-20}
+		rtlist="perl php ruby ruby-threads"
+	fi
+	if [ "$jvm" = 1 ]; then
+		stage_jvm "$stage" || return 1
+		dur=${EP_DURATION:-20}
+		rtlist="$rtlist java-xint java"
 	fi
 	cat >"$stage/ep/check.env" <<-EOF
 		EP_BIN=/ep/ebpf-profiler
@@ -543,9 +630,15 @@ build_initrd() {
 		EP_DURATION='$dur'
 		EP_HZ='${EP_HZ:-499}'
 		EP_PROFILER_ARGS='${EP_BPF_LOG_LEVEL:+-bpf-log-level $EP_BPF_LOG_LEVEL}'
+		EP_DUMP_FOLDED='${EP_DUMP_FOLDED:-}'
+	EOF
+	[ -n "$rtlist" ] && echo "EP_RUNTIMES='${rtlist# }'" >>"$stage/ep/check.env"
+	[ "$jvm" = 1 ] && cat >>"$stage/ep/check.env" <<-EOF
+		EP_JAVA=/$JVM_HOME/bin/java
+		EP_JAVA_XINT=/$JVM_HOME/bin/java-xint
+		EP_JVMDIR=/ep/jvm
 	EOF
 	[ "$rt" = 1 ] && cat >>"$stage/ep/check.env" <<-EOF
-		EP_RUNTIMES='perl php ruby ruby-threads'
 		EP_PERL=/usr/bin/perl
 		EP_PHP=/usr/bin/php8.2
 		EP_RUBY=/usr/bin/ruby3.1
@@ -596,6 +689,9 @@ boot() {
 		qemu=("${arm64_qemu[@]}") tty=ttyAMA0
 		# the runtimes' initramfs is 90 MB, held twice while unpacked
 		[ "$runtimes_arm64" = 1 ] && mem=1G
+		# the JVM's initramfs is 207-260 MB, held twice while unpacked,
+		# then two JVMs
+		[ "$jvm_arm64" = 1 ] && mem=2G
 	fi
 	log=$cache/logs/$row.log
 	note "$row: booting $(basename "$kernel") (${qemu[*]})"
@@ -757,7 +853,7 @@ for row in "${rows[@]}"; do
 	line="$status $row $release programs=${programs:--} samples=${samples:--}"
 	py=$(kv python)
 	[ -n "$py" ] && line="$line python=$py split=$(kv split) gap=$(kv gap)"
-	for rtn in perl php ruby; do
+	for rtn in perl php ruby java_xint java; do
 		v=$(kv "$rtn")
 		[ -n "$v" ] && line="$line $rtn=$v split_$rtn=$(kv "split_$rtn")"
 	done

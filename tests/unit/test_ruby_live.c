@@ -540,3 +540,90 @@ TEST(ruby_arm64_static_exe_tls_offset)
 	ASSERT_EQ(r.ec_mode, RUBY_EC_STATIC, "the executable's own TLS");
 	ASSERT_EQ(r.ec_off, want, "its offset from the thread pointer");
 }
+
+/*
+ * arm64's heap is above 2^47: with 48-bit user addresses the mmap area
+ * (and the Ruby heap's pages in it) starts near 2^48, where x86-64's
+ * user space has already ended.  The unwinder keeps an iseq frame's
+ * method entry in the frame's 48-bit data word, and once dropped any
+ * entry at or above 2^47, so that on arm64 every Ruby method came out
+ * without its class ("heavy" for "Burner#heavy").  A frame laid out in
+ * an image at such an address (a Ruby 3.1 method entry, its class, the
+ * class's ivar table holding __classpath__) must survive the data word
+ * and be named with its class.
+ */
+struct a64_image {
+	uint64_t base;
+	uint8_t mem[0x480];
+};
+
+static int a64_image_read(void *arg, pid_t pid, uint64_t addr, void *buf,
+			  size_t len)
+{
+	const struct a64_image *im = arg;
+
+	(void)pid;
+	if (addr < im->base || addr - im->base > sizeof(im->mem) ||
+	    len > sizeof(im->mem) - (addr - im->base))
+		return -EFAULT;
+	memcpy(buf, im->mem + (addr - im->base), len);
+	return 0;
+}
+
+static void a64_put(struct a64_image *im, uint64_t off, uint64_t v)
+{
+	memcpy(im->mem + off, &v, 8);
+}
+
+/* An embedded String (before 3.2: its length in the flags). */
+static void a64_string(struct a64_image *im, uint64_t off, const char *s)
+{
+	a64_put(im, off, 0x05 | (uint64_t)strlen(s) << 14);
+	memcpy(im->mem + off + 16, s, strlen(s));
+}
+
+TEST(ruby_arm64_method_entry_above_2_47_named)
+{
+	/* where Debian 12's arm64 ruby3.1 maps its heap in the guests */
+	static struct a64_image im = { .base = 0xffffa8e40000ull };
+	const uint64_t b = im.base, classpath_id = 0x2a71;
+	const uint64_t iseq = b, body = b + 0x100, me = b + 0x280;
+	struct ruby_namer nm = { .classpath_id = classpath_id };
+	struct interp_frame f = { .kind = INTERP_RUBY, .n_payload = 2 };
+	struct interp_symbol out;
+	uint64_t w;
+
+	a64_put(&im, 0x010, body);		/* iseq->body */
+	a64_put(&im, 0x100 + 64, b + 0x240);	/* location.pathobj */
+	a64_put(&im, 0x100 + 80, b + 0x200);	/* location.label */
+	a64_put(&im, 0x100 + 88, 26 << 1 | 1); /* first_lineno, a Fixnum */
+	a64_string(&im, 0x200, "heavy");
+	a64_string(&im, 0x240, "split.rb");
+	a64_put(&im, 0x280, 0x1a | 6 << 12);	/* imemo, ment */
+	a64_put(&im, 0x280 + 32, b + 0x300);	/* me->owner */
+	a64_put(&im, 0x300, 0x02);		/* T_CLASS */
+	a64_put(&im, 0x300 + 24, b + 0x340);	/* RClass.ptr */
+	a64_put(&im, 0x340 + 8, b + 0x380);	/* ->iv_tbl */
+	a64_put(&im, 0x380 + 40, 1);		/* entries_bound */
+	a64_put(&im, 0x380 + 48, b + 0x3c0);	/* entries */
+	a64_put(&im, 0x3c0 + 8, classpath_id);	/* {hash, key, record} */
+	a64_put(&im, 0x3c0 + 16, b + 0x400);
+	a64_string(&im, 0x400, "Burner");
+
+	ASSERT_TRUE(me >= 1ull << 47, "above x86-64's user space");
+	ASSERT_TRUE(me < RUBY_ME_LIMIT, "below what the unwinder keeps");
+	w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0,
+		       RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, me));
+	f.data = FRAME_DATA(w);
+	ASSERT_EQ(RUBY_FRAME_KIND(f.data), RUBY_FRAME_ISEQ, "the kind");
+	ASSERT_EQ(RUBY_FRAME_ME(f.data), me, "the method entry, whole");
+	f.payload[0] = iseq;
+	if (!ASSERT_OK(ruby_frame_name(a64_image_read, &im, 1,
+				       &ruby_offsets_3_1, &nm, &f, &out),
+		       "named"))
+		return;
+	test_note("%s (%s:%u)", out.name, out.file, out.line);
+	ASSERT_STREQ(out.name, "Burner#heavy", "the method with its class");
+	ASSERT_STREQ(out.file, "split.rb", "its file");
+	ASSERT_EQ(out.line, 26, "its first line");
+}
