@@ -768,6 +768,36 @@ int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
+		     size_t n)
+{
+	size_t got = 0, chunk = INTERP_CSTR_CHUNK;
+	char *end;
+
+	out[0] = 0;
+	if (!addr)
+		return -EFAULT;
+	while (got + 1 < n) {
+		if (chunk > n - 1 - got)
+			chunk = n - 1 - got;
+		if (interp_rd(r, addr + got, out + got, chunk)) {
+			/* the chunk runs into unmapped memory: a smaller
+			 * one may still hold the NUL */
+			out[got] = 0;
+			if (chunk == 1)
+				return -EFAULT;
+			chunk /= 2;
+			continue;
+		}
+		out[got + chunk] = 0;
+		end = memchr(out + got, 0, chunk);
+		if (end)
+			return (int)(end - out);
+		got += chunk;
+	}
+	return -ENAMETOOLONG;
+}
+
 int interp_procs_init(void **state)
 {
 	struct hm *m = calloc(1, sizeof(*m));

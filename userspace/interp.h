@@ -181,6 +181,16 @@ static inline uint64_t interp_rd64(const struct interp_reader *r, uint64_t addr)
 	return interp_rd(r, addr, &v, 8) ? 0 : v;
 }
 
+/* The C string at addr into out (n >= 1 bytes, always NUL-terminated):
+ * read in chunks of up to INTERP_CSTR_CHUNK bytes, and of fewer where a
+ * chunk would run into unmapped memory, so a string that ends just before
+ * it is read whole.  Returns its length; -ENAMETOOLONG when it did not
+ * fit (out holds its first n - 1 bytes), or -EFAULT when the memory ended
+ * before its NUL (out holds what was read, maybe nothing). */
+#define INTERP_CSTR_CHUNK 64
+int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
+		     size_t n);
+
 /* A module state that is one word per attached process (the version or
  * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable
  * as a module's init, fini and detach. */

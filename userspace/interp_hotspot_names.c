@@ -247,29 +247,14 @@ static int stub_name(interp_read_fn read, void *arg, pid_t pid,
 		     const struct hs_vm *vm, const struct interp_frame *f,
 		     struct interp_symbol *out)
 {
-	char name[HS_STUB_NAME_MAX] = { 0 };
+	const struct interp_reader r = { read, arg, pid };
+	char name[HS_STUB_NAME_MAX];
 	uint64_t blob = f->payload[1] & ~(HOTSPOT_COMPILED | HOTSPOT_STUB);
 	uint64_t method = 0, cm;
 	uint16_t code_size;
-	size_t got;
 
-	/* 16 bytes a read, a byte a read in the last 16 of a mapping; a
-	 * longer name is cut */
-	for (got = 0; got + 16 < sizeof(name); got += 16) {
-		if (hs_rd(read, arg, pid, f->payload[0] + got, name + got, 16)) {
-			size_t i;
-
-			for (i = 0; i < 16; i++)
-				if (hs_rd(read, arg, pid, f->payload[0] + got + i,
-					  name + got + i, 1) || !name[got + i])
-					break;
-			name[got + i] = 0;
-			break;
-		}
-		if (memchr(name + got, 0, 16))
-			break;
-	}
-	name[sizeof(name) - 1] = 0;
+	/* a longer name is cut */
+	interp_read_cstr(&r, f->payload[0], name, sizeof(name));
 	if (!name[0])
 		return -EFAULT;
 	if (!strcmp(name, "native nmethod") && vm->nm_method &&

@@ -17,25 +17,15 @@
 #define HS_STRIDE_MAX 256
 #define HS_NAME_MAX 96
 
-/* A C string of the VM's (a table name) into out, read in small chunks so
- * the end of a mapping does not fail a short string. */
-/* A C string of the VM's (a table name) into out, read in small chunks so
- * the end of a mapping does not fail a short string. */
+/* A C string of the VM's (a table name) into out: 0, or an error when
+ * it did not fit or could not be read whole. */
 static int rd_cstr(interp_read_fn read, void *arg, pid_t pid, uint64_t addr,
 		   char *out, size_t n)
 {
-	size_t got = 0;
-	int err;
+	const struct interp_reader r = { read, arg, pid };
+	int len = interp_read_cstr(&r, addr, out, n);
 
-	while (got + 16 <= n) {
-		err = hs_rd(read, arg, pid, addr + got, out + got, 16);
-		if (err)
-			return err;
-		if (memchr(out + got, 0, 16))
-			return 0;
-		got += 16;
-	}
-	return -ENAMETOOLONG;
+	return len < 0 ? len : 0;
 }
 
 /* ---- the tables ----------------------------------------------------------- */
