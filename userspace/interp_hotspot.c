@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "deltas.h"
-#include "elfmap.h"
 #include "hashmap.h"
 #include "interp.h"
 #include "interp_hotspot.h"
@@ -40,17 +39,14 @@ static int hs_detect(void *state, const char *path, int fd, void **data,
 {
 	uint64_t value[HS_SYM_COUNT] = { 0 }, size[HS_SYM_COUNT] = { 0 };
 	struct hs_info *info;
-	struct elfm *e;
 	unsigned i;
 	int err;
 
 	(void)state;
 	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
+	err = interp_file_syms(fd, sym_names, HS_SYM_COUNT, value, size);
+	if (err < 0)
 		return err;
-	elfm_find_syms(e, sym_names, HS_SYM_COUNT, value, size);
-	elfm_free(e);
 	if (!value[HS_SYM_STRUCTS])
 		return -ENOENT; /* not a JVM */
 	for (i = 0; i < HS_SYM_COUNT; i++)
@@ -178,18 +174,13 @@ static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_hotspot = {
-	.name = "hotspot",
-	.kind = INTERP_HOTSPOT,
+	INTERP_MODULE_ID(HOTSPOT, hotspot),
 	.on_by_default = true,
-	INTERP_MODULE_METRICS(HOTSPOT_METRICS),
-	.map_name = "hotspot_procs",
-	.map_key_size = sizeof(uint32_t),
-	.map_val_size = sizeof(struct hotspot_proc),
+	INTERP_MODULE_MAP("hotspot_procs", struct hotspot_proc),
 	.init = interp_procs_init,
 	.fini = hs_fini,
 	.detect = hs_detect,
-	.record_size = sizeof(struct hs_info),
-	.record_format = HS_INFO_FORMAT,
+	INTERP_MODULE_RECORD(struct hs_info, HS_INFO_FORMAT),
 	.check = hs_check,
 	.attach = hs_attach,
 	.detach = hs_detach,

@@ -34,6 +34,7 @@ static int rd_cstr(interp_read_fn read, void *arg, pid_t pid, uint64_t addr,
 struct hs_table {
 	uint64_t base, stride, name_off, name2_off, value_off, addr_off,
 		static_off, tstr_off;
+	uint32_t next; /* the entry table_next reads */
 };
 
 /* The struct fields wanted: type, field, where it goes in struct hs_vm,
@@ -146,17 +147,22 @@ static int table_of(interp_read_fn read, void *arg, pid_t pid,
 	return 0;
 }
 
-/* Entry i of t into e, and its first name pointer: 0 at the end marker,
- * which every table has. */
-static int entry_at(interp_read_fn read, void *arg, pid_t pid,
-		    const struct hs_table *t, unsigned i, uint8_t *e,
-		    uint64_t *name)
+/* The next entry of t into e, and its first name pointer: 1, or 0 at
+ * the end marker (which every table has; after HS_ENTRIES_MAX entries),
+ * or an error. */
+static int table_next(interp_read_fn read, void *arg, pid_t pid,
+		      struct hs_table *t, uint8_t *e, uint64_t *name)
 {
-	int err = hs_rd(read, arg, pid, t->base + i * t->stride, e, t->stride);
+	int err;
 
-	if (!err)
-		memcpy(name, e + t->name_off, 8);
-	return err;
+	if (t->next >= HS_ENTRIES_MAX)
+		return 0;
+	err = hs_rd(read, arg, pid, t->base + t->next * t->stride, e, t->stride);
+	if (err)
+		return err;
+	t->next++;
+	memcpy(name, e + t->name_off, 8);
+	return *name != 0;
 }
 
 static void put32(struct hs_vm *vm, size_t at, uint64_t v)
@@ -182,20 +188,15 @@ static int read_structs(interp_read_fn read, void *arg, pid_t pid,
 	};
 	uint64_t tn, fn, ts, off, addr;
 	uint32_t is_static;
-	unsigned i, k;
+	unsigned k;
 	int err;
 
 	err = table_of(read, arg, pid, sym, HS_SYM_STRUCTS, HS_SYM_S_STRIDE, &t,
 		       cols, sizeof(cols) / sizeof(cols[0]));
 	if (err)
 		return err;
-	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = entry_at(read, arg, pid, &t, i, e, &tn);
-		if (err)
-			return err;
+	while ((err = table_next(read, arg, pid, &t, e, &tn)) > 0) {
 		memcpy(&fn, e + t.name2_off, 8);
-		if (!tn)
-			break; /* the end marker */
 		vm->n_structs++;
 		if (!fn || rd_cstr(read, arg, pid, tn, type, sizeof(type)))
 			continue;
@@ -231,7 +232,7 @@ static int read_structs(interp_read_fn read, void *arg, pid_t pid,
 			}
 		}
 	}
-	return 0;
+	return err;
 }
 
 static int read_types(interp_read_fn read, void *arg, pid_t pid,
@@ -245,19 +246,14 @@ static int read_types(interp_read_fn read, void *arg, pid_t pid,
 		{ HS_SYM_T_SIZE, 8, &t.value_off },
 	};
 	uint64_t tn, size;
-	unsigned i, k;
+	unsigned k;
 	int err;
 
 	err = table_of(read, arg, pid, sym, HS_SYM_TYPES, HS_SYM_T_STRIDE, &t,
 		       cols, 2);
 	if (err)
 		return err;
-	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = entry_at(read, arg, pid, &t, i, e, &tn);
-		if (err)
-			return err;
-		if (!tn)
-			break;
+	while ((err = table_next(read, arg, pid, &t, e, &tn)) > 0) {
 		vm->n_types++;
 		if (rd_cstr(read, arg, pid, tn, type, sizeof(type)))
 			continue;
@@ -266,7 +262,7 @@ static int read_types(interp_read_fn read, void *arg, pid_t pid,
 			if (!strcmp(type_wants[k].type, type))
 				put32(vm, type_wants[k].at, size);
 	}
-	return 0;
+	return err;
 }
 
 /* Walk an int (is_long false) or long constant table: *count entries;
@@ -283,19 +279,13 @@ static int walk_constants(interp_read_fn read, void *arg, pid_t pid,
 		{ base + 1, 8, &t.name_off },
 		{ base + 2, is_long ? 8 : 4, &t.value_off },
 	};
-	uint64_t nm;
-	unsigned i;
+	uint64_t nm = 0;
 	int err, found = -ENOENT;
 
 	err = table_of(read, arg, pid, sym, base, base + 3, &t, cols, 2);
 	if (err)
 		return err;
-	for (i = 0; i < HS_ENTRIES_MAX; i++) {
-		err = entry_at(read, arg, pid, &t, i, e, &nm);
-		if (err)
-			return err;
-		if (!nm)
-			break;
+	while ((err = table_next(read, arg, pid, &t, e, &nm)) > 0) {
 		if (count)
 			(*count)++;
 		if (!name || found == 0 ||
@@ -314,6 +304,8 @@ static int walk_constants(interp_read_fn read, void *arg, pid_t pid,
 		if (!count)
 			break;
 	}
+	if (err < 0)
+		return err;
 	return name ? found : 0;
 }
 
