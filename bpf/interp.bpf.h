@@ -22,6 +22,21 @@
 
 #include "maps.bpf.h"
 
+/* The u64 at byte o of s->ibuf, into which an unwinder read bytes (a
+ * constant, at most 64): 0 when o + 8 is past them.  The bound is checked
+ * on both sides of the mask, so that the verifier sees the index in range
+ * whatever it keeps of the first check. */
+static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
+					     __u32 bytes)
+{
+	if (o > bytes - 8)
+		return 0;
+	o &= 63;
+	if (o > bytes - 8)
+		return 0;
+	return *(__u64 *)&s->ibuf[o];
+}
+
 #include "python.bpf.h"
 #include "test.bpf.h"
 #include "php.bpf.h"

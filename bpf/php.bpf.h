@@ -25,16 +25,10 @@ struct php_loop_ctx {
 	struct php_proc *p;
 };
 
+_Static_assert(PHP_ED_READ >= 8 && PHP_ED_READ <= 64, "interp_ibuf_u64's bound");
 static __always_inline __u64 php_field(struct scratch *s, __u16 off)
 {
-	__u32 o = off;
-
-	if (o > PHP_ED_READ - 8)
-		return 0;
-	o &= 63;
-	if (o > PHP_ED_READ - 8)
-		return 0;
-	return *(__u64 *)&s->ibuf[o];
+	return interp_ibuf_u64(s, off, PHP_ED_READ);
 }
 
 static long php_step(__u32 i, void *arg)

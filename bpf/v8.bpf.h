@@ -14,16 +14,10 @@ struct {
 } v8_procs SEC(".maps") __weak;
 
 /* The window word at fp + off (off a multiple of 8 in the window). */
+_Static_assert(V8_WIN_BYTES >= 8 && V8_WIN_BYTES <= 64, "interp_ibuf_u64's bound");
 static __always_inline __u64 v8_slot(struct scratch *s, int off)
 {
-	__u32 o = (__u32)(off + V8_WIN_BELOW);
-
-	if (o > V8_WIN_BYTES - 8)
-		return 0;
-	o &= 63;
-	if (o > V8_WIN_BYTES - 8)
-		return 0;
-	return *(__u64 *)&s->ibuf[o];
+	return interp_ibuf_u64(s, (__u32)(off + V8_WIN_BELOW), V8_WIN_BYTES);
 }
 
 /* One V8 frame per call: the native loop calls again at the caller. */

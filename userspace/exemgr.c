@@ -123,28 +123,18 @@ static void owner_release(struct exe_mgr *m, uid_t uid, unsigned table,
 	}
 }
 
-static uint64_t rule_hash(const struct unwind_rule *r)
-{
-	return hm_hash(r, sizeof(*r), 0);
-}
-
-/* The global index of a rule, or -1; *key is where its hash entry is, or
- * the free key where it would go.  Collisions of the hash probe
- * successive keys. */
+/* The global index of a rule, or -1; *key is its hash, the rules map's
+ * key.  A rule whose hash another rule holds (one in 2^64) is found
+ * nowhere: each file that has it takes an index of its own, none shared. */
 static int rule_find(const struct exe_mgr *m, const struct unwind_rule *r,
 		     uint64_t *key)
 {
-	uint64_t h = rule_hash(r), v;
+	uint64_t v;
 
-	for (;; h++) {
-		if (!hm_get(&m->rules, h, &v))
-			break;
-		if (!memcmp(&m->bm->rules[v], r, sizeof(*r))) {
-			*key = h;
-			return (int)v;
-		}
-	}
-	*key = h;
+	*key = hm_hash(r, sizeof(*r), 0);
+	if (hm_get(&m->rules, *key, &v) &&
+	    !memcmp(&m->bm->rules[v], r, sizeof(*r)))
+		return (int)v;
 	return -1;
 }
 
@@ -173,7 +163,7 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r,
 		m->st.rules_full++;
 		return RULE_IDX_INVALID;
 	}
-	if (hm_put(&m->rules, key, idx))
+	if (!hm_get(&m->rules, key, NULL) && hm_put(&m->rules, key, idx))
 		return RULE_IDX_INVALID; /* the file is loaded with invalid rows */
 	if (idx == m->n_rules) {
 		m->n_rules++;
@@ -193,26 +183,6 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r,
 	return idx;
 }
 
-/* Remove the hash entry at key: the keys after it that probed past it
- * move back into the gap (backward shift, as hashmap.c does for its own
- * slots), so every rule stays found from its hash. */
-static void rule_unhash(struct exe_mgr *m, uint64_t key)
-{
-	uint64_t j, v, home;
-
-	hm_del(&m->rules, key);
-	for (j = key + 1; hm_get(&m->rules, j, &v); j++) {
-		home = rule_hash(&m->bm->rules[v]);
-		/* reachable from home only through the gap? */
-		if (j - home < j - key)
-			continue;
-		hm_del(&m->rules, j);
-		if (hm_put(&m->rules, key, v))
-			return; /* that rule is interned again if seen */
-		key = j;
-	}
-}
-
 /* Drop a file's reference on rule idx; the last one frees it. */
 static void rule_put(struct exe_mgr *m, uint32_t idx)
 {
@@ -221,7 +191,7 @@ static void rule_put(struct exe_mgr *m, uint32_t idx)
 	if (idx < RULE_FIXED_COUNT || !m->rule_refs[idx] || --m->rule_refs[idx])
 		return;
 	if (rule_find(m, &m->bm->rules[idx], &key) == (int)idx)
-		rule_unhash(m, key);
+		hm_del(&m->rules, key);
 	/* no page leads to a row naming it any more; a sample that read
 	 * such a row just before finds an invalid rule, not a wrong one */
 	m->bm->rules[idx] = dt_fixed_rules[RULE_IDX_INVALID];

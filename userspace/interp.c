@@ -756,6 +756,20 @@ int interp_libc_self(struct interp_mgr *im, const struct pm_proc *p,
 	return 0;
 }
 
+int interp_file_syms(int fd, const char *const *names, unsigned n,
+		     uint64_t *value, uint64_t *size)
+{
+	struct elfm *e;
+	unsigned found;
+	int err = elfm_open_fd(fd, &e);
+
+	if (err)
+		return err;
+	found = elfm_find_syms(e, names, n, value, size);
+	elfm_free(e);
+	return (int)found;
+}
+
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 			size_t len)
 {
@@ -766,6 +780,36 @@ int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
+		     size_t n)
+{
+	size_t got = 0, chunk = INTERP_CSTR_CHUNK;
+	char *end;
+
+	out[0] = 0;
+	if (!addr)
+		return -EFAULT;
+	while (got + 1 < n) {
+		if (chunk > n - 1 - got)
+			chunk = n - 1 - got;
+		if (interp_rd(r, addr + got, out + got, chunk)) {
+			/* the chunk runs into unmapped memory: a smaller
+			 * one may still hold the NUL */
+			out[got] = 0;
+			if (chunk == 1)
+				return -EFAULT;
+			chunk /= 2;
+			continue;
+		}
+		out[got + chunk] = 0;
+		end = memchr(out + got, 0, chunk);
+		if (end)
+			return (int)(end - out);
+		got += chunk;
+	}
+	return -ENAMETOOLONG;
 }
 
 int interp_procs_init(void **state)

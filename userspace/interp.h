@@ -136,6 +136,23 @@ struct interp_module {
 	.n_metrics = sizeof((const char *const[]){ LIST(INTERP_METRIC_NAME_) }) / \
 		     sizeof(const char *)
 
+/* A module's names, from its line X(NAME, word, ...) in INTERPRETERS
+ * (bpf/profiler.h): .name (the -tracers word), .kind and its counters
+ * (<NAME>_METRICS). */
+#define INTERP_MODULE_ID(NAME, word)                                           \
+	.name = #word, .kind = INTERP_##NAME,                                  \
+	INTERP_MODULE_METRICS(NAME##_METRICS)
+
+/* The BPF map a module's unwinder reads: its name, keyed by pid (u32),
+ * values of type val. */
+#define INTERP_MODULE_MAP(map, val)                                            \
+	.map_name = map, .map_key_size = sizeof(uint32_t),                     \
+	.map_val_size = sizeof(val)
+
+/* What a module's detect keeps: a struct type whose first u32 is format. */
+#define INTERP_MODULE_RECORD(type, format)                                     \
+	.record_size = sizeof(type), .record_format = format
+
 /* Counters per runtime, kept by the manager. */
 struct interp_stats {
 	uint64_t files;		 /* files holding the runtime */
@@ -155,6 +172,13 @@ struct interp_stats {
  * negative errno (-EFAULT for a short read). */
 typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
 			      size_t len);
+/* For a detect that needs only symbols: names[0..n) looked up in the ELF
+ * file open as fd (elfm_find_syms: value[i] and size[i] set for each
+ * found).  Returns how many were found, or a negative errno when fd is
+ * not a readable ELF file (-ENOEXEC: not one). */
+int interp_file_syms(int fd, const char *const *names, unsigned n,
+		     uint64_t *value, uint64_t *size);
+
 /* The reader of live processes (process_vm_readv; arg unused). */
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 			size_t len);
@@ -180,6 +204,16 @@ static inline uint64_t interp_rd64(const struct interp_reader *r, uint64_t addr)
 
 	return interp_rd(r, addr, &v, 8) ? 0 : v;
 }
+
+/* The C string at addr into out (n >= 1 bytes, always NUL-terminated):
+ * read in chunks of up to INTERP_CSTR_CHUNK bytes, and of fewer where a
+ * chunk would run into unmapped memory, so a string that ends just before
+ * it is read whole.  Returns its length; -ENAMETOOLONG when it did not
+ * fit (out holds its first n - 1 bytes), or -EFAULT when the memory ended
+ * before its NUL (out holds what was read, maybe nothing). */
+#define INTERP_CSTR_CHUNK 64
+int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
+		     size_t n);
 
 /* A module state that is one word per attached process (the version or
  * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable

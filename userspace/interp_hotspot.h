@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* HotSpot's module (interp_hotspot.c): what its tests and fuzz target
+/* HotSpot's module (interp_hotspot*.c): what its tests and fuzz target
  * reach. */
 #ifndef EP_INTERP_HOTSPOT_H
 #define EP_INTERP_HOTSPOT_H
@@ -75,7 +75,7 @@ struct hs_vm {
 	uint32_t nm_metadata_off, blob_mutable, blob_mutable_size,
 		blob_reloc_size;
 	uint32_t cm_deopt_begin, nm_deopt_off; /* to JDK 22; JDK 23 on */
-	uint64_t found;		/* bit per wanted field seen (interp_hotspot.c) */
+	uint64_t found;		/* bit per wanted field seen (interp_hotspot_vm.c) */
 	struct hs_heap heaps[HS_HEAPS_MAX];
 	uint32_t n_heaps;
 	int64_t has_linenumber; /* ConstMethod flag bit, -1 unknown */

@@ -209,28 +209,6 @@ static int perl_attach(void *state, struct interp_mgr *im,
 
 /* ---- names ---------------------------------------------------------------- */
 
-/* A C string at addr into out, read 64 bytes at a time (it may end just
- * before unmapped memory); false when nothing could be read. */
-static bool read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
-		      size_t n)
-{
-	size_t got = 0;
-
-	out[0] = 0;
-	while (addr && got + 1 < n) {
-		size_t chunk = n - 1 - got < 64 ? n - 1 - got : 64;
-
-		if (interp_rd(r, addr + got, out + got, chunk))
-			break;
-		out[got + chunk] = 0;
-		if (memchr(out + got, 0, chunk))
-			return true;
-		got += chunk;
-	}
-	out[got] = 0;
-	return got > 0;
-}
-
 /* A HEK's key (len at +4, key at +8) into out; false when unreadable. */
 static bool read_hek(const struct interp_reader *r, uint64_t hek, char *out,
 		     size_t n)
@@ -321,7 +299,7 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 	if (o->cop_file_gv)
 		cop_file_of_gv(&r, o, file, out->file, sizeof(out->file));
 	else
-		read_cstr(&r, file, out->file, sizeof(out->file));
+		interp_read_cstr(&r, file, out->file, sizeof(out->file));
 	if (cv == 0) {
 		snprintf(out->name, sizeof(out->name), "main");
 		return 0;
@@ -375,18 +353,13 @@ static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_perl = {
-	.name = "perl",
-	.kind = INTERP_PERL,
+	INTERP_MODULE_ID(PERL, perl),
 	.on_by_default = true,
-	INTERP_MODULE_METRICS(PERL_METRICS),
-	.map_name = "perl_procs",
-	.map_key_size = sizeof(uint32_t),
-	.map_val_size = sizeof(struct perl_proc),
+	INTERP_MODULE_MAP("perl_procs", struct perl_proc),
 	.init = interp_procs_init,
 	.fini = interp_procs_fini,
 	.detect = perl_detect,
-	.record_size = sizeof(struct perl_info),
-	.record_format = PERL_INFO_FORMAT,
+	INTERP_MODULE_RECORD(struct perl_info, PERL_INFO_FORMAT),
 	.check = perl_check,
 	.attach = perl_attach,
 	.detach = interp_procs_detach,

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elfaddr.h"
+#include "hashmap.h"
 #include "interp.h"
 #include "log.h"
 
@@ -130,7 +131,6 @@ struct py_sig {
 };
 
 struct py_code {
-	struct py_code *hnext;	     /* hash chain */
 	struct py_code *prev, *next; /* LRU list, most recent first */
 	pid_t pid;
 	uint64_t addr;
@@ -147,8 +147,7 @@ struct py_ctx {
 	struct py_ctx_opts opts;
 	struct py_pent *procs; /* sorted by pid */
 	size_t nprocs;
-	struct py_code **buckets;
-	size_t nbuckets; /* power of two */
+	struct hm codes; /* code_key(pid, addr) -> struct py_code * */
 	struct py_code *lru_head, *lru_tail;
 	struct py_stats st;
 };
@@ -171,12 +170,8 @@ int py_ctx_new(const struct py_ctx_opts *opts, struct py_ctx **out)
 		ctx->opts.max_procs = DEFAULT_MAX_PROCS;
 	if (!ctx->opts.read)
 		ctx->opts.read = read_vm;
-	ctx->nbuckets = 64;
-	while (ctx->nbuckets < ctx->opts.max_code && ctx->nbuckets < (1u << 24))
-		ctx->nbuckets <<= 1;
-	ctx->buckets = calloc(ctx->nbuckets, sizeof(*ctx->buckets));
 	ctx->procs = calloc(ctx->opts.max_procs, sizeof(*ctx->procs));
-	if (!ctx->buckets || !ctx->procs) {
+	if (!ctx->procs) {
 		py_ctx_free(ctx);
 		return -ENOMEM;
 	}
@@ -194,26 +189,27 @@ void py_ctx_free(struct py_ctx *ctx)
 		next = c->next;
 		free(c);
 	}
-	free(ctx->buckets);
+	hm_free(&ctx->codes);
 	free(ctx->procs);
 	free(ctx);
 }
 
-static size_t hash_slot(const struct py_ctx *ctx, pid_t pid, uint64_t addr)
+/* The codes map's key of a code object: a hash of (pid, addr).  An entry
+ * whose key a newer one took (two objects of one hash, one in 2^64)
+ * stays in the LRU list, found by no lookup, until evicted. */
+static uint64_t code_key(pid_t pid, uint64_t addr)
 {
-	uint64_t h = (addr >> 4) ^ ((uint64_t)(uint32_t)pid << 32);
+	const uint64_t k[2] = { addr, (uint64_t)(uint32_t)pid };
 
-	h *= 0x9e3779b97f4a7c15ULL;
-	return (size_t)(h >> 32) & (ctx->nbuckets - 1);
+	return hm_hash(k, sizeof(k), 0);
 }
 
 static void code_unlink(struct py_ctx *ctx, struct py_code *c)
 {
-	struct py_code **pp = &ctx->buckets[hash_slot(ctx, c->pid, c->addr)];
+	uint64_t key = code_key(c->pid, c->addr), v;
 
-	while (*pp != c)
-		pp = &(*pp)->hnext;
-	*pp = c->hnext;
+	if (hm_get(&ctx->codes, key, &v) && v == (uintptr_t)c)
+		hm_del(&ctx->codes, key);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -252,11 +248,13 @@ static void lru_touch(struct py_ctx *ctx, struct py_code *c)
 
 static struct py_code *code_find(struct py_ctx *ctx, pid_t pid, uint64_t addr)
 {
-	struct py_code *c = ctx->buckets[hash_slot(ctx, pid, addr)];
+	struct py_code *c;
+	uint64_t v;
 
-	while (c && (c->pid != pid || c->addr != addr))
-		c = c->hnext;
-	return c;
+	if (!hm_get(&ctx->codes, code_key(pid, addr), &v))
+		return NULL;
+	c = (struct py_code *)(uintptr_t)v;
+	return c->pid == pid && c->addr == addr ? c : NULL;
 }
 
 static void drop_pid(struct py_ctx *ctx, pid_t pid)
@@ -681,8 +679,10 @@ int py_symbolize(struct py_ctx *ctx, pid_t pid, uint64_t code, uint32_t instr,
 			return err;
 		ctx->st.misses++;
 		evict(ctx, c->bytes);
-		c->hnext = ctx->buckets[hash_slot(ctx, pid, code)];
-		ctx->buckets[hash_slot(ctx, pid, code)] = c;
+		if (hm_put(&ctx->codes, code_key(pid, code), (uintptr_t)c)) {
+			free(c);
+			return -ENOMEM;
+		}
 		lru_push_front(ctx, c);
 		ctx->st.entries++;
 		ctx->st.bytes += c->bytes;
@@ -902,18 +902,13 @@ static int python_symbolize(void *state, pid_t pid,
 }
 
 const struct interp_module interp_module_python = {
-	.name = "python",
-	.kind = INTERP_PYTHON,
+	INTERP_MODULE_ID(PYTHON, python),
 	.on_by_default = true,
-	INTERP_MODULE_METRICS(PYTHON_METRICS),
-	.map_name = "py_procs",
-	.map_key_size = sizeof(uint32_t),
-	.map_val_size = sizeof(struct py_proc),
+	INTERP_MODULE_MAP("py_procs", struct py_proc),
 	.init = python_init,
 	.fini = python_fini,
 	.detect = python_detect,
-	.record_size = sizeof(struct py_info),
-	.record_format = PY_INFO_FORMAT,
+	INTERP_MODULE_RECORD(struct py_info, PY_INFO_FORMAT),
 	.check = python_check,
 	.attach = python_attach,
 	.detach = python_detach,

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfmap.h"
 #include "interp.h"
 #include "test_runtime.h"
 
@@ -30,17 +29,13 @@ static int test_detect(void *state, const char *path, int fd, void **data,
 					     "ep_fakert_current" };
 	uint64_t value[2] = { 0 }, size[2] = { 0 };
 	struct test_info *info;
-	struct elfm *e;
-	unsigned found;
-	int err;
+	int found;
 
 	(void)state;
 	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
-		return err;
-	found = elfm_find_syms(e, names, 2, value, size);
-	elfm_free(e);
+	found = interp_file_syms(fd, names, 2, value, size);
+	if (found < 0)
+		return found;
 	if (found != 2 || !size[0])
 		return -ENOENT;
 	info = calloc(1, sizeof(*info));
@@ -133,16 +128,11 @@ static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_test = {
-	.name = "test",
-	.kind = INTERP_TEST,
+	INTERP_MODULE_ID(TEST, test),
 	.on_by_default = false, /* only when named in -tracers */
-	INTERP_MODULE_METRICS(TEST_METRICS),
-	.map_name = "test_procs",
-	.map_key_size = sizeof(uint32_t),
-	.map_val_size = sizeof(struct test_proc),
+	INTERP_MODULE_MAP("test_procs", struct test_proc),
 	.detect = test_detect,
-	.record_size = sizeof(struct test_info),
-	.record_format = TEST_INFO_FORMAT,
+	INTERP_MODULE_RECORD(struct test_info, TEST_INFO_FORMAT),
 	.check = test_check,
 	.attach = test_attach,
 	.symbolize = test_symbolize,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* V8's module (interp_v8.c): what its tests and fuzz target reach. */
+/* V8's module (interp_v8*.c): what its tests and fuzz target reach. */
 #ifndef EP_INTERP_V8_H
 #define EP_INTERP_V8_H
 

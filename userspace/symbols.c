@@ -32,57 +32,23 @@ struct symb_table {
 	uint32_t n, cap;
 	char *strs;
 	size_t strs_len, strs_cap;
-	uint32_t *names;      /* intern table: name offset + 1, 0 = free */
-	uint32_t names_mask;  /* slots - 1 */
-	uint32_t names_used;
+	struct hm names; /* while built: hash of a name -> its offset */
 	char **demangled; /* lazily, per symbol; (char *)-1 = not mangled */
 	char build_id[41 * 2];
 };
 
-static int intern_grow(struct symb_table *t)
-{
-	uint32_t slots = t->names ? (t->names_mask + 1) * 2 : 1024, i;
-	uint32_t *p = calloc(slots, sizeof(*p));
-
-	if (!p)
-		return -ENOMEM;
-	for (i = 0; t->names && i <= t->names_mask; i++) {
-		uint32_t v = t->names[i], h;
-
-		if (!v)
-			continue;
-		h = (uint32_t)hm_hash(t->strs + v - 1, strlen(t->strs + v - 1), 0);
-		while (p[h & (slots - 1)])
-			h++;
-		p[h & (slots - 1)] = v;
-	}
-	free(t->names);
-	t->names = p;
-	t->names_mask = slots - 1;
-	return 0;
-}
-
-/* The offset of name in strs, added when new.  -EFBIG past the bound. */
+/* The offset of name in strs, added when new.  -EFBIG past the bound.
+ * Names are indexed by their 64-bit hash alone: a name whose hash an
+ * other name holds (one in 2^64) is stored again, not shared. */
 static int intern(struct symb_table *t, const char *name, uint32_t *off)
 {
 	size_t n = strlen(name) + 1;
-	uint32_t h, v;
-	int err;
+	uint64_t h = hm_hash(name, n - 1, 0), v;
+	bool indexed = hm_get(&t->names, h, &v);
 
-	if (!t->names || (t->names_used + 1) * 4 > (t->names_mask + 1) * 3) {
-		err = intern_grow(t);
-		if (err)
-			return err;
-	}
-	h = (uint32_t)hm_hash(name, n - 1, 0);
-	for (;; h++) {
-		v = t->names[h & t->names_mask];
-		if (!v)
-			break;
-		if (!strcmp(t->strs + v - 1, name)) {
-			*off = v - 1;
-			return 0;
-		}
+	if (indexed && !strcmp(t->strs + v, name)) {
+		*off = (uint32_t)v;
+		return 0;
 	}
 	if (t->strs_len + n > SYMB_MAX_NAME_BYTES) {
 		budget_over(BUDGET_SYMBOL_BYTES);
@@ -90,10 +56,10 @@ static int intern(struct symb_table *t, const char *name, uint32_t *off)
 	}
 	if (ARR_RESERVE(t->strs, t->strs_cap, t->strs_len + n, ARR_NO_LIMIT))
 		return -ENOMEM;
+	if (!indexed && hm_put(&t->names, h, t->strs_len))
+		return -ENOMEM;
 	memcpy(t->strs + t->strs_len, name, n);
 	*off = (uint32_t)t->strs_len;
-	t->names[h & t->names_mask] = *off + 1;
-	t->names_used++;
 	t->strs_len += n;
 	return 0;
 }
@@ -301,8 +267,7 @@ int symb_load_fd(int fd, struct symb_table **out)
 		}
 	}
 	/* interning is over */
-	free(t->names);
-	t->names = NULL;
+	hm_free(&t->names);
 	*out = t;
 	return 0;
 }
@@ -321,7 +286,7 @@ void symb_free(struct symb_table *t)
 	}
 	free(t->syms);
 	free(t->strs);
-	free(t->names);
+	hm_free(&t->names);
 	free(t);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * HotSpot's userland reader (interp_hotspot.c) on a memory image read in
+ * HotSpot's userland reader (interp_hotspot_*.c) on a memory image read in
  * place of the JVM's process, which may hold anything.  The first byte
  * chooses what is fuzzed:
  *   even: one frame named (hs_frame_names) with JDK 17's offsets; then

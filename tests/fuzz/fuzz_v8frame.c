@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * V8 frames named from process memory (interp_v8.c, v8_frame_symbolize): the
+ * V8 frames named from process memory (interp_v8_names.c, v8_frame_symbolize): the
  * input is a memory image read in place of the process, with the frame's
  * JSFunction (tagged: + 1) at the image's start, and node 20's layout
  * (V8 11.3, as its v8dbg_* symbols give it).  Every pointer the image

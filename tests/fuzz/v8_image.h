@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A process image for V8's reader of optimized frames (interp_v8.c),
+ * A process image for V8's reader of optimized frames (interp_v8_code.c),
  * shared by its unit test and the v8frame fuzz target's seed: node 20's
  * layout (V8 11.3), addresses from V8_IMAGE_BASE, 2048 bytes, a
  * JSFunction at its start and a frame whose pc is V8_IMAGE_PC, in

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * HotSpot's compiled-frame names (interp_hotspot.c) on a memory image
+ * HotSpot's compiled-frame names (interp_hotspot_names.c) on a memory image
  * laid out here by hand, in place of a JVM's process: a Method (its
  * ConstMethod, line table, ConstantPool, holder Klass, Symbols) as
  * JDK 17 has it, and an nmethod, JDK 17's or JDK 25's layout, whose
