@@ -34,14 +34,7 @@ static __always_inline int ruby_read(void *dst, __u32 len, __u64 addr)
 
 static __always_inline __u64 ruby_field(struct scratch *s, __u16 off)
 {
-	__u32 o = off;
-
-	if (o > RUBY_CFP_READ - 8)
-		return 0;
-	o &= 63;
-	if (o > RUBY_CFP_READ - 8)
-		return 0;
-	return *(__u64 *)&s->ibuf[o];
+	return interp_ibuf_u64(s, off, RUBY_CFP_READ);
 }
 
 /* The method entry (or cref) of a frame's local environment: a block's
