@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "arr.h"
+#include "log.h"
 
 /* ---- the request queue ------------------------------------------------ */
 
@@ -211,6 +212,10 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 	}
 	closedir(d);
 	qsort(cs, n, sizeof(*cs), by_urgency);
+	for (i = 0; i < n; i++)
+		log_debug("start-up scan: pid %d %s (%u/1000 of a CPU since "
+			  "its start)", (int)cs[i].pid,
+			  cs[i].running ? "running" : "busy", cs[i].share);
 	synced = load_or_queue(pm, cs, n, stop);
 	/* the second look: what ran while those loaded */
 	n = 0;
@@ -227,6 +232,8 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 		}
 		cs[n++] = rest[i];
 		pm->st.scan_grew++;
+		log_debug("start-up scan: pid %d ran during the scan",
+			  (int)rest[i].pid);
 	}
 	free(rest);
 	synced += load_or_queue(pm, cs, n, stop);
