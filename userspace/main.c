@@ -113,7 +113,17 @@ static void on_event(void *arg, const struct pid_event *ev)
 	case PEV_EXIT:
 		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_EXIT);
 		break;
-	case PEV_UNKNOWN_PID:
+	case PEV_UNKNOWN_PID: {
+		struct pm_proc *p = pm_find(d->pm, (pid_t)ev->pid);
+
+		/* sent before the load that answers it (the start-up scan's,
+		 * or another report's): reading the process again would find
+		 * the same mappings.  Both clocks are CLOCK_MONOTONIC. */
+		if (p && p->synced && p->synced_ns > ev->ktime)
+			break;
+		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_SYNC);
+		break;
+	}
 	case PEV_UNKNOWN_PC:
 		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_SYNC);
 		break;
@@ -674,6 +684,9 @@ static int run(struct daemon *d)
 	if (d->cfg.probabilistic_threshold < 100)
 		set_sampling(d, probabilistic_draw(d));
 	publish_metrics(d);
+	/* the start-up scan's queue first: the busy processes it had no
+	 * time to load are sampled soonest */
+	serve_requests(d, SERVICE_BUDGET_NS, false);
 	while (!stop) {
 		bool prob_due, on = d->sampling_on;
 		int timeout = 100;
