@@ -29,10 +29,12 @@ startup: a JVM, node, python, perl and ruby, each busy about 20% of the
   runtime's tables in the BPF maps: from then on its stacks are
   complete), which with load-on-first-sample includes the wait for each
   runtime's first sample; and the longest single load.  Medians of
-  BENCH_REPEAT (5) runs.
+  BENCH_REPEAT (5) runs, with the load average over them (the machine is
+  shared).  EP_BEFORE names an earlier build to run in turn with EP in
+  every repeat, so that both see the same neighbours.
 
 Medians everywhere: the machine is shared and noisy.  Needs root.
-Environment: EP_BIN, BENCH_PARTS, BENCH_PROCS, BENCH_BINARIES,
+Environment: EP_BIN, EP_BEFORE, BENCH_PARTS, BENCH_PROCS, BENCH_BINARIES,
 BENCH_SECONDS, BENCH_RATE, BENCH_EXECS, BENCH_REPEAT.
 """
 import os, re, shutil, signal, statistics, subprocess, sys, tempfile, \
@@ -182,8 +184,12 @@ def part_rss():
     half = [r for t, r in readings if t >= SECONDS / 2]
     steady = median([r["VmRSS"] for r in half])
     print("%d sleeping processes of %d binaries; the daemon started in "
-          "%.2f s (startup_ms=%.0f), %d readings" %
-          (NPROCS, NBIN, started, s.get("startup_ms", -1), len(readings)))
+          "%.2f s (startup_ms=%.0f), %d readings; load average %.1f" %
+          (NPROCS, NBIN, started, s.get("startup_ms", -1), len(readings),
+           loadavg()))
+    print("start-up scan: listed=%.0f running=%.0f busy=%.0f ran=%.0f" %
+          (s.get("scan_listed", -1), s.get("scan_running", -1),
+           s.get("scan_busy", -1), s.get("scan_ran", -1)))
     print("summary: syncs=%.0f processes_tracked=%.0f files=%.0f "
           "mappings=%.0f rss_max_kb=%.0f" %
           (s.get("syncs", -1), s.get("processes_tracked", -1),
@@ -319,7 +325,7 @@ def start_runtimes():
     return procs
 
 
-def run_once(cache, pids):
+def run_once(cache, pids, ep=None):
     """One run: the daemon's startup_ms, the time from its exec until the
     last of pids is loaded (its "loaded" line at debug level; a build that
     loads every process before sampling says none: then its "started"
@@ -327,7 +333,7 @@ def run_once(cache, pids):
     are loaded, or after 10 s."""
     env = dict(os.environ, EBPF_PROFILER_DEBUG="1")
     t0 = time.time()
-    p = subprocess.Popen([EP, "-v", "-cache-dir", cache, "-output",
+    p = subprocess.Popen([ep or EP, "-v", "-cache-dir", cache, "-output",
                           os.path.join(TMP, "s.folded")],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True, env=env)
@@ -366,35 +372,55 @@ def run_once(cache, pids):
         s.get("cache_hits", 0)
 
 
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
 def part_startup():
+    """EP_BEFORE: an earlier build run beside EP, each repeat running
+    both (cold then warm) in turn, so that both see the same neighbours."""
     procs = start_runtimes()
     pids = {p.pid for p in procs.values()}
     cache = os.path.join(TMP, "cache")
-    rows = {"cold": [], "warm": []}
+    builds = [("", EP)]
+    if os.environ.get("EP_BEFORE"):
+        builds.insert(0, ("before, ", os.environ["EP_BEFORE"]))
+    rows = {}
+    loads = []
     try:
         for i in range(REPEAT):
-            shutil.rmtree(cache, ignore_errors=True)
-            rows["cold"].append(run_once(cache, pids))
-            rows["warm"].append(run_once(cache, pids))
+            for label, ep in builds:
+                loads.append(loadavg())
+                shutil.rmtree(cache, ignore_errors=True)
+                rows.setdefault(label + "cold", []).append(
+                    run_once(cache, pids, ep))
+                rows.setdefault(label + "warm", []).append(
+                    run_once(cache, pids, ep))
+            loads.append(loadavg())
     finally:
         for p in procs.values():
             p.kill()
             p.wait()
-    print("running, each busy about 20%% of the time: %s" %
-          ", ".join(sorted(procs)))
+    print("running, each busy about 20%% of the time: %s; load average "
+          "%.1f to %.1f during the runs" %
+          (", ".join(sorted(procs)), min(loads), max(loads)))
     print("| median of %d | startup_ms (sampling live) | exec to every "
           "runtime loaded, ms | the slowest runtime's load, ms | files "
           "from the cache |" % REPEAT)
     print("|---|---|---|---|---|")
-    for k in ("warm", "cold"):
+    for k in sorted(rows, key=lambda k: ("cold" in k, k)):
         r = rows[k]
         done = [x[1] for x in r if x[1] == x[1]]  # not nan
         print("| %s | %.0f | %.0f (%d of %d runs) | %.1f | %.0f |" %
               (k, median([x[0] for x in r]), median(done), len(done),
                len(r), median([x[2] for x in r]),
                median([x[3] for x in r])))
-    print("warm runs (startup_ms/loaded): %s" %
-          " ".join("%.0f/%.0f" % (x[0], x[1]) for x in rows["warm"]))
+    for k in sorted(rows):
+        if "warm" in k:
+            print("%s runs (startup_ms/loaded): %s" %
+                  (k, " ".join("%.0f/%.0f" % (x[0], x[1])
+                               for x in rows[k])))
 
 
 def main():

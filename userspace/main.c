@@ -71,6 +71,9 @@ struct daemon {
 	 * "error"), NULL when it is on */
 	const char *cache_off;
 	uint64_t service_ns_max; /* the longest pm_service step */
+	/* set once the programs are loaded: the start-up scan then queues
+	 * what it has not loaded yet, and sampling goes live */
+	bool programs_loaded;
 	uint64_t work_seen; /* syncs and file loads at the last release */
 	uint64_t releases;  /* release_memory calls that gave memory back */
 };
@@ -110,7 +113,17 @@ static void on_event(void *arg, const struct pid_event *ev)
 	case PEV_EXIT:
 		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_EXIT);
 		break;
-	case PEV_UNKNOWN_PID:
+	case PEV_UNKNOWN_PID: {
+		struct pm_proc *p = pm_find(d->pm, (pid_t)ev->pid);
+
+		/* sent before the load that answers it (the start-up scan's,
+		 * or another report's): reading the process again would find
+		 * the same mappings.  Both clocks are CLOCK_MONOTONIC. */
+		if (p && p->synced && p->synced_ns > ev->ktime)
+			break;
+		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_SYNC);
+		break;
+	}
 	case PEV_UNKNOWN_PC:
 		pm_request(d->pm, (pid_t)ev->pid, PM_REQ_SYNC);
 		break;
@@ -481,13 +494,15 @@ static void *prepare(void *arg)
 	return NULL;
 }
 
-/* Load -pid's processes, or the whole system's running ones (a thread's
+/* Load -pid's processes, or the whole system's busy ones (a thread's
  * start routine): it fills the maps while the verifier checks the
  * programs.  Any other process loads on its first sample (it comes
  * unsynced, walked by frame pointer, and asks), so the thousands that
  * sleep through the run cost no maps read, no file identification and
  * no memory, and start-up does not grow with them; the busy ones, which
- * are sampled first, start complete. */
+ * are sampled first, start complete.  Those the scan has not loaded when
+ * the programs are (a busy host's new files to extract) are queued for
+ * the poll loop instead of holding sampling back. */
 static void *load_processes(void *arg)
 {
 	struct daemon *d = arg;
@@ -497,9 +512,26 @@ static void *load_processes(void *arg)
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
 	else
-		pm_scan_running(d->pm);
+		pm_scan_running(d->pm, &d->programs_loaded);
 	d->load_ns = exe_now_ns() - t0;
 	return NULL;
+}
+
+/* Attach the programs: sampling is live. */
+static int go_live(struct daemon *d)
+{
+	int err = tracer_attach(d->tr);
+
+	if (err)
+		return err;
+	d->sampling_on = true;
+	d->startup_ns = exe_now_ns() - d->t_start;
+	ksyms_async_start(d->ks);
+	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
+		 "from %s",
+		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
+		 d->ktypes.from);
+	return 0;
 }
 
 static int run(struct daemon *d)
@@ -620,6 +652,14 @@ static int run(struct daemon *d)
 	 * with an unknown pc makes us read them again. */
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
+	__atomic_store_n(&d->programs_loaded, true, __ATOMIC_RELEASE);
+	/* The whole system's sampling goes live now: the scan queues what
+	 * it has not loaded, but the load in flight (a busy host's new file
+	 * can take a second to extract) finishes on its thread while the
+	 * records wait in the drain queue.  -pid's processes all load
+	 * first. */
+	if (!err && !d->cfg.n_pids)
+		err = go_live(d);
 	if (load_started)
 		pthread_join(load_thread, NULL);
 	else if (!err)
@@ -629,16 +669,8 @@ static int run(struct daemon *d)
 	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
 	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
-	err = tracer_attach(d->tr);
-	if (err)
+	if (!d->sampling_on && (err = go_live(d)))
 		return err;
-	d->sampling_on = true;
-	d->startup_ns = exe_now_ns() - d->t_start;
-	ksyms_async_start(d->ks);
-	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
-		 "from %s",
-		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
-		 d->ktypes.from);
 
 	/* -duration counts from when sampling is live */
 	now = exe_now_ns();
@@ -652,6 +684,9 @@ static int run(struct daemon *d)
 	if (d->cfg.probabilistic_threshold < 100)
 		set_sampling(d, probabilistic_draw(d));
 	publish_metrics(d);
+	/* the start-up scan's queue first: the busy processes it had no
+	 * time to load are sampled soonest */
+	serve_requests(d, SERVICE_BUDGET_NS, false);
 	while (!stop) {
 		bool prob_due, on = d->sampling_on;
 		int timeout = 100;

@@ -300,6 +300,15 @@ static void series_sync_requests(const struct metrics_snap *s, struct mo *o)
 	put_label(o, "served", (double)s->ps.requests_served, NULL);
 }
 
+static void series_startup_scan(const struct metrics_snap *s, struct mo *o)
+{
+	put_label(o, "listed", (double)s->ps.scan_listed, NULL);
+	put_label(o, "running", (double)s->ps.scan_running, NULL);
+	put_label(o, "busy", (double)s->ps.scan_busy, NULL);
+	put_label(o, "ran", (double)s->ps.scan_grew, NULL);
+	put_label(o, "capped", (double)s->ps.scan_capped, NULL);
+}
+
 static void series_waiting_records(const struct metrics_snap *s, struct mo *o)
 {
 	put_label(o, "waited", (double)s->ts.waited, "waited");

@@ -165,11 +165,14 @@
 	  "Probabilistic on/off switches.", "sampling_toggles",                \
 	  VALUE(s->sampling_toggles))                                          \
 	X(startup_seconds, gauge, "",                                          \
-	  "Time from start until sampling is live and the processes loaded at start (-pid's, or the running ones) are loaded.", \
+	  "Time from start until sampling is live (with -pid, once its processes are loaded).", \
 	  "startup_ms", SCALED(s->startup_ns / 1e9, 1e3))                      \
 	X(load_seconds, gauge, "",                                             \
-	  "Of startup_seconds, the time loading -pid's processes or the running ones (what the cache speeds up; the others load on their first sample).", \
+	  "The time loading -pid's processes, or the busy ones the start-up scan found (what the cache speeds up; it overlaps the programs' load; the others load on their first sample).", \
 	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \
+	X(startup_scan_processes, gauge, "why",                                \
+	  "Processes the start-up scan looked at (listed), chose to load by why (running, busy since their start, ran during the scan), and chose past its bound (capped).", \
+	  "scan", SERIES(startup_scan))                                        \
 	X(uptime_seconds, gauge, "", "Time since the agent started.",          \
 	  "seconds", VALUE(s->uptime_ns / 1e9))                                \
 	X(file_read_faults_total, counter, "",                                 \

@@ -73,6 +73,13 @@ struct pm_stats {
 	uint64_t requests_dropped; /* requests refused: the queue was full */
 	uint64_t requests_served;  /* requests done by pm_service */
 	uint64_t requests_pending; /* requests queued now */
+	/* the start-up scan (pm_scan_running): processes listed, and the
+	 * ones it chose by why (each counted once, in this order) */
+	uint64_t scan_listed;
+	uint64_t scan_running; /* state R */
+	uint64_t scan_busy;    /* a CPU share since start */
+	uint64_t scan_grew;    /* CPU time during the scan */
+	uint64_t scan_capped;  /* chosen past PM_SCAN_MAX: not loaded */
 };
 
 /* Why a process is to be (re)read: bits of pm_request's why. */
@@ -96,14 +103,31 @@ void pm_set_synced_hook(struct pm *pm, pm_synced_fn fn, void *arg);
 /* Called when a process' state is dropped (exit, exec). */
 typedef void (*pm_forget_fn)(void *arg, pid_t pid);
 void pm_set_forget_hook(struct pm *pm, pm_forget_fn fn, void *arg);
-/* Load the processes running now (state R): at start-up, so that the
- * busy ones have complete stacks from their first sample; the others
- * load on their first sample.  One read of /proc/PID/stat per process.
- * Returns how many were synced. */
-int pm_scan_running(struct pm *pm);
+/* Load the processes that run now or ran recently: at start-up, so that
+ * the busy ones have complete stacks from their first sample; the others
+ * load on their first sample.  A process loads when its main thread is
+ * running (state R), when it used at least PM_SCAN_BUSY_PERMILLE of a
+ * CPU since it started, or when its CPU time grew while the scan ran:
+ * two reads of /proc/PID/stat per process (pm_stat), at most PM_SCAN_MAX
+ * loads, the running ones first, then by CPU share.  When *stop turns
+ * true (another thread sets it; stop may be NULL) the ones not loaded yet
+ * are queued instead (pm_request), in that order.  Returns how many were
+ * synced. */
+int pm_scan_running(struct pm *pm, const bool *stop);
+#define PM_SCAN_BUSY_PERMILLE 10
+#define PM_SCAN_MAX 1024
 /* The state of pid's main thread in /proc/PID/stat ('R' running or
  * runnable, 'S' asleep...), or 0 when it cannot be read. */
 char pm_proc_state(pid_t pid);
+/* What the start-up scan reads of a process: one small read of
+ * /proc/PID/stat. */
+struct pm_stat {
+	char state;	/* the main thread's ('R', 'S', ...) */
+	uint64_t ticks; /* user + system time of every thread, clock ticks */
+	uint64_t start; /* start time, clock ticks since boot */
+};
+/* Returns 0, or a negative errno when the process cannot be read. */
+int pm_proc_stat(pid_t pid, struct pm_stat *out);
 /* Load these n processes, opening each file they map once (pm_sync
  * opens every mapping's file, to tell changed files).  Returns how many
  * were synced. */

@@ -216,8 +216,9 @@ void pm_read_proc_info(struct pm_proc *p, bool all)
 	read_container_id(p);
 }
 
-char pm_proc_state(pid_t pid)
+int pm_proc_stat(pid_t pid, struct pm_stat *out)
 {
+	unsigned long long utime, stime, start;
 	char path[32], buf[512], *p;
 	ssize_t n;
 	int fd;
@@ -225,15 +226,31 @@ char pm_proc_state(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -EIO;
 	buf[n] = 0;
-	/* "pid (comm) S ...": the comm may hold spaces and parentheses */
+	/* "pid (comm) S ppid ...": the comm may hold spaces and parentheses;
+	 * after it, fields 3 (state), 14 and 15 (utime, stime: the whole
+	 * thread group's) and 22 (starttime) */
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	if (!p || p[1] != ' ' ||
+	    sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			  "%llu %*d %*d %*d %*d %*d %*d %llu",
+		   &out->state, &utime, &stime, &start) != 4)
+		return -EINVAL;
+	out->ticks = utime + stime;
+	out->start = start;
+	return 0;
+}
+
+char pm_proc_state(pid_t pid)
+{
+	struct pm_stat st;
+
+	return pm_proc_stat(pid, &st) ? 0 : st.state;
 }
 
 static bool is_hex64(const char *p, size_t n)

@@ -9,8 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "arr.h"
+#include "log.h"
 
 /* ---- the request queue ------------------------------------------------ */
 
@@ -88,29 +91,152 @@ int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
 	return synced;
 }
 
-int pm_scan_running(struct pm *pm)
+/* A process the scan looked at: the CPU time it had used by the first
+ * look (to tell whether it ran during the scan), and its share of a CPU
+ * since it started, in thousandths. */
+struct scan_proc {
+	pid_t pid;
+	bool running;
+	uint32_t share;
+	uint64_t ticks;
+};
+
+/* Clock ticks since boot, as /proc/PID/stat gives a start time. */
+static uint64_t boot_ticks(long hz)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * (uint64_t)hz +
+	       (uint64_t)ts.tv_nsec / (1000000000ULL / (uint64_t)hz);
+}
+
+/* The running ones first, then by share: the order they are sampled in. */
+static int by_urgency(const void *a, const void *b)
+{
+	const struct scan_proc *x = a, *y = b;
+
+	if (x->running != y->running)
+		return x->running ? -1 : 1;
+	return x->share > y->share ? -1 : x->share < y->share;
+}
+
+/* Load cs in turn until *stop (set by another thread), then queue the
+ * rest: the poll loop loads them in this order. */
+static int load_or_queue(struct pm *pm, struct scan_proc *cs, uint32_t n,
+			 const bool *stop)
+{
+	uint32_t i;
+	int synced = 0;
+
+	hm_init(&pm->scan_files);
+	pm->scanning = true;
+	for (i = 0; i < n; i++) {
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			break;
+		if (pm_sync(pm, cs[i].pid) == 0)
+			synced++;
+	}
+	pm->scanning = false;
+	hm_free(&pm->scan_files);
+	for (; i < n; i++)
+		pm_request(pm, cs[i].pid, PM_REQ_SYNC);
+	return synced;
+}
+
+/*
+ * Which processes are sampled first once sampling is live: those that run
+ * often.  The main thread's state alone misses most of them: a runtime
+ * that works 2 ms every 10 ms is asleep at most instants, and a JVM's main
+ * thread sleeps for good while others work.  /proc/PID/stat also gives the
+ * CPU time of the whole thread group and the start time, in the same
+ * small read: a process that used PM_SCAN_BUSY_PERMILLE of a CPU since it
+ * started runs often enough to be sampled soon, and a sleeper's share is
+ * nil (3,000 of them load nothing).  The shares sum to at most the number
+ * of CPUs, so at most 1000 / PM_SCAN_BUSY_PERMILLE processes per CPU
+ * qualify.  A second read after the first loads catches the ones that ran
+ * during the scan (whose average is low: a long-lived daemon that just got
+ * busy), at the clock tick's resolution.  /proc/PID/sched's exec_start
+ * would date the last run exactly, but it is one thread's (the JVM's main
+ * thread again), a 2 KiB text, and needs CONFIG_SCHED_DEBUG.
+ */
+int pm_scan_running(struct pm *pm, const bool *stop)
 {
 	DIR *d = opendir("/proc");
-	pid_t *pids = NULL;
+	struct scan_proc *cs = NULL, *rest = NULL;
 	struct dirent *e;
-	uint32_t n = 0, cap = 0;
+	uint32_t n = 0, cap = 0, n_rest = 0, cap_rest = 0, i;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t now;
 	int synced;
 
 	if (!d)
 		return -errno;
+	if (hz <= 0)
+		hz = 100;
+	now = boot_ticks(hz);
 	while ((e = readdir(d))) {
+		struct pm_stat st;
+		struct scan_proc c;
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
+		uint64_t age;
 
 		if (*end || pid <= 0 || pid > INT32_MAX ||
-		    pm_proc_state((pid_t)pid) != 'R')
+		    pm_proc_stat((pid_t)pid, &st))
 			continue;
-		if (ARR_PUSH(pids, n, cap, INT32_MAX))
-			break; /* load those listed so far */
-		pids[n++] = (pid_t)pid;
+		pm->st.scan_listed++;
+		age = now > st.start ? now - st.start : 1;
+		c = (struct scan_proc){ (pid_t)pid, st.state == 'R',
+					st.ticks * 1000 >= age * 1000 ?
+						1000 :
+						(uint32_t)(st.ticks * 1000 / age),
+					st.ticks };
+		/* two ticks at least: a share of one tick is a fresh
+		 * process' start-up, not a habit */
+		if (!c.running && (c.share < PM_SCAN_BUSY_PERMILLE ||
+				   st.ticks < 2)) {
+			if (!ARR_PUSH(rest, n_rest, cap_rest, PM_SCAN_MAX * 64))
+				rest[n_rest++] = c;
+			continue;
+		}
+		if (n >= PM_SCAN_MAX || ARR_PUSH(cs, n, cap, PM_SCAN_MAX)) {
+			pm->st.scan_capped++;
+			continue;
+		}
+		cs[n++] = c;
+		if (c.running)
+			pm->st.scan_running++;
+		else
+			pm->st.scan_busy++;
 	}
 	closedir(d);
-	synced = pm_sync_many(pm, pids, (int)n);
-	free(pids);
+	qsort(cs, n, sizeof(*cs), by_urgency);
+	for (i = 0; i < n; i++)
+		log_debug("start-up scan: pid %d %s (%u/1000 of a CPU since "
+			  "its start)", (int)cs[i].pid,
+			  cs[i].running ? "running" : "busy", cs[i].share);
+	synced = load_or_queue(pm, cs, n, stop);
+	/* the second look: what ran while those loaded */
+	n = 0;
+	for (i = 0; i < n_rest; i++) {
+		struct pm_stat st;
+
+		if (pm_proc_stat(rest[i].pid, &st) ||
+		    (st.state != 'R' && st.ticks == rest[i].ticks))
+			continue;
+		if (pm->st.scan_running + pm->st.scan_busy + n >= PM_SCAN_MAX ||
+		    ARR_PUSH(cs, n, cap, PM_SCAN_MAX)) {
+			pm->st.scan_capped++;
+			continue;
+		}
+		cs[n++] = rest[i];
+		pm->st.scan_grew++;
+		log_debug("start-up scan: pid %d ran during the scan",
+			  (int)rest[i].pid);
+	}
+	free(rest);
+	synced += load_or_queue(pm, cs, n, stop);
+	free(cs);
 	return synced;
 }

@@ -384,3 +384,82 @@ TEST_ROOT(faults_file_replaced_while_mapped)
 	if (test_start_subtest("deleted"))
 		vanished_one("victim-deleted", false);
 }
+
+/* ---- the start-up scan: busy processes load, sleepers do not ------------------ */
+
+/*
+ * A Python loop that works about 1 ms every 10 ms is asleep at nearly
+ * every instant the start-up scan could look, but it used a share of a
+ * CPU since it started: the scan loads it (its main thread's state alone
+ * would leave it to its first sample).  A process asleep since it started
+ * is not read at all.  The scan's choices are its debug lines.
+ */
+TEST_ROOT(startup_scan_loads_busy_sleepers)
+{
+	char out[512], errp[512], *err = NULL, want[96];
+	const char *args[] = { "-samples-per-second", "99", "-duration", "2s",
+			       "-output", out, "-v", NULL };
+	char *pyargv[] = { "/usr/bin/python3", "-c",
+			   "import time\nwhile 1:\n sum(range(30000)); "
+			   "time.sleep(0.008)",
+			   NULL };
+	char *sargv[] = { "/bin/sleep", "60", NULL };
+	struct folded f = { 0 };
+	pid_t py, sl, prof;
+	int status;
+
+	if (access(pyargv[0], X_OK)) {
+		test_skip("no /usr/bin/python3");
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/scanbusy.folded", test_tmpdir());
+	snprintf(errp, sizeof(errp), "%s/scanbusy.err", test_tmpdir());
+	py = h_spawn(pyargv);
+	sl = h_spawn(sargv);
+	/* long enough to use a few clock ticks */
+	usleep(1500000);
+	setenv("EBPF_PROFILER_DEBUG", "1", 1);
+	prof = h_profile_bg(args, errp);
+	unsetenv("EBPF_PROFILER_DEBUG");
+	status = h_wait(prof, 90);
+	err = h_slurp(errp);
+	kill(py, SIGKILL);
+	kill(sl, SIGKILL);
+	h_wait(py, 5);
+	h_wait(sl, 5);
+	ASSERT_TRUE(status >= 0 && WIFEXITED(status) &&
+			    WEXITSTATUS(status) == 0,
+		    "exit 0");
+	if (!ASSERT_TRUE(err != NULL, "stderr"))
+		return;
+	test_note("scan: listed=%lld running=%lld busy=%lld ran=%lld "
+		  "capped=%lld; startup_ms=%lld load_ms=%lld syncs=%lld",
+		  h_summary_value(err, "scan_listed"),
+		  h_summary_value(err, "scan_running"),
+		  h_summary_value(err, "scan_busy"),
+		  h_summary_value(err, "scan_ran"),
+		  h_summary_value(err, "scan_capped"),
+		  h_summary_value(err, "startup_ms"),
+		  h_summary_value(err, "load_ms"),
+		  h_summary_value(err, "syncs"));
+	snprintf(want, sizeof(want), "start-up scan: pid %d ", (int)py);
+	ASSERT_TRUE(strstr(err, want) != NULL,
+		    "the scan chose the Python loop");
+	snprintf(want, sizeof(want), "pid %d (python3) loaded", (int)py);
+	ASSERT_TRUE(strstr(err, want) != NULL, "and it loaded");
+	snprintf(want, sizeof(want), "start-up scan: pid %d ", (int)sl);
+	ASSERT_TRUE(strstr(err, want) == NULL, "not the sleeper");
+	snprintf(want, sizeof(want), "pid %d (sleep) loaded", (int)sl);
+	ASSERT_TRUE(strstr(err, want) == NULL, "the sleeper never read");
+	ASSERT_GE(h_summary_value(err, "scan_listed"), 3, "processes listed");
+	ASSERT_EQ(h_summary_value(err, "scan_capped"), 0, "none past the bound");
+	/* and its samples are named as Python frames */
+	if (ASSERT_OK(h_read_folded(out, &f), "output")) {
+		uint64_t total = h_count_comm(&f, "python3");
+
+		test_note("%llu samples of python3", (unsigned long long)total);
+		ASSERT_GE(total, 1, "the loop was sampled");
+	}
+	h_free_folded(&f);
+	free(err);
+}

@@ -263,12 +263,33 @@ out:
 	fixture_free(&f);
 }
 
-/* At start-up only the running processes load: a spinning child does,
- * a sleeping one waits for its first sample. */
+/* 2 ms of work, 8 ms asleep, for ever: a runtime's duty cycle, asleep
+ * at most instants the scan could look. */
+static void work_and_sleep(void)
+{
+	for (;;) {
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+			       (t.tv_nsec - t0.tv_nsec) <
+		       2000000L);
+		usleep(8000);
+	}
+}
+
+/* At start-up only the busy processes load: a spinning child does, and
+ * so does one that works a fifth of the time (asleep whenever it is
+ * looked at, but it used a share of a CPU since it started); a sleeping
+ * one waits for its first sample. */
 TEST(pm_scan_running_loads_the_busy_not_the_sleeping)
 {
 	struct pm_fixture f;
-	pid_t busy, idle;
+	struct pm_stat st;
+	struct pm_stats ps;
+	pid_t busy, idle, duty;
 	int n, i;
 
 	busy = fork();
@@ -280,27 +301,62 @@ TEST(pm_scan_running_loads_the_busy_not_the_sleeping)
 		pause();
 		_exit(0);
 	}
-	if (!ASSERT_GT(busy, 0, "fork") || !ASSERT_GT(idle, 0, "fork"))
+	duty = fork();
+	if (duty == 0)
+		work_and_sleep();
+	if (!ASSERT_GT(busy, 0, "fork") || !ASSERT_GT(idle, 0, "fork") ||
+	    !ASSERT_GT(duty, 0, "fork"))
 		goto kill;
-	/* the sleeper asleep; the spinner runnable whenever it is looked at */
+	/* the sleeper asleep; the spinner runnable whenever it is looked
+	 * at; the worker has used a few clock ticks */
 	for (i = 0; i < 100 && pm_proc_state(idle) != 'S'; i++)
 		usleep(10000);
+	for (i = 0; i < 200 && (pm_proc_stat(duty, &st) || st.ticks < 3); i++)
+		usleep(10000);
+	ASSERT_OK(pm_proc_stat(idle, &st), "the sleeper's stat read");
+	ASSERT_EQ(st.ticks, 0, "the sleeper used no CPU");
+	ASSERT_TRUE(st.start > 0, "a start time");
 	if (!fixture(&f))
 		goto kill;
-	n = pm_scan_running(f.pm);
-	test_note("%d running processes loaded", n);
-	ASSERT_GE(n, 1, "at least the spinner");
+	n = pm_scan_running(f.pm, NULL);
+	pm_get_stats(f.pm, &ps);
+	test_note("%d busy processes loaded of %llu (%llu running, %llu busy, "
+		  "%llu ran during the scan)",
+		  n, (unsigned long long)ps.scan_listed,
+		  (unsigned long long)ps.scan_running,
+		  (unsigned long long)ps.scan_busy,
+		  (unsigned long long)ps.scan_grew);
+	ASSERT_GE(n, 2, "at least the spinner and the worker");
 	ASSERT_TRUE(pm_find(f.pm, busy) && pm_find(f.pm, busy)->synced,
 		    "the spinner loaded");
+	ASSERT_TRUE(pm_find(f.pm, duty) && pm_find(f.pm, duty)->synced,
+		    "the worker loaded");
 	ASSERT_TRUE(pm_find(f.pm, idle) == NULL, "the sleeper not read");
+	ASSERT_EQ(ps.scan_capped, 0, "none past the bound");
+	fixture_free(&f);
+	/* told to stop at once: nothing loads, the busy ones are queued */
+	if (!fixture(&f))
+		goto kill;
+	{
+		const bool stop = true;
+
+		n = pm_scan_running(f.pm, &stop);
+	}
+	ASSERT_EQ(n, 0, "nothing loaded");
+	ASSERT_TRUE(pm_is_pending(f.pm, busy) && pm_is_pending(f.pm, duty),
+		    "the busy ones queued");
+	ASSERT_TRUE(!pm_is_pending(f.pm, idle), "not the sleeper");
 	fixture_free(&f);
 kill:
 	if (busy > 0)
 		kill(busy, SIGKILL);
 	if (idle > 0)
 		kill(idle, SIGKILL);
+	if (duty > 0)
+		kill(duty, SIGKILL);
 	waitpid(busy, NULL, 0);
 	waitpid(idle, NULL, 0);
+	waitpid(duty, NULL, 0);
 }
 
 /* A function of this binary to sample. */
