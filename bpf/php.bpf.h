@@ -114,6 +114,11 @@ static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 	/* JIT code runs on execute_ex's frame: go on from its body */
 	metric_inc(METRIC_PHP_JIT_FRAMES);
 	s->st.pc = p->resume_pc;
+	/* x86-64's JIT code keeps the body's sp (it reuses a red zone
+	 * execute_ex reserves); aarch64's has none and moves sp, while x29
+	 * still points at execute_ex's frame record */
+	if (p->fp_sp)
+		s->st.regs[R_SP] = s->st.regs[R_FP] - p->fp_sp;
 	s->st.flags &= ~ST_RETURN_ADDR;
 	cur[2] = 1;
 	return INTERP_UNWOUND;

@@ -60,7 +60,9 @@ struct php_proc {
 	__u16 ed_opline, ed_func, ed_type_info, ed_prev; /* zend_execute_data */
 	__u16 op_lineno;				 /* zend_op */
 	__u16 fn_type;					 /* zend_function */
-	__u32 pad;
+	__u16 fp_sp;	/* aarch64: at a JIT frame the body's sp is x29 - fp_sp
+			 * (JIT code moves sp, not x29); 0: sp as it is */
+	__u16 pad;
 };
 _Static_assert(sizeof(struct php_proc) == 48, "php_proc layout");
 

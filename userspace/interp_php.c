@@ -22,7 +22,9 @@
 #include "interp_php.h"
 #include "php.h"
 
-#define PHP_INFO_FORMAT 3
+/* 4: aarch64 builds' hybrid VM recognised (their resume_pc was 0), and
+ * fp_sp */
+#define PHP_INFO_FORMAT 4
 
 /* What detection keeps (store record); ELF addresses. */
 struct php_info {
@@ -33,7 +35,8 @@ struct php_info {
 	uint64_t loop_lo, loop_hi; /* execute_ex */
 	uint64_t resume_pc; /* in execute_ex's body; 0: hybrid VM not found */
 	uint16_t op_filename, op_line_start; /* zend_op_array */
-	uint16_t pad[2];
+	uint16_t fp_sp; /* aarch64: the body's sp is x29 - fp_sp; 0: x86-64 */
+	uint16_t pad;
 };
 _Static_assert(sizeof(struct php_info) == 48, "php_info layout");
 
@@ -146,24 +149,30 @@ static uint16_t current_from_code(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
-/* zend_vm_kind(): mov $kind,%eax; ret. */
+/* zend_vm_kind(): mov $kind,%eax; ret on x86-64, mov w0,#kind; ret
+ * (movz, then ret through x30) on aarch64. */
 static bool hybrid_vm(const struct elfm *e, uint64_t fn)
 {
 	const uint8_t *c;
-	uint32_t kind;
+	uint32_t kind, insn[2];
 
-	if (code_at(e, fn, 6, &c, &fn) || c[0] != 0xb8 || c[5] != 0xc3)
+	if (code_at(e, fn, 8, &c, &fn))
 		return false;
-	memcpy(&kind, c + 1, 4);
-	return kind == PHP_VM_KIND_HYBRID;
+	if (c[0] == 0xb8 && c[5] == 0xc3) {
+		memcpy(&kind, c + 1, 4);
+		return kind == PHP_VM_KIND_HYBRID;
+	}
+	memcpy(insn, c, sizeof(insn));
+	return insn[0] == (0x52800000u | PHP_VM_KIND_HYBRID << 5) &&
+	       insn[1] == 0xd65f03c0u;
 }
 
 /* An address of execute_ex's body, where JIT code's frames resume: the
  * CFA rule (sp or rbp + offset) that covers most of the loop, from the
- * file's own CFI.  0 when there is none. */
+ * file's own CFI, kept in *body.  0 when there is none. */
 #define RESUME_SAMPLES 64
 static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
-			     uint64_t hi)
+			     uint64_t hi, struct unwind_rule *body)
 {
 	int rules[RESUME_SAMPLES], best = -1, best_n = 0, i, j, n;
 	uint64_t addr[RESUME_SAMPLES], pc = 0;
@@ -192,11 +201,45 @@ static uint64_t resume_pc_of(int fd, const char *path, uint64_t lo,
 			best_n = n;
 			best = rules[i];
 			pc = addr[i];
+			*body = *r;
 		}
 	}
 	dt_file_free(f);
 	/* the body's rule covers most of the loop, or this is not it */
 	return best >= 0 && best_n * 2 > RESUME_SAMPLES ? pc : 0;
+}
+
+/*
+ * aarch64: how far execute_ex's x29 is above the body's sp.  Its JIT code
+ * has no red zone to reuse and lowers sp (PHP's sources say by 16 bytes,
+ * HYBRID_SPAD; a fixed 16 left every JIT stack of Debian 12's 8.2
+ * incomplete in the arm64 guest) but leaves x29 alone, which execute_ex's
+ * prologue points at the frame record it saves (add x29, sp, #imm, with
+ * x29 saved at CFA + fp_off: imm = cfa_off + fp_off in an sp-based body).
+ * 0 when the prologue or the body's rule is not that.
+ */
+#define PROLOGUE_INSNS 16
+static uint16_t fp_sp_of(const struct elfm *e, uint64_t fn,
+			 const struct unwind_rule *body)
+{
+	const uint8_t *c;
+	uint32_t insn, imm;
+	int i;
+
+	if (body->cfa_reg != RULE_REG_SP || body->fp_rule != RULE_FP_CFA_OFF ||
+	    code_at(e, fn, 4 * PROLOGUE_INSNS, &c, &fn))
+		return 0;
+	for (i = 0; i < PROLOGUE_INSNS; i++) {
+		memcpy(&insn, c + 4 * i, 4);
+		/* add x29, sp, #imm12 (unshifted) */
+		if ((insn & 0xffc003ffu) != 0x910003fdu)
+			continue;
+		imm = (insn >> 10) & 0xfff;
+		if (imm && (int64_t)imm == (int64_t)body->cfa_off + body->fp_off)
+			return (uint16_t)imm;
+		return 0;
+	}
+	return 0;
 }
 
 static int php_detect(void *state, const char *path, int fd, void **data,
@@ -208,6 +251,7 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 					     "zend_vm_kind" };
 	uint64_t value[5] = { 0 }, size[5] = { 0 };
 	const struct php_layout *l;
+	struct unwind_rule body = { 0 };
 	struct php_info *info;
 	unsigned major, minor;
 	uint16_t cur;
@@ -250,7 +294,12 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 				   .op_line_start = l->line_start };
 	if (size[4] && hybrid_vm(e, value[4]))
 		info->resume_pc = resume_pc_of(fd, path, info->loop_lo,
-					       info->loop_hi);
+					       info->loop_hi, &body);
+	if (info->resume_pc && elfm_ehdr(e)->e_machine == EM_AARCH64) {
+		info->fp_sp = fp_sp_of(e, info->loop_lo, &body);
+		if (!info->fp_sp)
+			info->resume_pc = 0;
+	}
 	*data = info;
 	*len = sizeof(*info);
 	err = 0;
@@ -280,6 +329,7 @@ static int php_attach(void *state, struct interp_mgr *im,
 		.loop_lo = info->loop_lo + bias,
 		.loop_hi = info->loop_hi + bias,
 		.resume_pc = info->resume_pc ? info->resume_pc + bias : 0,
+		.fp_sp = info->fp_sp,
 		.ed_opline = PHP_ED_OPLINE,
 		.ed_func = PHP_ED_FUNC,
 		.ed_type_info = PHP_ED_TYPE_INFO,

@@ -37,6 +37,10 @@
 #                       EP_RUBY run EP_RTDIR/split.pl, split.php, split.rb
 #                       (tests/workloads), whose stacks must be 95 in 100
 #                       complete and split 60/30/10 within 3 points
+#                       and php-jit: EP_PHP_JIT (EP_PHP under another
+#                       name) runs split.php under opcache's tracing JIT,
+#                       checked as php's, and the BPF counter of JIT
+#                       frames (bpf_php_jit_frames) must be > 0
 #                       and ruby-threads: EP_RUBY_THREADS (EP_RUBY under
 #                       another name) runs threads.rb, whose two threads
 #                       must each have their own frames (their own
@@ -78,6 +82,11 @@ for rt in $runtimes; do
 	case $rt in
 	perl) set -- "$EP_PERL" "$EP_RTDIR/split.pl" ;;
 	php) set -- "$EP_PHP" -n "$EP_RTDIR/split.php" ;; # -n: no php.ini
+	# the flags of the x86 test php_split_60_30_10_tracing_jit, with
+	# opcache loaded by name (-n: no ini file does it)
+	php-jit) set -- "$EP_PHP_JIT" -n -d zend_extension=opcache.so \
+		-d opcache.enable_cli=1 -d opcache.jit=tracing \
+		-d opcache.jit_buffer_size=64M "$EP_RTDIR/split.php" ;;
 	ruby) set -- "$EP_RUBY" --disable-gems "$EP_RTDIR/split.rb" ;;
 	# under another name (a link), so that its main thread's comm is not
 	# split.rb's
@@ -406,11 +415,17 @@ rt_java() {
 	}' $cpu_folded
 }
 rtresult="" rtreason=""
+# the PHP frames the unwinder pushed from JIT code (php.bpf.h)
+jit_frames=$(field bpf_php_jit_frames)
+case " $runtimes " in
+*" php-jit "*) rtresult=" php_jit_frames=${jit_frames:-0}" ;;
+esac
 for rt in $runtimes; do
 	case $rt in
 	# shellcheck disable=SC2046 # six numbers
 	perl) set -- $(rt_stacks "$(basename "$EP_PERL" | cut -c 1-15)" main main:: pl) ;;
 	php) set -- $(rt_stacks "$(basename "$EP_PHP" | cut -c 1-15)" '{main}' '' php) ;;
+	php-jit) set -- $(rt_stacks "$(basename "$EP_PHP_JIT" | cut -c 1-15)" '{main}' '' php) ;;
 	ruby) set -- $(rt_stacks "$(basename "$EP_RUBY" | cut -c 1-15)" '<main>' 'Burner#' rb) ;;
 	ruby-threads)
 		rt_threads
@@ -425,6 +440,8 @@ for rt in $runtimes; do
 	[ -n "$rtreason" ] && continue
 	if [ "${1:-0}" -lt "$rt_min_samples" ]; then
 		rtreason="$rt-samples-${1:-0}"
+	elif [ "$rt" = php-jit ] && [ "${jit_frames:-0}" -eq 0 ]; then
+		rtreason="php-jit-no-jit-frames"
 	elif [ $((${2:-0} * 100)) -lt $((${1:-0} * 95)) ]; then
 		rtreason="$rt-complete-${2:-0}-of-${1:-0}"
 	elif [ "${6:-1000}" -gt 30 ]; then
@@ -486,7 +503,7 @@ if [ "$status" = FAIL ]; then
 	done
 	echo "---- folded (first lines)"
 	cat $cpu_folded 2>/dev/null | head -n 20
-	for f in ${EP_PERL:-} ${EP_PHP:-} ${EP_RUBY:-} ${EP_JAVA_XINT:-} ${EP_JAVA:-}; do
+	for f in ${EP_PERL:-} ${EP_PHP:-} ${EP_PHP_JIT:-} ${EP_RUBY:-} ${EP_JAVA_XINT:-} ${EP_JAVA:-}; do
 		[ -n "$runtimes" ] || break
 		echo "---- folded ($(basename "$f"), the heaviest)"
 		cat $cpu_folded 2>/dev/null | grep "^$(basename "$f" | cut -c 1-15);" |

@@ -41,7 +41,8 @@
 #                     header (default: build-arm64/, from make ARCH=arm64)
 #   EP_WORKLOAD_ARM64 split-nofp-pie for arm64 (default: build-arm64's, else
 #                     cross-built into the cache from tests/workloads)
-#   EP_ARM64_RUNTIMES 1: the arm64 rows also run Perl, PHP and Ruby (Debian's
+#   EP_ARM64_RUNTIMES 1: the arm64 rows also run Perl, PHP (twice: also under
+#                     the tracing JIT) and Ruby (Debian's
 #                     arm64 perl, php8.2, ruby3.1, unpacked into
 #                     cache/arm64/rt-root) on tests/workloads/*/split.*,
 #                     profiled by the same daemon for 20 s (EP_DURATION), in
@@ -350,12 +351,16 @@ get_arm64_root() {
 }
 
 # unpack_arm64 DIR PKG...: the arm64 PKGs downloaded and unpacked into DIR,
-# once (DIR/.packages lists their versions).
+# once (DIR/.packages lists their versions); again when a PKG is not
+# among them (a list that grew since).
 unpack_arm64() {
-	local dir=$1 tmp deb p pkgs=()
+	local dir=$1 tmp deb p pkgs=() have=1
 
 	shift
-	[ -f "$dir/.packages" ] && return 0
+	for p in "$@"; do
+		grep -qs "^$p	" "$dir/.packages" || have=0
+	done
+	[ "$have" = 1 ] && return 0
 	for p in "$@"; do
 		pkgs+=("$p:arm64")
 	done
@@ -384,11 +389,13 @@ unpack_arm64() {
 # The runtimes of EP_ARM64_RUNTIMES=1: perl-base (perl and the two pragmas
 # split.pl uses), ruby3.1 and libruby3.1 (libruby, the encoding tables it
 # loads at start), php8.2-cli and the libraries it links that this
-# machine's arm64 multiarch directories lack (libxml2 brings ICU, 34 MB).
-# Kept in cache/arm64/rt-root (88 MB unpacked), never committed.
-ARM64_RT_PKGS="perl-base ruby3.1 libruby3.1 php8.2-cli libxml2 libicu72 libpcre2-8-0 libsodium23 libargon2-1"
+# machine's arm64 multiarch directories lack (libxml2 brings ICU, 34 MB),
+# php8.2-opcache (opcache.so: the tracing JIT of the php-jit run).
+# Kept in cache/arm64/rt-root (89 MB unpacked), never committed.
+ARM64_RT_PKGS="perl-base ruby3.1 libruby3.1 php8.2-cli php8.2-opcache libxml2 libicu72 libpcre2-8-0 libsodium23 libargon2-1"
 rt_root=$cache/arm64/rt-root
 ARM64_RT_FILES="usr/bin/perl usr/bin/php8.2 usr/bin/ruby3.1
+usr/lib/php/20220829/opcache.so
 usr/lib/aarch64-linux-gnu/perl-base/strict.pm
 usr/lib/aarch64-linux-gnu/perl-base/warnings.pm
 usr/lib/aarch64-linux-gnu/ruby/3.1.0/enc/encdb.so
@@ -432,6 +439,8 @@ stage_runtimes() {
 	done
 	stage_libs "$stage" "$rt_root/$libdir"/*.so.* || return 1
 	ln -s ruby3.1 "$stage/usr/bin/ruby-threads" || return 1
+	# the tracing JIT's run under a comm of its own
+	ln -s php8.2 "$stage/usr/bin/php-jit" || return 1
 	for f in perl/split.pl php/split.php ruby/threads.rb; do
 		cp "$top/tests/workloads/$f" "$stage/ep/rt/" || return 1
 	done
@@ -613,7 +622,7 @@ build_initrd() {
 	if [ "$rt" = 1 ]; then
 		stage_runtimes "$stage" || return 1
 		dur=${EP_DURATION:-20}
-		rtlist="perl php ruby ruby-threads"
+		rtlist="perl php php-jit ruby ruby-threads"
 	fi
 	if [ "$jvm" = 1 ]; then
 		stage_jvm "$stage" || return 1
@@ -641,6 +650,7 @@ build_initrd() {
 	[ "$rt" = 1 ] && cat >>"$stage/ep/check.env" <<-EOF
 		EP_PERL=/usr/bin/perl
 		EP_PHP=/usr/bin/php8.2
+		EP_PHP_JIT=/usr/bin/php-jit
 		EP_RUBY=/usr/bin/ruby3.1
 		EP_RUBY_THREADS=/usr/bin/ruby-threads
 		EP_RTDIR=/ep/rt
@@ -853,10 +863,12 @@ for row in "${rows[@]}"; do
 	line="$status $row $release programs=${programs:--} samples=${samples:--}"
 	py=$(kv python)
 	[ -n "$py" ] && line="$line python=$py split=$(kv split) gap=$(kv gap)"
-	for rtn in perl php ruby java_xint java; do
+	for rtn in perl php php_jit ruby java_xint java; do
 		v=$(kv "$rtn")
 		[ -n "$v" ] && line="$line $rtn=$v split_$rtn=$(kv "split_$rtn")"
 	done
+	v=$(kv php_jit_frames)
+	[ -n "$v" ] && line="$line php_jit_frames=$v"
 	v=$(kv ruby_threads)
 	[ -n "$v" ] && line="$line ruby_threads=$v"
 	reason=$(kv reason)
