@@ -377,8 +377,11 @@ static bool pcval_next(struct pcval *v, uint64_t *lo, uint64_t *hi,
 	if (!uvarint(v, &pcd))
 		return false;
 	v->first = false;
-	/* Zig-zag: bit 0 is the sign. */
-	v->val += (ud & 1) ? -(int64_t)(ud >> 1) - 1 : (int64_t)(ud >> 1);
+	/* Zig-zag: bit 0 is the sign (-x - 1 is ~x).  Summed with wrap-around:
+	 * a hostile table's deltas may pass int64's range, and the value is
+	 * checked by its users, not trusted. */
+	v->val = (int64_t)((uint64_t)v->val +
+			   ((ud & 1) ? ~(ud >> 1) : (ud >> 1)));
 	if (pcd > (v->end_pc - v->pc) / v->quantum + 1)
 		pcd = (v->end_pc - v->pc) / v->quantum + 1;
 	*lo = v->pc;
