@@ -199,6 +199,23 @@ arm64_libruby() {
 	    arm64_libruby_present arm64_libruby_place libruby3.1:arm64
 }
 
+# Debian's arm64 php8.2 (the CLI binary alone; its libraries are not
+# needed to read it), for the unit test of PHP's aarch64 detection
+# (tests/unit/test_php_arm64.c)
+arm64_php_present() {
+	[ -s "$1/php8.2" ]
+}
+
+arm64_php_place() {
+	mkdir -p "$2" && cp -L "$1"/usr/bin/php8.2 "$2/"
+}
+
+arm64_php() {
+	unpack_debs "arm64 php8.2" \
+	    "${EP_ARM64_DIR:-/var/cache/ebpf-profiler-test/arm64}" \
+	    arm64_php_present arm64_php_place php8.2-cli:arm64
+}
+
 upstream_protos || true
 node_versions || true
 libnode || true
@@ -217,6 +234,7 @@ done
 if [ -z "$missing" ]; then
 	echo "deps: all packages installed"
 	arm64_libruby || true
+	arm64_php || true
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -234,3 +252,4 @@ apt-get -o DPkg::Lock::Timeout=600 update -qq
 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing
 # after arm64 became a foreign architecture and apt knows its packages
 arm64_libruby || true
+arm64_php || true
