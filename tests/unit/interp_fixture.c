@@ -3,9 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "interp.h"
+#include "test.h"
 
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 {
@@ -16,4 +20,27 @@ int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 	err = interp_module(kind)->detect(NULL, path, fd, data, len);
 	close(fd);
 	return err;
+}
+
+bool fix_arm64_file(const char *env, const char *rel, char *path, size_t cap)
+{
+	const char *v = getenv(env), *dir = getenv("EP_ARM64_DIR");
+	const char *base = strrchr(rel, '/');
+
+	if (v && *v) {
+		snprintf(path, cap, "%s", v);
+		return access(path, R_OK) == 0;
+	}
+	/* an x86 host's own /usr/bin holds its amd64 builds, never these */
+	snprintf(path, cap, "/%s", rel);
+	if (strstr(rel, "/aarch64-linux-gnu/") && access(path, R_OK) == 0)
+		return true;
+	snprintf(path, cap, "%s/%s",
+		 dir && *dir ? dir : "/var/cache/ebpf-profiler-test/arm64",
+		 base ? base + 1 : rel);
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(path, cap, "%s/tests/qemu/cache/arm64/rt-root/%s",
+		 test_srcdir(), rel);
+	return access(path, R_OK) == 0;
 }

@@ -6,6 +6,7 @@
 #ifndef EP_INTERP_FIXTURE_H
 #define EP_INTERP_FIXTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Detect runtime kind (INTERP_*) in the file at path, opened and closed
@@ -13,5 +14,24 @@
  * it, also after an error) and *len, detect's error, or -errno when the
  * file does not open. */
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len);
+
+/* A shell command: objdump of the first 64 bytes of the function at the
+ * dynamic symbol sym (name@@... too) of file, for a python filter that
+ * prints what the code says; binutils names the tools' prefix ("" or
+ * "aarch64-linux-gnu-").  file and sym are string literals. */
+#define DISASM_BY(binutils, file, sym)                                         \
+	"a=$(" binutils "readelf -Ws --dyn-syms " file " | awk '$8 == \"" sym \
+	"\" || $8 ~ /^" sym "@@/ {print $2; exit}'); " binutils               \
+	"objdump -d --start-address=0x$a --stop-address=$((0x$a + 64)) " file
+
+/* A file of Debian's arm64 packages, for the tests that parse one on any
+ * host, into path: $env when set; else rel (its path in the package, as
+ * "usr/bin/php8.2") when it is under the host's arm64 multiarch
+ * directory (installed beside the amd64 libraries); else the copy make
+ * deps unpacks into $EP_ARM64_DIR (default
+ * /var/cache/ebpf-profiler-test/arm64, by its base name); else the arm64
+ * guests' userland (tests/qemu/cache/arm64/rt-root, EP_ARM64_RUNTIMES=1).
+ * Whether it is readable. */
+bool fix_arm64_file(const char *env, const char *rel, char *path, size_t cap);
 
 #endif

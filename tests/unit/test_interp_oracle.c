@@ -23,13 +23,6 @@
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define PHP "/usr/bin/php8.2"
 
-/* objdump of the function at the dynamic symbol name (name@@... too),
- * read by a python filter that prints what the code says; binutils
- * names the tools' prefix ("" or "aarch64-linux-gnu-"). */
-#define DISASM_BY(binutils, file, sym)                                         \
-	"a=$(" binutils "readelf -Ws --dyn-syms " file " | awk '$8 == \"" sym \
-	"\" || $8 ~ /^" sym "@@/ {print $2; exit}'); " binutils               \
-	"objdump -d --start-address=0x$a --stop-address=$((0x$a + 64)) " file
 #define DISASM(file, sym) DISASM_BY("", file, sym)
 
 /* The TSD layout interp_tsd_of_fd reads from fd (closed), and into out

@@ -385,22 +385,9 @@ TEST(ruby_static_exe_tls_offset)
 #define LIBRUBY_A64 "libruby-3.1.so.3.1"
 static bool arm64_libruby(char *path, size_t cap)
 {
-	const char *env = getenv("EP_ARM64_LIBRUBY");
-
-	if (env && *env) {
-		snprintf(path, cap, "%s", env);
-		return access(path, R_OK) == 0;
-	}
-	snprintf(path, cap, "/usr/lib/aarch64-linux-gnu/" LIBRUBY_A64);
-	if (access(path, R_OK) == 0)
-		return true;
-	snprintf(path, cap, "/var/cache/ebpf-profiler-test/arm64/" LIBRUBY_A64);
-	if (access(path, R_OK) == 0)
-		return true;
-	snprintf(path, cap,
-		 "%s/tests/qemu/cache/arm64/rt-root/usr/lib/aarch64-linux-gnu/"
-		 LIBRUBY_A64, test_srcdir());
-	return access(path, R_OK) == 0;
+	return fix_arm64_file("EP_ARM64_LIBRUBY",
+			      "usr/lib/aarch64-linux-gnu/" LIBRUBY_A64, path,
+			      cap);
 }
 
 /*
