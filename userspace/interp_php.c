@@ -476,7 +476,8 @@ int php_record_describe(const void *data, size_t len, struct php_record *out)
 				    .current_off = info.current_off,
 				    .eg = info.eg, .loop_lo = info.loop_lo,
 				    .loop_hi = info.loop_hi,
-				    .resume_pc = info.resume_pc };
+				    .resume_pc = info.resume_pc,
+				    .fp_sp = info.fp_sp };
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct php_record {
 	uint64_t eg;		   /* executor_globals (ELF address) */
 	uint64_t loop_lo, loop_hi; /* execute_ex */
 	uint64_t resume_pc;	   /* where JIT frames resume, 0: none */
+	unsigned fp_sp;		   /* aarch64: JIT frames' sp is x29 - fp_sp */
 };
 int php_record_describe(const void *data, size_t len, struct php_record *out);
 
