@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "deltas.h"
 #include "interp.h"
 #include "interp_fixture.h"
 #include "interp_php.h"
@@ -98,8 +99,13 @@ TEST(interp_php_detect_vs_objdump)
 	ASSERT_EQ(r.current_off, off, "EG.current_execute_data");
 	ASSERT_EQ(r.loop_lo, lo, "execute_ex");
 	ASSERT_EQ(r.loop_hi - r.loop_lo, size, "its size");
-	ASSERT_TRUE(r.resume_pc > r.loop_lo && r.resume_pc < r.loop_hi,
-		    "the resume address is inside execute_ex");
+	/* from the x86 file's CFI, which an arm64 runner (qemu) does not
+	 * lower: no JIT unwinding there */
+	if (DT_HOST_MACHINE != EM_X86_64)
+		ASSERT_EQ(r.resume_pc, 0, "no JIT on another machine's file");
+	else
+		ASSERT_TRUE(r.resume_pc > r.loop_lo && r.resume_pc < r.loop_hi,
+			    "the resume address is inside execute_ex");
 out:
 	free(data);
 }
