@@ -77,18 +77,32 @@ int pm_service(struct pm *pm, uint64_t budget_ns)
 	return n;
 }
 
-int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
+/* Load pids in turn, each file opened once, until *stop (set by another
+ * thread; stop may be NULL), then queue the rest: the poll loop loads
+ * them in this order. */
+static int sync_until(struct pm *pm, const pid_t *pids, int n,
+		      const bool *stop)
 {
 	int i, synced = 0;
 
 	hm_init(&pm->scan_files);
 	pm->scanning = true;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+			break;
 		if (pm_sync(pm, pids[i]) == 0)
 			synced++;
+	}
 	pm->scanning = false;
 	hm_free(&pm->scan_files);
+	for (; i < n; i++)
+		pm_request(pm, pids[i], PM_REQ_SYNC);
 	return synced;
+}
+
+int pm_sync_many(struct pm *pm, const pid_t *pids, int n)
+{
+	return sync_until(pm, pids, n, NULL);
 }
 
 /* A process the scan looked at: the CPU time it had used by the first
@@ -121,27 +135,15 @@ static int by_urgency(const void *a, const void *b)
 	return x->share > y->share ? -1 : x->share < y->share;
 }
 
-/* Load cs in turn until *stop (set by another thread), then queue the
- * rest: the poll loop loads them in this order. */
-static int load_or_queue(struct pm *pm, struct scan_proc *cs, uint32_t n,
-			 const bool *stop)
+/* sync_until over the scan's choice, in its order (pids: room for n). */
+static int load_or_queue(struct pm *pm, const struct scan_proc *cs,
+			 uint32_t n, pid_t *pids, const bool *stop)
 {
 	uint32_t i;
-	int synced = 0;
 
-	hm_init(&pm->scan_files);
-	pm->scanning = true;
-	for (i = 0; i < n; i++) {
-		if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE))
-			break;
-		if (pm_sync(pm, cs[i].pid) == 0)
-			synced++;
-	}
-	pm->scanning = false;
-	hm_free(&pm->scan_files);
-	for (; i < n; i++)
-		pm_request(pm, cs[i].pid, PM_REQ_SYNC);
-	return synced;
+	for (i = 0; i < n; i++)
+		pids[i] = cs[i].pid;
+	return sync_until(pm, pids, (int)n, stop);
 }
 
 /*
@@ -164,6 +166,7 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 {
 	DIR *d = opendir("/proc");
 	struct scan_proc *cs = NULL, *rest = NULL;
+	pid_t pids[PM_SCAN_MAX]; /* what each load_or_queue loads, in order */
 	struct dirent *e;
 	uint32_t n = 0, cap = 0, n_rest = 0, cap_rest = 0, i;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -216,7 +219,7 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 		log_debug("start-up scan: pid %d %s (%u/1000 of a CPU since "
 			  "its start)", (int)cs[i].pid,
 			  cs[i].running ? "running" : "busy", cs[i].share);
-	synced = load_or_queue(pm, cs, n, stop);
+	synced = load_or_queue(pm, cs, n, pids, stop);
 	/* the second look: what ran while those loaded */
 	n = 0;
 	for (i = 0; i < n_rest; i++) {
@@ -236,7 +239,7 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 			  (int)rest[i].pid);
 	}
 	free(rest);
-	synced += load_or_queue(pm, cs, n, stop);
+	synced += load_or_queue(pm, cs, n, pids, stop);
 	free(cs);
 	return synced;
 }
