@@ -756,18 +756,25 @@ int interp_libc_self(struct interp_mgr *im, const struct pm_proc *p,
 	return 0;
 }
 
+int interp_open_syms(int fd, const char *const *names, unsigned n,
+		     uint64_t *value, uint64_t *size, struct elfm **e)
+{
+	int err = elfm_open_fd(fd, e);
+
+	if (err)
+		return err;
+	return (int)elfm_find_syms(*e, names, n, value, size);
+}
+
 int interp_file_syms(int fd, const char *const *names, unsigned n,
 		     uint64_t *value, uint64_t *size)
 {
 	struct elfm *e;
-	unsigned found;
-	int err = elfm_open_fd(fd, &e);
+	int found = interp_open_syms(fd, names, n, value, size, &e);
 
-	if (err)
-		return err;
-	found = elfm_find_syms(e, names, n, value, size);
-	elfm_free(e);
-	return (int)found;
+	if (found >= 0)
+		elfm_free(e);
+	return found;
 }
 
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,

@@ -39,6 +39,7 @@
 #include "exemgr.h"
 #include "procmgr.h"
 
+struct elfm;
 struct interp_mgr;
 struct store;
 
@@ -178,6 +179,10 @@ typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
  * not a readable ELF file (-ENOEXEC: not one). */
 int interp_file_syms(int fd, const char *const *names, unsigned n,
 		     uint64_t *value, uint64_t *size);
+/* The same for a detect that reads on: the file stays open in *e (the
+ * caller's to elfm_free) when the return is not negative. */
+int interp_open_syms(int fd, const char *const *names, unsigned n,
+		     uint64_t *value, uint64_t *size, struct elfm **e);
 
 /* The reader of live processes (process_vm_readv; arg unused). */
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,

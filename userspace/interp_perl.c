@@ -108,10 +108,9 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 
 	(void)state;
 	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
+	err = interp_open_syms(fd, names, 8, value, size, &e);
+	if (err < 0)
 		return err;
-	elfm_find_syms(e, names, 8, value, size);
 	err = -ENOENT;
 	if (!size[0] || !size[2] || !size[3])
 		goto out; /* no Perl interpreter */

@@ -260,10 +260,9 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 
 	(void)state;
 	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
+	err = interp_open_syms(fd, names, 5, value, size, &e);
+	if (err < 0)
 		return err;
-	elfm_find_syms(e, names, 5, value, size);
 	err = -ENOENT;
 	if (!size[0])
 		goto out; /* no Zend engine */

@@ -354,10 +354,9 @@ int ruby_detect(void *state, const char *path, int fd, void **data,
 
 	(void)state;
 	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
+	err = interp_open_syms(fd, names, 6, value, size, &e);
+	if (err < 0)
 		return err;
-	elfm_find_syms(e, names, 6, value, size);
 	err = -ENOENT;
 	if (!size[0] || !size[1])
 		goto out; /* no Ruby VM */
