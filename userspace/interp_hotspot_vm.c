@@ -141,7 +141,9 @@ static int table_of(interp_read_fn read, void *arg, pid_t pid,
 		err = hs_rd64(read, arg, pid, sym[cols[i].id], cols[i].off);
 		if (err)
 			return err;
-		if (*cols[i].off + cols[i].width > t->stride)
+		/* stride >= 16 >= width: no wrap-around, unlike off + width
+		 * with an offset near 2^64 */
+		if (*cols[i].off > t->stride - cols[i].width)
 			return -EINVAL;
 	}
 	return 0;
