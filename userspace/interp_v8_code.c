@@ -21,17 +21,29 @@
  * plus one, shifted left once (bit 0: external), with the inlining id
  * above bit 31. */
 #define V8_POS_TABLE_MAX (1u << 16)
-static bool vlq(const uint8_t *p, size_t n, size_t *i, int64_t *out)
+
+/* An unsigned VLQ (7 bits a byte, low group first, 0x80: more). */
+static bool uvlq(const uint8_t *p, size_t n, size_t *i, uint64_t *out)
 {
-	uint64_t v = 0;
 	unsigned shift = 0;
 
+	*out = 0;
 	do {
 		if (*i >= n || shift > 63)
 			return false;
-		v |= (uint64_t)(p[*i] & 0x7f) << shift;
+		*out |= (uint64_t)(p[*i] & 0x7f) << shift;
 		shift += 7;
 	} while (p[(*i)++] & 0x80);
+	return true;
+}
+
+/* The zigzag-encoded one: bit 0 is the sign. */
+static bool vlq(const uint8_t *p, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v;
+
+	if (!uvlq(p, n, i, &v))
+		return false;
 	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 	return true;
 }
@@ -322,21 +334,6 @@ int v8_optimized_chain(const struct v8_reader *r, const struct v8_code *c,
 		out[n++].line = script ? v8_source_line(r, script, raw_offset(raw)) : 0;
 	}
 	return (int)n;
-}
-
-/* An unsigned VLQ (7 bits a byte, low group first, 0x80: more). */
-static bool uvlq(const uint8_t *p, size_t n, size_t *i, uint64_t *out)
-{
-	unsigned shift = 0;
-
-	*out = 0;
-	do {
-		if (*i >= n || shift > 63)
-			return false;
-		*out |= (uint64_t)(p[*i] & 0x7f) << shift;
-		shift += 7;
-	} while (p[(*i)++] & 0x80);
-	return true;
 }
 
 /* The bytecode a baseline (Sparkplug) frame runs: Sparkplug compiles
