@@ -40,6 +40,7 @@ struct pp {
 	struct arena arena;
 	struct rep_strtab strs;
 	struct intern funcs;	 /* (name, filename) string ids -> index */
+	PFunction *fs;		 /* their messages, set up as they come */
 	uint64_t *loc_id;	 /* batch location -> pprof id, 0 = unused */
 	uint64_t *map_id;	 /* batch mapping -> pprof id, 0 = unused */
 	uint32_t n_locs, n_maps;
@@ -139,8 +140,10 @@ static uint64_t function_id(struct pp *pp, const struct rep_location *l,
 		return 0;
 	if (added) {
 		/* ids come in order: function[id] is the next message */
-		PFunction *f = p->function[p->n_function++];
+		PFunction *f = &pp->fs[id];
 
+		perftools__profiles__function__init(f);
+		p->function[p->n_function++] = f;
 		f->id = (uint64_t)id + 1;
 		f->name = key[0];
 		f->system_name = key[0];
@@ -158,11 +161,14 @@ static int build_locations(struct pp *pp, PProfile *p)
 	p->n_location = pp->n_locs;
 	lines = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
 	/* a location of an inline chain names several functions: at most
-	 * one per location of the batch (n_function counts those named) */
+	 * one per location of the batch (n_function counts those named, and
+	 * only those are set up: function_id) */
+	p->function = arena_calloc(&pp->arena, b->n_locations + 1,
+				   sizeof(*p->function));
+	pp->fs = arena_alloc(&pp->arena, b->n_locations + 1, sizeof(*pp->fs));
 	if (!REP_MSG_TABLE(&pp->arena, p->location, pp->n_locs,
 			   perftools__profiles__location__init) ||
-	    !REP_MSG_TABLE(&pp->arena, p->function, b->n_locations,
-			   perftools__profiles__function__init) || !lines)
+	    !p->function || !pp->fs || !lines)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++) {
 		const struct rep_location *rl = &b->locations[i];
