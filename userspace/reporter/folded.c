@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arr.h"
 
 struct line_sort {
 	const char *const *keys;
@@ -34,7 +33,7 @@ int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len)
 	uint64_t *counts = NULL;
 	uint32_t *path = NULL, *order = NULL, maxn = 0, i, j;
 	const char *const *keys;
-	size_t cap = 0, n_lines;
+	size_t n_lines;
 	int err;
 
 	err = rep_names_init(&names, b);
@@ -44,7 +43,9 @@ int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len)
 		if (b->stacks[i].n > maxn)
 			maxn = b->stacks[i].n;
 	path = calloc(maxn + 1, sizeof(*path));
-	if (!path)
+	/* a line per sample at most */
+	counts = calloc(b->n_samples + 1, sizeof(*counts));
+	if (!path || !counts)
 		goto nomem;
 	for (i = 0; i < b->n_samples; i++) {
 		const struct rep_sample *s = &b->samples[i];
@@ -67,13 +68,6 @@ int rep_encode_folded(const struct rep_batch *b, char **buf, size_t *len)
 		id = intern_add(&lines, line.p, line.len, NULL);
 		if (id < 0)
 			goto nomem;
-		if ((size_t)id >= cap) {
-			size_t old = cap;
-
-			if (ARR_RESERVE(counts, cap, (size_t)id + 1, ARR_NO_LIMIT))
-				goto nomem;
-			memset(counts + old, 0, (cap - old) * sizeof(*counts));
-		}
 		counts[id] += s->count;
 	}
 	order = calloc(lines.n + 1, sizeof(*order));

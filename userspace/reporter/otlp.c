@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arr.h"
 #include "elfaddr.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 
@@ -106,7 +105,6 @@ struct ot {
 	/* Per request sample (the samples map's ids). */
 	uint32_t *first, *last; /* chain of batch samples through next[] */
 	uint32_t *next;
-	size_t cap_first, cap_last;
 	bool *ts_shape;	/* by process: timestamps-only */
 	uint32_t *proc_start; /* by process: its first entry in by_proc */
 	uint32_t *by_proc;    /* request sample ids grouped by process */
@@ -232,14 +230,6 @@ static int32_t stack_index(struct ot *o, uint32_t s)
 	return intern(o, &o->stacks, o->stack_buf, n * sizeof(*o->stack_buf));
 }
 
-static int grow_samples(struct ot *o, size_t need)
-{
-	if (ARR_RESERVE(o->first, o->cap_first, need + 1, ARR_NO_LIMIT) ||
-	    ARR_RESERVE(o->last, o->cap_last, need + 1, ARR_NO_LIMIT))
-		return -ENOMEM;
-	return 0;
-}
-
 /* A counting sort of the request's samples by process, first-seen order
  * within each. */
 static int group_by_process(struct ot *o)
@@ -283,9 +273,12 @@ static int collect(struct ot *o)
 	o->loc_index = calloc(b->n_locations + 1, sizeof(*o->loc_index));
 	o->map_index = calloc(b->n_mappings + 1, sizeof(*o->map_index));
 	o->next = calloc(b->n_samples + 1, sizeof(*o->next));
+	/* a request sample per batch sample at most */
+	o->first = calloc(b->n_samples + 1, sizeof(*o->first));
+	o->last = calloc(b->n_samples + 1, sizeof(*o->last));
 	o->ts_shape = calloc(b->n_processes + 1, sizeof(*o->ts_shape));
 	if (!o->stack_buf || !o->loc_index || !o->map_index || !o->next ||
-	    !o->ts_shape)
+	    !o->first || !o->last || !o->ts_shape)
 		return -ENOMEM;
 	for (i = 0; i < b->n_processes; i++)
 		o->ts_shape[i] = true;
@@ -307,7 +300,7 @@ static int collect(struct ot *o)
 		if (o->err)
 			return o->err;
 		id = intern_add(&o->samples, &k, sizeof(k), &added);
-		if (id < 0 || grow_samples(o, (size_t)id))
+		if (id < 0)
 			return -ENOMEM;
 		o->next[i] = UINT32_MAX;
 		if (added)
