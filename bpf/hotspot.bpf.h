@@ -70,6 +70,20 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	return INTERP_UNWOUND;
 }
 
+/* A compiled blob's frame size in words, from the blob: 0 when it cannot
+ * be read or is out of range. */
+static __always_inline __s32 hotspot_frame_words(struct hotspot_proc *p,
+						 __u64 blob)
+{
+	__s32 words = 0;
+
+	if (bpf_probe_read_user(&words, 4,
+				(const void *)(blob + p->blob_frame_size)) ||
+	    words <= 0 || words > HOTSPOT_FRAME_WORDS_MAX)
+		return 0;
+	return words;
+}
+
 #if !ARCH_X86_64
 /*
  * A native method's wrapper at the sample, on arm64: it is walked by x29,
@@ -87,12 +101,10 @@ static __always_inline int hotspot_wrapper_leaf(struct scratch *s,
 						__u64 blob)
 {
 	__u64 fp = s->st.regs[R_FP], sp = s->st.regs[R_SP];
-	__s32 words = 0;
+	__s32 words;
 
 	if (!(s->st.flags & ST_LR_VALID) ||
-	    bpf_probe_read_user(&words, 4,
-				(const void *)(blob + p->blob_frame_size)) ||
-	    words <= 0 || words > HOTSPOT_FRAME_WORDS_MAX ||
+	    !(words = hotspot_frame_words(p, blob)) ||
 	    (fp >= sp && fp < sp + (__u64)words * 8))
 		return INTERP_REPLACED;
 	s->st.pc = strip_ra(s->st.regs[R_LR]);
@@ -154,11 +166,9 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 #endif
 		return INTERP_REPLACED;
 	}
-	if (bpf_probe_read_user(&words, 4,
-				(const void *)(blob + p->blob_frame_size)) ||
+	words = hotspot_frame_words(p, blob);
+	if (!words ||
 	    bpf_probe_read_user(&method, 8, (const void *)(blob + p->nm_method)))
-		return INTERP_NOT_HERE;
-	if (words <= 0 || words > HOTSPOT_FRAME_WORDS_MAX)
 		return INTERP_NOT_HERE;
 	sp = s->st.regs[R_SP] + (__u64)words * 8;
 	if (bpf_probe_read_user(frame, 16, (const void *)(sp - 16))) {
