@@ -37,6 +37,17 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* A runtime's entry for the sampled process, from its per-process map.
+ * The key is copied to the stack: in an unwinder (a global function) s
+ * is memory of a known size to the verifier, which before 6.x takes no
+ * such pointer as a map key. */
+static __always_inline void *interp_proc(void *map, struct scratch *s)
+{
+	__u32 pid = s->st.pid;
+
+	return bpf_map_lookup_elem(map, &pid);
+}
+
 #include "python.bpf.h"
 #include "test.bpf.h"
 #include "php.bpf.h"
@@ -44,6 +55,19 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 #include "ruby.bpf.h"
 #include "hotspot.bpf.h"
 #include "v8.bpf.h"
+
+/* Each runtime's unwinder as a global function: the verifier checks it
+ * once, on its own, rather than again on every path of the native step
+ * that reaches it (a warm start's time was mostly that). */
+#define INTERP_GLOBAL_(NAME, name, type)                                       \
+	__noinline int name##_unwind_g(struct scratch *s, __u64 lookup)        \
+	{                                                                      \
+		if (!s)                                                        \
+			return INTERP_NOT_HERE;                                \
+		return name##_unwind(s, lookup);                               \
+	}
+INTERPRETERS(INTERP_GLOBAL_)
+#undef INTERP_GLOBAL_
 
 static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 {
@@ -55,7 +79,7 @@ static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 
 #define INTERP_TRY_(NAME, name, type)                                          \
 	if (mask & (1u << INTERP_##NAME)) {                                    \
-		r = name##_unwind(s, lookup);                                  \
+		r = name##_unwind_g(s, lookup);                                \
 		if (r != INTERP_NOT_HERE)                                      \
 			return r;                                              \
 	}

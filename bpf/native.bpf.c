@@ -37,8 +37,10 @@ static __always_inline __u32 *row_at(void *chunk, __u32 idx)
 
 /* Find the rule index for an address in a file: -1 with *err set when
  * there is none. */
-static __always_inline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
+__noinline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 {
+	if (!err)
+		return -1;
 	struct page_key pk = { .file_id = file_id,
 			       .page = addr >> DELTA_PAGE_BITS };
 	struct page_info *pi = bpf_map_lookup_elem(&delta_pages, &pk);
@@ -211,7 +213,7 @@ static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
 
 /* Apply a rule.  Returns 0, or a METRIC_ERR_* code, or METRIC_STOP_ENTRY
  * when the frame is the outermost one. */
-static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
+__noinline __u32 apply_rule(struct scratch *s, __u32 idx)
 {
 	struct ustate *st = &s->st;
 	struct unwind_rule *r;
@@ -219,6 +221,8 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 	bool win_ok;
 	int i;
 
+	if (!s)
+		return METRIC_ERR_BAD_RULE;
 	switch (idx) {
 	case RULE_IDX_INVALID:
 		return METRIC_ERR_NO_CFI;

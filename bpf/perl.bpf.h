@@ -86,7 +86,7 @@ static long perl_step(__u32 i, void *arg)
 
 static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 {
-	struct perl_proc *p = bpf_map_lookup_elem(&perl_procs, &s->st.pid);
+	struct perl_proc *p = interp_proc(&perl_procs, s);
 	__u64 *cur = s->st.icur[INTERP_PERL];
 	struct perl_loop_ctx lc = { .s = s };
 	__u64 si = 0, interp = 0, cxstack = 0, prev = 0, curcop_at, si_at;

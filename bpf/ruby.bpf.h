@@ -209,7 +209,7 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 
 static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 {
-	struct ruby_proc *p = bpf_map_lookup_elem(&ruby_procs, &s->st.pid);
+	struct ruby_proc *p = interp_proc(&ruby_procs, s);
 	__u64 *cur = s->st.icur[INTERP_RUBY];
 	struct ruby_loop_ctx lc = { .s = s };
 	__u64 ec, stack = 0, size = 0;

@@ -18,7 +18,7 @@ struct {
  * icur[INTERP_TEST][0]; [1] is set once the walk started). */
 static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 {
-	struct test_proc *p = bpf_map_lookup_elem(&test_procs, &s->st.pid);
+	struct test_proc *p = interp_proc(&test_procs, s);
 	__u64 *cur = s->st.icur[INTERP_TEST];
 	struct test_frame f;
 	__u64 rec = cur[0];

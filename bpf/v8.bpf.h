@@ -23,7 +23,7 @@ static __always_inline __u64 v8_slot(struct scratch *s, int off)
 /* One V8 frame per call: the native loop calls again at the caller. */
 static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 {
-	struct v8_proc *p = bpf_map_lookup_elem(&v8_procs, &s->st.pid);
+	struct v8_proc *p = interp_proc(&v8_procs, s);
 	__u64 fp, sp, marker, fn, next_fp, ra, bc, off;
 
 	if (!p)
