@@ -170,6 +170,7 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 	struct dirent *e;
 	uint32_t n = 0, cap = 0, n_rest = 0, cap_rest = 0, i;
 	long hz = sysconf(_SC_CLK_TCK);
+	pid_t self = getpid();
 	uint64_t now;
 	int synced;
 
@@ -185,7 +186,9 @@ int pm_scan_running(struct pm *pm, const bool *stop)
 		long pid = strtol(e->d_name, &end, 10);
 		uint64_t age;
 
-		if (*end || pid <= 0 || pid > INT32_MAX ||
+		/* not the daemon itself: it is running now because it scans
+		 * (it loads on its first sample, as any other process) */
+		if (*end || pid <= 0 || pid > INT32_MAX || pid == self ||
 		    pm_proc_stat((pid_t)pid, &st))
 			continue;
 		pm->st.scan_listed++;
