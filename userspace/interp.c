@@ -789,6 +789,48 @@ int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
+/* The slot holding page pg (a page address), read in if it is not there:
+ * NULL when it cannot be read whole. */
+static const uint8_t *paged_page(struct interp_pages *c, uint64_t pg)
+{
+	unsigned i = c->next;
+
+	for (unsigned k = 0; k < INTERP_PAGES; k++)
+		if (c->addr[k] == pg + 1)
+			return c->data[k];
+	c->misses++;
+	if (c->read(c->arg, c->pid, pg, c->data[i], INTERP_PAGE_SIZE))
+		return NULL;
+	c->addr[i] = pg + 1;
+	c->next = (i + 1) % INTERP_PAGES;
+	return c->data[i];
+}
+
+int interp_read_paged(void *arg, pid_t pid, uint64_t addr, void *buf,
+		      size_t len)
+{
+	struct interp_pages *c = arg;
+	uint8_t *out = buf;
+	size_t done = 0;
+
+	c->reads++;
+	if (pid != c->pid || addr + len < addr)
+		return c->read(c->arg, pid, addr, buf, len);
+	while (done < len) {
+		uint64_t a = addr + done, pg = a & ~(uint64_t)(INTERP_PAGE_SIZE - 1);
+		size_t off = a - pg, n = INTERP_PAGE_SIZE - off;
+		const uint8_t *p = paged_page(c, pg);
+
+		if (!p) /* part of it may still be readable */
+			return c->read(c->arg, pid, addr, buf, len);
+		if (n > len - done)
+			n = len - done;
+		memcpy(out + done, p + off, n);
+		done += n;
+	}
+	return 0;
+}
+
 int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
 		     size_t n)
 {

@@ -210,6 +210,28 @@ static inline uint64_t interp_rd64(const struct interp_reader *r, uint64_t addr)
 	return interp_rd(r, addr, &v, 8) ? 0 : v;
 }
 
+/* A reader that serves a process' memory from whole 4 KiB pages it read
+ * before: for an attach that walks a runtime's static tables (thousands
+ * of small reads of a few pages: a JVM's VM tables took ~4,000 system
+ * calls) at one system call per page.  Only for memory that does not
+ * change while the cache is used (one attach).  Pass it as the reader's
+ * arg with interp_read_paged as its read; a read the pages cannot serve
+ * (another pid, a page that cannot be read whole) goes to the reader
+ * below. */
+#define INTERP_PAGES 16
+#define INTERP_PAGE_SIZE 4096
+struct interp_pages {
+	interp_read_fn read; /* the reader below, and its arg */
+	void *arg;
+	pid_t pid;
+	unsigned next;			/* the slot the next miss takes */
+	uint64_t addr[INTERP_PAGES];	/* a slot's page address + 1; 0: empty */
+	uint64_t misses, reads;
+	uint8_t data[INTERP_PAGES][INTERP_PAGE_SIZE];
+};
+int interp_read_paged(void *arg, pid_t pid, uint64_t addr, void *buf,
+		      size_t len);
+
 /* The C string at addr into out (n >= 1 bytes, always NUL-terminated):
  * read in chunks of up to INTERP_CSTR_CHUNK bytes, and of fewer where a
  * chunk would run into unmapped memory, so a string that ends just before

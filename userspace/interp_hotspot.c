@@ -114,6 +114,7 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	uint64_t bias = a->files[0].bias, sym[HS_SYM_COUNT], v;
 	struct hotspot_proc hp = { 0 };
 	uint32_t key = (uint32_t)a->pid;
+	struct interp_pages *pages;
 	struct hs_vm *vm;
 	unsigned i;
 	int err;
@@ -125,11 +126,19 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	for (i = 0; i < HS_SYM_COUNT; i++)
 		sym[i] = info->sym[i] + bias;
 	vm = calloc(1, sizeof(*vm));
-	if (!vm)
+	pages = calloc(1, sizeof(*pages));
+	if (!vm || !pages) {
+		free(pages);
+		free(vm);
 		return -ENOMEM;
+	}
+	/* the VM tables are static: read by page */
+	pages->read = interp_read_process;
+	pages->pid = a->pid;
 	/* -EAGAIN (the VM is starting): not attached; BPF asks for a sync
 	 * at the JVM's code until this succeeds */
-	err = hs_read_vm(interp_read_process, NULL, a->pid, sym, vm);
+	err = hs_read_vm(interp_read_paged, pages, a->pid, sym, vm);
+	free(pages);
 	if (err)
 		goto fail;
 	hp.interp_lo = vm->interp_lo;
