@@ -75,7 +75,8 @@
 #define STORE_KINDS(X)                                                         \
 	X(DELTAS, 1, "deltas")     /* dt_file_serialize(), empty = no CFI */   \
 	X(KTYPES, 5, "kernel-types") /* kbtf_minimize(), by kbtf_key() */ \
-	X(INLINE, 6, "inline")     /* dwi_blob(): a file's inline table */
+	X(INLINE, 6, "inline")     /* dwi_blob(): a file's inline table */ \
+	X(ROW_CHUNKS, 7, "row-chunks") /* one record: exe_chunks_remember() */
 /* 2 was Python's before STORE_KIND_INTERP (old records of it age out: do
  * not reuse it); 3 and 4 were declared and never stored. */
 

@@ -67,6 +67,46 @@ int bm_chunk_new(struct bpfmaps *bm, uint32_t idx)
 		return err;
 	bm->chunks[idx] = mem;
 	bm->n_chunks++;
+	bm->chunk_batches++;
+	bm->chunks_created++;
+	return 0;
+}
+
+int bm_chunks_new(struct bpfmaps *bm, const uint32_t *idx, uint32_t n,
+		  uint32_t *done)
+{
+	struct row_block *mem[BM_CHUNK_BATCH_MAX];
+	uint32_t i, k, got;
+	int err;
+
+	*done = 0;
+	for (i = 0; i < n; i++)
+		if (idx[i] >= bm->max_chunks || bm->chunks[idx[i]])
+			return -EINVAL;
+	while (*done < n && bm->ops->chunks_new && !bm->no_chunk_batch &&
+	       n - *done > 1) {
+		k = n - *done < BM_CHUNK_BATCH_MAX ? n - *done : BM_CHUNK_BATCH_MAX;
+		got = 0;
+		err = bm->ops->chunks_new(bm->ctx, idx + *done, k, mem, &got);
+		for (i = 0; i < got; i++)
+			bm->chunks[idx[*done + i]] = mem[i];
+		bm->n_chunks += got;
+		bm->chunks_created += got;
+		bm->chunk_batches += got > 0;
+		*done += got;
+		if (err == -EOPNOTSUPP && !got) {
+			/* an older kernel: one update per chunk from now on */
+			bm->no_chunk_batch = true;
+			break;
+		}
+		if (err)
+			return err;
+	}
+	for (; *done < n; ++*done) {
+		err = bm_chunk_new(bm, idx[*done]);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #ifndef EP_BPFMAPS_H
 #define EP_BPFMAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -55,6 +56,17 @@ struct bpfmaps_ops {
 	 * and put it where BPF finds it; *mem: its memory, shared with the
 	 * kernel, valid until chunk_drop. */
 	int (*chunk_new)(void *ctx, uint32_t idx, struct row_block **mem);
+	/* Create the chunks idx[0..n) as chunk_new does, and put them where
+	 * BPF finds them in one update of the array of maps: the kernel
+	 * waits for an RCU grace period (several ms) after each update of
+	 * a map of maps, so one for n chunks, not n.  *done: how many went
+	 * in, the first ones (mem[0..*done) set) when it fails.  n is at
+	 * most BM_CHUNK_BATCH_MAX.
+	 * -EOPNOTSUPP with nothing done: the kernel cannot update this map
+	 * in a batch (6.1); bm_chunks_new() then uses chunk_new.
+	 * Optional. */
+	int (*chunks_new)(void *ctx, const uint32_t *idx, uint32_t n,
+			  struct row_block **mem, uint32_t *done);
 	/* Take chunk idx out of BPF's reach and unmap mem. */
 	void (*chunk_drop)(void *ctx, uint32_t idx, struct row_block *mem);
 };
@@ -72,6 +84,10 @@ struct bpfmaps {
 	struct row_block **chunks;
 	uint32_t max_chunks;
 	uint32_t n_chunks; /* created */
+	/* insertions into the array of maps (a grace period each), chunks
+	 * created; chunks_new refused once: single updates from then on */
+	uint64_t chunk_batches, chunks_created;
+	bool no_chunk_batch;
 	struct unwind_rule *rules; /* the rules array, MAX_RULES entries */
 	uint32_t max_entries[BM_COUNT];
 	/* failures per map (full maps mostly), for the metrics */
@@ -129,6 +145,16 @@ static inline int bm_lookup(struct bpfmaps *bm, enum bm_map m, const void *k,
 /* Create chunk idx (< max_chunks, not created yet).  Returns 0, or the
  * error of the map's creation (-ENOMEM mostly). */
 int bm_chunk_new(struct bpfmaps *bm, uint32_t idx);
+/* Chunks per update of the array of maps at most (64 MiB of rows): the
+ * bound of the implementations' arrays; more take several. */
+#define BM_CHUNK_BATCH_MAX 64
+
+/* Create the chunks idx[0..n) (each < max_chunks, not created yet,
+ * distinct) in as few updates of the array of maps as the kernel allows.
+ * Returns 0, or the first error, with *done the chunks created (the
+ * first ones). */
+int bm_chunks_new(struct bpfmaps *bm, const uint32_t *idx, uint32_t n,
+		  uint32_t *done);
 /* Drop chunk idx; BPF no longer finds rows in it.  Nothing may point
  * into it any more. */
 void bm_chunk_drop(struct bpfmaps *bm, uint32_t idx);

@@ -93,6 +93,10 @@ struct exe_stats {
 	uint64_t rows_cap;    /* the bound: rows in every chunk allowed */
 	uint64_t row_chunks;  /* chunks that exist */
 	uint64_t split_files; /* files loaded in several runs (a count) */
+	/* updates of the array of chunks that added chunks (the kernel
+	 * waits for an RCU grace period after each), chunks created, and
+	 * of those the start-up's from the last run's hint */
+	uint64_t chunk_batches, chunks_created, chunks_prefilled;
 	uint64_t rules_used;  /* rules in the table now (fixed ones too) */
 	uint64_t unloaded;
 	uint64_t rules_freed; /* rules no loaded file held, taken back */
@@ -162,6 +166,16 @@ struct exe_file *exe_find(struct exe_mgr *m, uint64_t id64);
 const char *exe_symbolize(struct exe_mgr *m, struct exe_file *f, uint64_t addr,
 			  uint64_t *off);
 const char *exe_build_id(struct exe_mgr *m, struct exe_file *f);
+/* Start-up: create at once, in one update of the array of maps, the
+ * chunks of rows the last run had in use at most (its hint in the cache,
+ * capped by the bound), before the processes load: one grace period in
+ * place of one per chunk as files need them.  No hint (no cache, never
+ * written, evicted, unreadable): nothing.  The chunks no file takes go
+ * back at the first exe_gc().  Returns the chunks created. */
+uint32_t exe_chunks_prefill(struct exe_mgr *m);
+/* Note the chunks in use now, and write the most seen this run in the
+ * cache for the next start's exe_chunks_prefill (when it changed). */
+void exe_chunks_remember(struct exe_mgr *m);
 /* Unload files unreferenced for longer than linger_ns. */
 void exe_gc(struct exe_mgr *m, uint64_t now_ns, uint64_t linger_ns);
 void exe_get_stats(struct exe_mgr *m, struct exe_stats *out);

@@ -51,6 +51,9 @@ struct exe_mgr {
 	struct extent *free_ext;
 	uint32_t n_ext, cap_ext;
 	uint32_t full_warnings; /* files named in a "rows full" warning */
+	/* the most chunks in use seen by exe_chunks_remember, and what it
+	 * wrote in the cache this run + 1 (0: nothing yet) */
+	uint32_t chunks_in_use_max, hint_written;
 	struct exe_stats st;
 	exe_detect_fn detect;
 	void *detect_arg;

@@ -12,6 +12,7 @@
 
 #include "arr.h"
 #include "log.h"
+#include "store.h"
 
 static void ext_take(struct exe_mgr *m, uint32_t i, uint32_t n)
 {
@@ -81,33 +82,48 @@ void exe_chunk_stats(struct exe_mgr *m)
 {
 	m->st.row_chunks = m->bm->n_chunks;
 	m->st.rows_alloc = (uint64_t)m->bm->n_chunks * DELTA_CHUNK_ROWS;
+	m->st.chunk_batches = m->bm->chunk_batches;
+	m->st.chunks_created = m->bm->chunks_created;
 }
 
-/* Create the lowest chunk that does not exist and make its blocks free.
- * -ENOSPC at the bound; else 0 or the map's creation error. */
-static int chunk_add(struct exe_mgr *m)
+/* Create the n lowest chunks that do not exist (in one update of the
+ * array of maps when the kernel can) and make their blocks free.  Returns
+ * the chunks added, or -ENOSPC when none could be (the bound), or the
+ * map's creation error when none was made. */
+static int chunks_add(struct exe_mgr *m, uint32_t n)
 {
-	uint32_t c;
-	int err;
+	uint32_t idx[BM_CHUNK_BATCH_MAX], c = 0, k, i, done, added = 0;
+	int err = 0;
 
-	for (c = 0; c < m->bm->max_chunks && m->bm->chunks[c]; c++)
-		;
-	if (c == m->bm->max_chunks)
-		return -ENOSPC;
-	err = bm_chunk_new(m->bm, c);
-	if (err) {
-		log_warn("creating a chunk of stack-delta rows (%u MiB): %s",
-			 (unsigned)(DELTA_CHUNK_BLOCKS * sizeof(struct row_block) >> 20),
-			 strerror(-err));
-		return err;
-	}
-	err = exe_rows_free(m, c * DELTA_CHUNK_BLOCKS, DELTA_CHUNK_BLOCKS);
-	if (err) {
-		bm_chunk_drop(m->bm, c);
-		return err;
+	while (added < n && !err) {
+		for (k = 0; k < n - added && k < BM_CHUNK_BATCH_MAX &&
+			    c < m->bm->max_chunks;
+		     c++)
+			if (!m->bm->chunks[c])
+				idx[k++] = c;
+		if (!k) {
+			err = -ENOSPC;
+			break;
+		}
+		err = bm_chunks_new(m->bm, idx, k, &done);
+		if (err)
+			log_warn("creating %u chunks of stack-delta rows (%u MiB each): %s",
+				 k - done,
+				 (unsigned)(DELTA_CHUNK_BLOCKS *
+					    sizeof(struct row_block) >> 20),
+				 strerror(-err));
+		for (i = 0; i < done; i++) {
+			if (exe_rows_free(m, idx[i] * DELTA_CHUNK_BLOCKS,
+					  DELTA_CHUNK_BLOCKS)) {
+				bm_chunk_drop(m->bm, idx[i]);
+				err = -ENOMEM;
+				continue;
+			}
+			added++;
+		}
 	}
 	exe_chunk_stats(m);
-	return 0;
+	return added ? (int)added : err;
 }
 
 void exe_chunks_trim(struct exe_mgr *m)
@@ -143,10 +159,22 @@ int exe_rows_place(struct exe_mgr *m, const struct dt_file *t,
 		   struct piece *pcs)
 {
 	uint32_t p = 0, n = 0, i, best, start, rows, b;
+	uint64_t need, have;
 	int err;
 
 	if (free_blocks(m) < BLOCKS(t->n_rows))
 		return -ENOSPC;
+	/* the chunks it needs in any case, at once: one grace period for
+	 * all of them (the growth below is for what fragmentation adds) */
+	need = BLOCKS(t->n_rows);
+	for (i = 0, have = 0; i < m->n_ext; i++)
+		have += m->free_ext[i].len;
+	if (have < need) {
+		err = chunks_add(m, (uint32_t)((need - have + DELTA_CHUNK_BLOCKS - 1) /
+					     DELTA_CHUNK_BLOCKS));
+		if (err < 0)
+			return err;
+	}
 	while (p < t->n_pages) {
 		rows = t->n_rows - t->pages[p].first;
 		if (rows_alloc(m, BLOCKS(rows), &start) == 0) {
@@ -166,8 +194,8 @@ int exe_rows_place(struct exe_mgr *m, const struct dt_file *t,
 		}
 		if (i == p) {
 			/* not even one page: grow (a page fits in a chunk) */
-			err = chunk_add(m);
-			if (err)
+			err = chunks_add(m, 1);
+			if (err < 0)
 				goto fail;
 			continue;
 		}
@@ -181,4 +209,66 @@ fail:
 	while (n--)
 		exe_rows_free(m, pcs[n].block, pcs[n].n_blocks);
 	return err;
+}
+
+/* ---- the start-up hint: how many chunks the last run used ------------- */
+
+/* The record's fixed key (a file id never is: ids are hashes) */
+static const uint8_t hint_id[16] = "rows:chunk-hint";
+#define HINT_VERSION 1
+
+struct chunk_hint {
+	uint32_t version, chunks;
+};
+
+/* The chunks that hold a file's rows (not wholly free). */
+static uint32_t chunks_in_use(const struct exe_mgr *m)
+{
+	uint32_t i, n = m->bm->n_chunks;
+
+	for (i = 0; i < m->n_ext; i++)
+		n -= m->free_ext[i].len == DELTA_CHUNK_BLOCKS;
+	return n;
+}
+
+uint32_t exe_chunks_prefill(struct exe_mgr *m)
+{
+	struct chunk_hint h;
+	void *val = NULL;
+	size_t len = 0;
+	int added;
+
+	if (!m->store || m->fp_only ||
+	    store_get(m->store, hint_id, STORE_KIND_ROW_CHUNKS, &val, &len))
+		return 0;
+	/* anything else than what we write reads as no hint */
+	if (len != sizeof(h)) {
+		free(val);
+		return 0;
+	}
+	memcpy(&h, val, sizeof(h));
+	free(val);
+	if (h.version != HINT_VERSION || h.chunks <= m->bm->n_chunks)
+		return 0;
+	if (h.chunks > m->bm->max_chunks)
+		h.chunks = m->bm->max_chunks;
+	added = chunks_add(m, h.chunks - m->bm->n_chunks);
+	if (added <= 0)
+		return 0;
+	m->st.chunks_prefilled += (uint32_t)added;
+	return (uint32_t)added;
+}
+
+void exe_chunks_remember(struct exe_mgr *m)
+{
+	struct chunk_hint h = { HINT_VERSION, 0 };
+	uint32_t now = chunks_in_use(m);
+
+	if (now > m->chunks_in_use_max)
+		m->chunks_in_use_max = now;
+	if (!m->store || m->fp_only || m->hint_written == m->chunks_in_use_max + 1)
+		return;
+	h.chunks = m->chunks_in_use_max;
+	if (!store_put(m->store, hint_id, STORE_KIND_ROW_CHUNKS, &h, sizeof(h)))
+		m->hint_written = h.chunks + 1;
 }

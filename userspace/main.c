@@ -508,6 +508,9 @@ static void *load_processes(void *arg)
 	struct daemon *d = arg;
 	uint64_t t0 = exe_now_ns();
 
+	/* the last run's chunks of rows in one update of the array of maps
+	 * (one grace period, not one per chunk as files need them) */
+	exe_chunks_prefill(d->em);
 	/* pid_t and uint32_t may alias: the same size, signed and not */
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
@@ -738,11 +741,13 @@ static int run(struct daemon *d)
 		if (d->store && now >= next_flush) {
 			/* batched access times, for the cache's LRU */
 			store_flush(d->store);
+			exe_chunks_remember(d->em);
 			next_flush = now + 10000000000ULL;
 		}
 	}
 	/* drain what is left in the rings */
 	tracer_enable(d->tr, false);
+	exe_chunks_remember(d->em);
 	flush_records(d);
 	write_sinks(d, true);
 	write_run(d);
@@ -769,6 +774,9 @@ static void cleanup(struct daemon *d)
 	inl_free(d->inl);
 	pm_free(d->pm);
 	interp_mgr_free(d->im);
+	/* the chunks go with the maps, not one delete (one grace period)
+	 * each */
+	tracer_closing(d->tr);
 	exe_mgr_free(d->em);
 	tracer_free(d->tr); /* detaches everything */
 	store_free(d->store);

@@ -82,6 +82,15 @@
 	X(rules_freed_total, counter, "",                                      \
 	  "Unwind rules taken back from unloaded files.", "rules_freed",       \
 	  VALUE(s->es.rules_freed))                                            \
+	X(row_chunks_created_total, counter, "",                               \
+	  "Chunks of stack-delta rows created (1 MiB each), as files need them or at start-up.", \
+	  "chunks_created", VALUE(s->es.chunks_created))                       \
+	X(row_chunk_batches_total, counter, "",                                \
+	  "Updates of the array of row chunks that added chunks: the kernel waits for an RCU grace period after each.", \
+	  "chunk_batches", VALUE(s->es.chunk_batches))                         \
+	X(row_chunks_prefilled_total, counter, "",                             \
+	  "Chunks of stack-delta rows created at start-up from the last run's count (the cache's hint).", \
+	  "chunks_prefilled", VALUE(s->es.chunks_prefilled))                   \
 	X(interp_processes, gauge, "runtime",                                  \
 	  "Processes whose frames of this runtime are unwound.",               \
 	  "interp_processes", SERIES(interp_processes))                        \

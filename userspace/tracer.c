@@ -604,6 +604,12 @@ int tracer_nevents(struct tracer *t)
 	return t->n_perf;
 }
 
+void tracer_closing(struct tracer *t)
+{
+	if (t)
+		t->exiting = true;
+}
+
 void tracer_free(struct tracer *t)
 {
 	int i;

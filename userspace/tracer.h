@@ -111,6 +111,11 @@ int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max);
 /* Number of programs loaded, perf events attached. */
 int tracer_nprogs(struct tracer *t);
 int tracer_nevents(struct tracer *t);
+/* The daemon is exiting: chunks of rows dropped from here on stay in the
+ * array of maps, which tracer_free() closes with them (each delete would
+ * wait for an RCU grace period).  Only before tracer_free(): BPF may
+ * still read those rows until then.  NULL is fine. */
+void tracer_closing(struct tracer *t);
 /* Detach and free everything; NULL is fine. */
 void tracer_free(struct tracer *t);
 

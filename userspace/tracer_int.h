@@ -39,6 +39,7 @@ struct tracer {
 	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
 	bool btf_rejected;
 	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
+	bool exiting; /* tracer_closing(): chunks are not deleted one by one */
 	struct tracer_opts o;
 	size_t rules_len;
 	/* the rows: the array of chunks, and a chunk's shape (kept apart

@@ -127,11 +127,60 @@ static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 	return 0;
 }
 
+static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
+			 struct row_block **mem, uint32_t *done)
+{
+	struct tracer *t = ctx;
+	int fds[BM_CHUNK_BATCH_MAX];
+	uint32_t made, i;
+	__u32 count;
+	int err = 0;
+
+	*done = 0;
+	if (n > BM_CHUNK_BATCH_MAX)
+		n = BM_CHUNK_BATCH_MAX;
+	for (made = 0; made < n; made++) {
+		fds[made] = create_shape(&t->chunk_shape, "delta_chunk");
+		if (fds[made] < 0) {
+			err = -errno;
+			break;
+		}
+		mem[made] = tr_map_memory(fds[made], CHUNK_BYTES, &err);
+		if (!mem[made]) {
+			close(fds[made]);
+			break;
+		}
+	}
+	/* those made go in all the same: the caller keeps what it got */
+	count = made;
+	if (made && bpf_map_update_batch(t->rows_fd, idx, fds, &count, NULL)) {
+		int e = -errno;
+
+		/* no batch update for an array of maps (ENOTSUPP, 524) */
+		if (!count && (e == -524 || e == -EINVAL || e == -EOPNOTSUPP))
+			e = -EOPNOTSUPP;
+		err = e;
+	} else {
+		count = made;
+	}
+	for (i = 0; i < made; i++) {
+		if (i >= count)
+			munmap(mem[i], CHUNK_BYTES);
+		/* the outer map and our mapping keep the chunk */
+		close(fds[i]);
+	}
+	*done = count;
+	return err;
+}
+
 static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 {
 	struct tracer *t = ctx;
 
-	bpf_map_delete_elem(t->rows_fd, &idx);
+	/* at exit the outer map goes with the object, its chunks with it:
+	 * a delete would wait for a grace period, per chunk, for nothing */
+	if (!t->exiting)
+		bpf_map_delete_elem(t->rows_fd, &idx);
 	munmap(mem, CHUNK_BYTES);
 }
 
@@ -158,6 +207,7 @@ const struct bpfmaps_ops tr_libbpf_ops = {
 	.lookup = lb_lookup,
 	.update_batch = lb_update_batch,
 	.chunk_new = lb_chunk_new,
+	.chunks_new = lb_chunks_new,
 	.chunk_drop = lb_chunk_drop,
 };
 

@@ -132,6 +132,15 @@ static int mem_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 	return *mem ? 0 : -ENOMEM;
 }
 
+static int mem_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
+			  struct row_block **mem, uint32_t *done)
+{
+	for (*done = 0; *done < n; ++*done)
+		if (mem_chunk_new(ctx, idx[*done], &mem[*done]))
+			return -ENOMEM;
+	return 0;
+}
+
 static void mem_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 {
 	(void)ctx;
@@ -160,6 +169,7 @@ static const struct bpfmaps_ops mem_ops = {
 	.remove = mem_remove,
 	.lookup = mem_lookup,
 	.chunk_new = mem_chunk_new,
+	.chunks_new = mem_chunks_new,
 	.chunk_drop = mem_chunk_drop,
 };
 

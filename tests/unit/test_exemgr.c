@@ -4,7 +4,9 @@
  * and rules through the shared arrays, a file's pages in one batch, and
  * what a batch that stops part way leaves behind (nothing).  The libbpf
  * side of the batch is checked against the running kernel's maps.  And
- * the process manager's start-up load, which opens each file once.
+ * the process manager's start-up load, which opens each file once.  And
+ * the rows' chunks in batches: several in one update of the array of
+ * maps, the fallback where the kernel refuses it, the start-up's hint.
  */
 #include <endian.h>
 #include <errno.h>
@@ -972,4 +974,263 @@ out:
 	exe_put(em, g);
 	exe_put(em, u);
 	manager_and_maps_free(em, bm);
+}
+
+/* ---- the rows' chunks in batches (issue 25's warm start-up) ------------ */
+
+/* The in-memory ops with chunks_new counted, and refused on demand as a
+ * 6.1 kernel refuses a batch update of an array of maps. */
+static const struct bpfmaps_ops *plain_ops;
+static struct bpfmaps_ops counted_ops;
+static unsigned batch_calls, batch_chunks, single_calls;
+static bool refuse_batch;
+
+static int counted_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
+			      struct row_block **mem, uint32_t *done)
+{
+	batch_calls++;
+	if (refuse_batch) {
+		*done = 0;
+		return -EOPNOTSUPP;
+	}
+	batch_chunks += n;
+	return plain_ops->chunks_new(ctx, idx, n, mem, done);
+}
+
+static int counted_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
+{
+	single_calls++;
+	return plain_ops->chunk_new(ctx, idx, mem);
+}
+
+static void counted_free(struct exe_mgr *em, struct bpfmaps *bm);
+
+/* In-memory maps of max_rows rows, counted, and a manager over them with
+ * store (may be NULL), in place of those in *bm and *em, freed first. */
+static bool counted_maps(uint32_t max_rows, struct store *st,
+			 struct bpfmaps **bm, struct exe_mgr **em)
+{
+	counted_free(*em, *bm);
+	*em = NULL;
+	*bm = NULL;
+	if (!ASSERT_OK(bm_mem_new(max_rows, bm), "maps"))
+		return false;
+	plain_ops = (*bm)->ops;
+	counted_ops = *plain_ops;
+	counted_ops.chunks_new = counted_chunks_new;
+	counted_ops.chunk_new = counted_chunk_new;
+	(*bm)->ops = &counted_ops;
+	batch_calls = batch_chunks = single_calls = 0;
+	refuse_batch = false;
+	return ASSERT_OK(exe_mgr_new(*bm, st, em), "manager");
+}
+
+static void counted_free(struct exe_mgr *em, struct bpfmaps *bm)
+{
+	exe_mgr_free(em);
+	if (bm)
+		bm->ops = plain_ops;
+	bm_mem_free(bm);
+}
+
+/* libc takes part of chunk 0; libLLVM (950 K rows) then needs three
+ * more: created in one call, not one per page that did not fit. */
+TEST(exemgr_chunks_file_needing_three_in_one_call)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *libc = NULL, *f = NULL;
+	struct exe_stats st;
+
+	if (!present(LIBLLVM) || !counted_maps(DELTA_ROWS_DEFAULT, NULL, &bm, &em))
+		goto out;
+	libc = load(em, LIBC);
+	ASSERT_EQ(single_calls, 1, "libc: one chunk, a single update");
+	ASSERT_EQ(batch_calls, 0, "no batch for one chunk");
+	f = load(em, LIBLLVM);
+	exe_get_stats(em, &st);
+	test_note("libLLVM: %u runs; %u batch calls (%u chunks), %u single",
+		  f ? f->n_row_ext : 0, batch_calls, batch_chunks,
+		  single_calls);
+	ASSERT_EQ(st.row_chunks, 4, "libc's chunk and three more");
+	ASSERT_EQ(batch_calls, 1, "the three in one call");
+	ASSERT_EQ(batch_chunks, 3, "of three chunks");
+	ASSERT_EQ(single_calls, 1, "no growth one by one");
+	ASSERT_EQ(st.chunk_batches, 2, "two updates of the array of maps");
+	ASSERT_EQ(st.chunks_created, 4, "four chunks created");
+out:
+	exe_put(em, f);
+	exe_put(em, libc);
+	counted_free(em, bm);
+}
+
+/* A kernel without batch updates of an array of maps: the first batch is
+ * refused, the chunks come one by one, and later files do not try the
+ * batch again. */
+TEST(exemgr_chunks_batch_refused_falls_back)
+{
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *f = NULL;
+	struct exe_stats st;
+
+	if (!present(LIBLLVM) || !counted_maps(DELTA_ROWS_DEFAULT, NULL, &bm, &em))
+		goto out;
+	refuse_batch = true;
+	f = load(em, LIBLLVM);
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.row_chunks, 4, "libLLVM in four chunks all the same");
+	ASSERT_EQ(batch_calls, 1, "the batch tried once");
+	ASSERT_EQ(single_calls, 4, "then one update per chunk");
+	ASSERT_TRUE(bm->no_chunk_batch, "remembered");
+	ASSERT_EQ(st.chunk_batches, 4, "four updates counted");
+	exe_put(em, f);
+	f = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, &st);
+	ASSERT_EQ(st.row_chunks, 0, "dropped");
+	f = load(em, LIBLLVM);
+	ASSERT_EQ(batch_calls, 1, "not tried again");
+	ASSERT_EQ(single_calls, 8, "four more, one by one");
+out:
+	exe_put(em, f);
+	counted_free(em, bm);
+}
+
+/* The hint round trip through a real store: a run that used four chunks
+ * writes 4; the next start creates four in one call before any file
+ * loads, and the same files then create none.  A hint over the bound is
+ * capped; unused chunks of a hint go back at the next exe_gc(); no hint,
+ * a record of another size and -fp-only's manager create nothing. */
+TEST(exemgr_chunks_prefill_hint_round_trip)
+{
+	static const uint8_t hint_id[16] = "rows:chunk-hint";
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct exe_file *libc = NULL, *f = NULL;
+	struct store *st = NULL;
+	struct exe_stats es;
+	uint32_t bad[3] = { 1, 4, 0 };
+
+	if (!present(LIBLLVM) ||
+	    !ASSERT_OK(store_open(test_tmppath("cache"), NULL, &st), "store") ||
+	    !counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
+		goto out;
+	ASSERT_EQ(exe_chunks_prefill(em), 0, "no hint yet: nothing");
+	libc = load(em, LIBC);
+	f = load(em, LIBLLVM);
+	exe_chunks_remember(em);
+	exe_put(em, f);
+	exe_put(em, libc);
+	f = libc = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	/* nothing in use at exit: the most of the run stays */
+	exe_chunks_remember(em);
+
+	if (!counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
+		goto out;
+	ASSERT_EQ(exe_chunks_prefill(em), 4, "the last run's four");
+	ASSERT_EQ(batch_calls, 1, "in one call");
+	ASSERT_EQ(single_calls, 0, "none alone");
+	libc = load(em, LIBC);
+	f = load(em, LIBLLVM);
+	exe_get_stats(em, &es);
+	ASSERT_EQ(es.chunks_created, 4, "the files created none");
+	ASSERT_EQ(es.chunks_prefilled, 4, "counted as prefilled");
+	ASSERT_EQ(es.chunk_batches, 1, "one update of the array of maps");
+	exe_put(em, f);
+	f = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, &es);
+	ASSERT_EQ(es.row_chunks, 1, "libLLVM's chunks went back at gc");
+	exe_put(em, libc);
+	libc = NULL;
+
+	/* a smaller bound: two chunks */
+	if (!counted_maps(2 * DELTA_CHUNK_ROWS, st, &bm, &em))
+		goto out;
+	ASSERT_EQ(exe_chunks_prefill(em), 2, "capped by the bound");
+
+	if (!counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
+		goto out;
+	exe_mgr_set_fp_only(em, true);
+	ASSERT_EQ(exe_chunks_prefill(em), 0, "-fp-only loads no rows");
+	exe_chunks_remember(em);
+
+	ASSERT_OK(store_put(st, hint_id, STORE_KIND_ROW_CHUNKS, bad,
+			    sizeof(bad)),
+		  "a record of another size");
+	if (!counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
+		goto out;
+	ASSERT_EQ(exe_chunks_prefill(em), 0, "unreadable: nothing");
+	ASSERT_EQ(batch_calls + single_calls, 0, "no chunk created");
+
+	ASSERT_OK(store_del(st, hint_id, STORE_KIND_ROW_CHUNKS), "evicted");
+	if (!counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
+		goto out;
+	ASSERT_EQ(exe_chunks_prefill(em), 0, "absent: nothing");
+out:
+	exe_put(em, f);
+	exe_put(em, libc);
+	counted_free(em, bm);
+	store_free(st);
+}
+
+/* The kernel's side (tracer_maps.c): four chunks in one batch update of
+ * delta_rows (or, where the kernel refuses it, one update each), each
+ * found by the kernel where BPF looks, holding what we wrote through our
+ * mapping.  Timed against four single updates (one grace period each). */
+TEST_ROOT(exemgr_chunks_kernel_batch)
+{
+	struct tracer_opts o = { .samples_per_second = 19 };
+	uint32_t idx[4] = { 0, 1, 2, 3 }, more[4] = { 4, 5, 6, 7 }, done, i;
+	struct tracer *tr = NULL;
+	struct bpfmaps *bm;
+	struct krows k = { .outer = -1 };
+	uint64_t t0, batch_ns, single_ns;
+
+	if (!ASSERT_OK(tracer_open(&o, NULL, NULL, NULL, &tr), "tracer_open"))
+		goto out;
+	bm = tracer_maps(tr);
+	if (!ASSERT_GE(bm->max_chunks, 8, "room for eight chunks"))
+		goto out;
+	t0 = exe_now_ns();
+	ASSERT_OK(bm_chunks_new(bm, idx, 4, &done), "four at once");
+	batch_ns = exe_now_ns() - t0;
+	ASSERT_EQ(done, 4, "all four");
+	t0 = exe_now_ns();
+	for (i = 0; i < 4; i++)
+		ASSERT_OK(bm_chunk_new(bm, more[i]), "one");
+	single_ns = exe_now_ns() - t0;
+	test_note("4 chunks: %.1f ms in %s, %.1f ms one by one",
+		  batch_ns / 1e6,
+		  bm->no_chunk_batch ? "single updates (batch refused)" :
+				       "one batch update",
+		  single_ns / 1e6);
+	ASSERT_EQ(bm->chunk_batches, bm->no_chunk_batch ? 8 : 5,
+		  "updates of the array of maps counted");
+	ASSERT_EQ(bm->chunks_created, 8, "chunks counted");
+	/* each chunk where the kernel finds it, with our row in it */
+	if (!ASSERT_OK(krows_open(&k), "delta_rows among our descriptors"))
+		goto out;
+	for (i = 0; i < 8; i++) {
+		uint32_t row = i << DELTA_CHUNK_SHIFT | 7 * ROWS_PER_BLOCK, got = 0;
+
+		*bm_row(bm, row) = 1000 + i;
+		ASSERT_OK(kernel_row(&k, row, &got), "found as BPF finds it");
+		ASSERT_EQ(got, 1000 + i, "our row, seen by the kernel");
+	}
+	/* at exit nothing is deleted one by one: the chunks go with the
+	 * object (tracer_free) */
+	tracer_closing(tr);
+	t0 = exe_now_ns();
+	for (i = 0; i < 8; i++)
+		bm_chunk_drop(bm, i);
+	test_note("dropped at exit in %.2f ms", (exe_now_ns() - t0) / 1e6);
+	i = 0;
+	ASSERT_OK(bpf_map_lookup_elem(k.outer, &i, &done),
+		  "still in the outer map");
+out:
+	krows_close(&k);
+	tracer_free(tr);
 }
