@@ -844,11 +844,17 @@ void interp_procs_detach(void *state, pid_t pid)
 int interp_procs_put(void *state, pid_t pid, uint64_t word)
 {
 	struct hm *m = state;
-	uint64_t old;
+	bool added;
+	uint64_t *slot = hm_slot(m, (uint64_t)pid, &added);
 
-	if (m->count >= INTERP_PROCS_MAX && !hm_get(m, (uint64_t)pid, &old))
+	if (!slot)
+		return m->count >= INTERP_PROCS_MAX ? -ENOSPC : -ENOMEM;
+	if (added && m->count > INTERP_PROCS_MAX) {
+		hm_del(m, (uint64_t)pid);
 		return -ENOSPC;
-	return hm_put(m, (uint64_t)pid, word);
+	}
+	*slot = word;
+	return 0;
 }
 
 bool interp_procs_get(void *state, pid_t pid, uint64_t *word)
