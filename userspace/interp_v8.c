@@ -554,7 +554,7 @@ static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_v8 = {
-	INTERP_MODULE_ID(V8, v8),
+	INTERP_MODULE_METRICS(V8_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("v8_procs", struct v8_proc),
 	.init = v8_init,
