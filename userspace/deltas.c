@@ -50,9 +50,9 @@ _Static_assert(sizeof(struct brow) == 16, "brow packs to 16 bytes");
 struct dt_builder {
 	struct brow *rows;
 	size_t n_rows, cap_rows;
-	struct unwind_rule *rules; /* interned, fixed ones first */
-	size_t n_rules, cap_rules;
-	struct intern rule_ix; /* rule -> index in rules */
+	/* the rules, fixed ones first: a rule's id is its index, the
+	 * interner's copy of it the one kept */
+	struct intern rules;
 	unsigned layer_src[LAYER_COUNT]; /* source bits that added rows */
 	unsigned cur_src;
 	uint8_t layer;
@@ -63,18 +63,15 @@ struct dt_builder {
 /* The interned index of r, adding it when new; -E2BIG past MAX_RULES. */
 static int rule_index(struct dt_builder *b, const struct unwind_rule *r)
 {
-	int64_t id = intern_find(&b->rule_ix, r, sizeof(*r));
+	int64_t id;
 
-	if (id >= 0)
-		return (int)id;
-	if (b->n_rules >= MAX_RULES)
-		return -E2BIG;
-	/* the entry first, so the key's id is its index */
-	if (ARR_PUSH(b->rules, b->n_rules, b->cap_rules, MAX_RULES) ||
-	    intern_add(&b->rule_ix, r, sizeof(*r), NULL) < 0)
-		return -ENOMEM;
-	b->rules[b->n_rules] = *r;
-	return (int)b->n_rules++;
+	/* at the bound only a rule already in has an index: find, not add */
+	if (b->rules.n >= MAX_RULES) {
+		id = intern_find(&b->rules, r, sizeof(*r));
+		return id >= 0 ? (int)id : -E2BIG;
+	}
+	id = intern_add(&b->rules, r, sizeof(*r), NULL);
+	return id >= 0 ? (int)id : -ENOMEM;
 }
 
 int dt_builder_new(struct dt_builder **out)
@@ -101,8 +98,7 @@ void dt_builder_free(struct dt_builder *b)
 	if (!b)
 		return;
 	free(b->rows);
-	free(b->rules);
-	intern_free(&b->rule_ix);
+	intern_free(&b->rules);
 	free(b);
 }
 
@@ -494,12 +490,12 @@ int dt_builder_finish(struct dt_builder *b, struct dt_file **out)
 			source |= b->layer_src[i];
 
 	/* Local rule table: fixed entries, then rules by first use. */
-	remap = malloc(b->n_rules * sizeof(*remap));
+	remap = malloc(b->rules.n * sizeof(*remap));
 	if (!remap) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < b->n_rules; i++)
+	for (i = 0; i < b->rules.n; i++)
 		remap[i] = i < RULE_FIXED_COUNT ? (uint32_t)i : UINT32_MAX;
 	for (i = 0; i < n; i++)
 		if (remap[b->rows[i].rule] == UINT32_MAX)
@@ -515,9 +511,11 @@ int dt_builder_finish(struct dt_builder *b, struct dt_file **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < b->n_rules; i++)
+	for (i = 0; i < b->rules.n; i++)
 		if (remap[i] != UINT32_MAX)
-			t->rules[remap[i]] = b->rules[i];
+			memcpy(&t->rules[remap[i]],
+			       intern_key(&b->rules, (uint32_t)i, NULL),
+			       sizeof(*t->rules));
 	memset(&pg, 0, sizeof(pg));
 	pg.t = t;
 	paginate(&pg, b->rows, n, remap, b->have_text, b->text_hi);

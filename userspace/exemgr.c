@@ -89,19 +89,22 @@ struct owner_use {
 static struct owner_use *owner_get(struct exe_mgr *m, uid_t uid, bool create)
 {
 	struct owner_use *o;
-	uint64_t v;
+	uint64_t v, *slot;
+	bool added;
 
 	if (uid == 0)
 		return NULL;
-	if (hm_get(&m->owners, uid, &v))
-		return (struct owner_use *)(uintptr_t)v;
 	if (!create)
-		return NULL;
+		return hm_get(&m->owners, uid, &v) ?
+			       (struct owner_use *)(uintptr_t)v : NULL;
+	slot = hm_slot(&m->owners, uid, &added);
+	if (!slot || !added)
+		return slot ? (struct owner_use *)(uintptr_t)*slot : NULL;
 	o = calloc(1, sizeof(*o));
-	if (o && hm_put(&m->owners, uid, (uintptr_t)o)) {
-		free(o);
-		o = NULL;
-	}
+	if (!o)
+		hm_del(&m->owners, uid);
+	else
+		*slot = (uintptr_t)o;
 	return o;
 }
 
@@ -145,12 +148,14 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r,
 			    uid_t owner)
 {
 	struct owner_use *o;
-	uint64_t key;
+	bool added;
 	uint32_t idx;
-	int found = rule_find(m, r, &key);
+	/* one search: the slot of the rule's hash, taken when new */
+	uint64_t key = hm_hash(r, sizeof(*r), 0);
+	uint64_t *slot = hm_slot(&m->rules, key, &added);
 
-	if (found >= 0) {
-		idx = (uint32_t)found;
+	if (slot && !added && !memcmp(&m->bm->rules[*slot], r, sizeof(*r))) {
+		idx = (uint32_t)*slot;
 		if (idx >= RULE_FIXED_COUNT)
 			m->rule_refs[idx]++;
 		return idx;
@@ -160,11 +165,17 @@ static uint32_t rule_intern(struct exe_mgr *m, const struct unwind_rule *r,
 	} else if (m->n_free) {
 		idx = m->rule_free[m->free_head];
 	} else {
+		if (added)
+			hm_del(&m->rules, key);
 		m->st.rules_full++;
 		return RULE_IDX_INVALID;
 	}
-	if (!hm_get(&m->rules, key, NULL) && hm_put(&m->rules, key, idx))
+	if (!slot)
 		return RULE_IDX_INVALID; /* the file is loaded with invalid rows */
+	/* a hash another rule holds keeps pointing there: this one is
+	 * found nowhere (rule_find) */
+	if (added)
+		*slot = idx;
 	if (idx == m->n_rules) {
 		m->n_rules++;
 	} else {

@@ -27,9 +27,22 @@ static const struct interp_module *const modules[INTERP_COUNT] = {
 #undef INTERP_ENTRY_
 };
 
+/* The names, from the same lines: a descriptor does not repeat them, so
+ * it cannot disagree with its registry line. */
+static const char *const module_names[INTERP_COUNT] = {
+#define INTERP_NAME_(NAME, name, type) [INTERP_##NAME] = #name,
+	INTERPRETERS(INTERP_NAME_)
+#undef INTERP_NAME_
+};
+
 const struct interp_module *interp_module(unsigned kind)
 {
 	return kind > INTERP_NONE && kind < INTERP_COUNT ? modules[kind] : NULL;
+}
+
+const char *interp_name(unsigned kind)
+{
+	return kind > INTERP_NONE && kind < INTERP_COUNT ? module_names[kind] : NULL;
 }
 
 const char *interp_tracer_names(void)
@@ -43,7 +56,7 @@ const char *interp_tracer_names(void)
 	n = (size_t)snprintf(buf, sizeof(buf), "native");
 	for (k = 1; k < INTERP_COUNT && n < sizeof(buf); k++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, ", %s",
-				      modules[k]->name);
+				      module_names[k]);
 	return buf;
 }
 
@@ -64,8 +77,8 @@ int interp_parse_tracers(const char *tracers, uint32_t *mask)
 		bool known = n == 6 && !strncmp(p, "native", 6); /* always on */
 
 		for (k = 1; k < INTERP_COUNT && !known; k++)
-			if (strlen(modules[k]->name) == n &&
-			    !strncmp(p, modules[k]->name, n)) {
+			if (strlen(module_names[k]) == n &&
+			    !strncmp(p, module_names[k], n)) {
 				*mask |= 1u << k;
 				known = true;
 			}
@@ -153,7 +166,7 @@ int interp_mgr_new(struct bpfmaps *bm, struct store *store,
 		    bm_bind(bm, BM_INTERP(k), m->map_name, m->map_key_size,
 			    m->map_val_size)) {
 			log_warn("%s: BPF map %s not found: its frames are not unwound",
-				 m->name, m->map_name);
+				 module_names[k], m->map_name);
 			im->mask &= ~(1u << k);
 		}
 	}
@@ -224,7 +237,8 @@ void interp_verdict(unsigned kind, int err, struct interp_verdict *v)
 	v->mark = err == -ENOTSUP ? INTERP_VERDICT_UNSUPPORTED :
 				    INTERP_VERDICT_NOT_HERE;
 	v->format = m->record_format;
-	v->name = (uint32_t)XXH3_64bits(m->name, strlen(m->name));
+	v->name = (uint32_t)XXH3_64bits(module_names[kind],
+					strlen(module_names[kind]));
 }
 
 /* -ENOTSUP or -ENOENT when data is this build's verdict for module k, 0
@@ -341,7 +355,7 @@ void interp_detect(void *arg, struct exe_file *f, int fd)
 			continue;
 		}
 		im->st[k].files++;
-		log_info("file %s: %s runtime", f->path, modules[k]->name);
+		log_info("file %s: %s runtime", f->path, module_names[k]);
 	}
 }
 
@@ -886,11 +900,17 @@ void interp_procs_detach(void *state, pid_t pid)
 int interp_procs_put(void *state, pid_t pid, uint64_t word)
 {
 	struct hm *m = state;
-	uint64_t old;
+	bool added;
+	uint64_t *slot = hm_slot(m, (uint64_t)pid, &added);
 
-	if (m->count >= INTERP_PROCS_MAX && !hm_get(m, (uint64_t)pid, &old))
+	if (!slot)
+		return m->count >= INTERP_PROCS_MAX ? -ENOSPC : -ENOMEM;
+	if (added && m->count > INTERP_PROCS_MAX) {
+		hm_del(m, (uint64_t)pid);
 		return -ENOSPC;
-	return hm_put(m, (uint64_t)pid, word);
+	}
+	*slot = word;
+	return 0;
 }
 
 bool interp_procs_get(void *state, pid_t pid, uint64_t *word)

@@ -82,8 +82,7 @@ struct interp_attach {
 };
 
 struct interp_module {
-	const char *name;      /* the -tracers word, as in INTERPRETERS */
-	unsigned kind;	       /* enum interp_kind */
+	/* its name and kind are its line in INTERPRETERS (interp_name) */
 	bool on_by_default;    /* in -tracers all */
 	/* its counters' names and help (METRIC_INTERP_BASE(kind) + i) */
 	const char *const *metric_names, *const *metric_help;
@@ -136,13 +135,6 @@ struct interp_module {
 	.metric_help = (const char *const[]){ LIST(INTERP_METRIC_HELP_) },     \
 	.n_metrics = sizeof((const char *const[]){ LIST(INTERP_METRIC_NAME_) }) / \
 		     sizeof(const char *)
-
-/* A module's names, from its line X(NAME, word, ...) in INTERPRETERS
- * (bpf/profiler.h): .name (the -tracers word), .kind and its counters
- * (<NAME>_METRICS). */
-#define INTERP_MODULE_ID(NAME, word)                                           \
-	.name = #word, .kind = INTERP_##NAME,                                  \
-	INTERP_MODULE_METRICS(NAME##_METRICS)
 
 /* The BPF map a module's unwinder reads: its name, keyed by pid (u32),
  * values of type val. */
@@ -295,6 +287,9 @@ int interp_record_check(const struct interp_module *m, const void *data,
 
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);
+/* A module's name, the -tracers word of its line in INTERPRETERS (NULL
+ * for INTERP_NONE). */
+const char *interp_name(unsigned kind);
 /* Parse -tracers ("all", or a comma list of native and module names)
  * into a mask of enum interp_kind bits.  "all" is every module on by
  * default.  Returns 0, or -EINVAL after a message naming the word. */

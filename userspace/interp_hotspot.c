@@ -183,7 +183,7 @@ static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_hotspot = {
-	INTERP_MODULE_ID(HOTSPOT, hotspot),
+	INTERP_MODULE_METRICS(HOTSPOT_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("hotspot_procs", struct hotspot_proc),
 	.init = interp_procs_init,

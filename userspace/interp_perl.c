@@ -352,7 +352,7 @@ static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_perl = {
-	INTERP_MODULE_ID(PERL, perl),
+	INTERP_MODULE_METRICS(PERL_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("perl_procs", struct perl_proc),
 	.init = interp_procs_init,

@@ -451,7 +451,7 @@ static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_php = {
-	INTERP_MODULE_ID(PHP, php),
+	INTERP_MODULE_METRICS(PHP_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("php_procs", struct php_proc),
 	.init = interp_procs_init,

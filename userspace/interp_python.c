@@ -902,7 +902,7 @@ static int python_symbolize(void *state, pid_t pid,
 }
 
 const struct interp_module interp_module_python = {
-	INTERP_MODULE_ID(PYTHON, python),
+	INTERP_MODULE_METRICS(PYTHON_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("py_procs", struct py_proc),
 	.init = python_init,

@@ -238,7 +238,7 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_ruby = {
-	INTERP_MODULE_ID(RUBY, ruby),
+	INTERP_MODULE_METRICS(RUBY_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("ruby_procs", struct ruby_proc),
 	.init = ruby_init,

@@ -128,7 +128,7 @@ static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 }
 
 const struct interp_module interp_module_test = {
-	INTERP_MODULE_ID(TEST, test),
+	INTERP_MODULE_METRICS(TEST_METRICS),
 	.on_by_default = false, /* only when named in -tracers */
 	INTERP_MODULE_MAP("test_procs", struct test_proc),
 	.detect = test_detect,

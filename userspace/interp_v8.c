@@ -460,6 +460,7 @@ struct v8_state {
 	void *procs;
 	struct v8_layout layouts[V8_LAYOUTS_MAX];
 	unsigned n_layouts;
+	struct v8_sym_stats sym; /* what naming frames read */
 };
 
 static int v8_init(void **state)
@@ -550,11 +551,12 @@ static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 	if (!interp_procs_get(st->procs, pid, &idx) || idx >= st->n_layouts)
 		return -ESRCH;
 	return v8_frame_symbolize(interp_read_process, NULL, pid,
-				  &st->layouts[idx], f, out, max);
+				  &st->layouts[idx], f, out, max,
+				  &st->sym);
 }
 
 const struct interp_module interp_module_v8 = {
-	INTERP_MODULE_ID(V8, v8),
+	INTERP_MODULE_METRICS(V8_METRICS),
 	.on_by_default = true,
 	INTERP_MODULE_MAP("v8_procs", struct v8_proc),
 	.init = v8_init,

@@ -67,9 +67,21 @@ struct v8_layout {
  * too: out[0..max) innermost first, the frame's own function last.
  * Returns how many (>= 1), or a negative errno when the object is not a
  * JSFunction of this layout. */
+struct v8_sym_stats;
 int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
 		       const struct v8_layout *l, const struct interp_frame *f,
-		       struct interp_symbol *out, unsigned max);
+		       struct interp_symbol *out, unsigned max,
+		       struct v8_sym_stats *st);
+
+/* What naming frames read (st of v8_frame_symbolize; NULL: not kept):
+ * a frame's chain reads each script's source once, up to the furthest
+ * position of it there (at most INTERP_CHAIN_MAX levels, V8_SOURCE_MAX
+ * characters). */
+struct v8_sym_stats {
+	uint64_t source_reads;	/* script sources read to count lines */
+	uint64_t source_shared; /* lines counted in a source read for an
+				 * other level of the same chain */
+};
 
 /* What detection kept for a file (its stored record), for tests. */
 struct v8_record {

@@ -274,12 +274,18 @@ int v8_optimized_chain(const struct v8_reader *r, const struct v8_code *c,
 		       unsigned max)
 {
 	const struct v8_layout *l = r->l;
-	uint64_t table, deopt, literals = 0, inl_arr, count, script, fsfi;
+	uint64_t table, deopt, literals = 0, inl_arr, count, fsfi;
 	uint8_t *buf = NULL, *inl = NULL;
 	size_t len, inl_len = 0;
 	unsigned id, n = 0;
-	int64_t raw;
+	/* each level's script and position: the lines come last, a source
+	 * read once for every level of it (v8_chain_lines) */
+	uint64_t script[INTERP_CHAIN_MAX];
+	int64_t raw, pos[INTERP_CHAIN_MAX];
 	int err;
+
+	if (max > INTERP_CHAIN_MAX)
+		max = INTERP_CHAIN_MAX;
 
 	err = v8_field(r, c->code, l->code_positions, &table);
 	if (!err)
@@ -313,10 +319,10 @@ int v8_optimized_chain(const struct v8_reader *r, const struct v8_code *c,
 		memcpy(&ip, inl + (id - 1) * sizeof(ip), sizeof(ip));
 		err = inlined_sfi(r, literals, ip.fn, &fsfi);
 		if (!err)
-			err = v8_sfi_symbol(r, fsfi, &out[n], &script);
+			err = v8_sfi_symbol(r, fsfi, &out[n], &script[n]);
 		if (err)
 			break;
-		out[n++].line = script ? v8_source_line(r, script, raw_offset(raw)) : 0;
+		pos[n++] = raw_offset(raw);
 		raw = ip.position;
 		if (raw_inlining(raw) >= id) {
 			err = -EINVAL;
@@ -328,11 +334,12 @@ int v8_optimized_chain(const struct v8_reader *r, const struct v8_code *c,
 	if (err)
 		return err;
 	if (n < max) {
-		err = v8_sfi_symbol(r, sfi, &out[n], &script);
+		err = v8_sfi_symbol(r, sfi, &out[n], &script[n]);
 		if (err)
 			return err;
-		out[n++].line = script ? v8_source_line(r, script, raw_offset(raw)) : 0;
+		pos[n++] = raw_offset(raw);
 	}
+	v8_chain_lines(r, script, pos, out, n);
 	return (int)n;
 }
 

@@ -45,6 +45,7 @@ struct v8_reader {
 	void *arg;
 	pid_t pid;
 	const struct v8_layout *l;
+	struct v8_sym_stats *st; /* NULL: not kept */
 };
 
 static inline int v8_rd(const struct v8_reader *r, uint64_t addr, void *buf, size_t len)
@@ -84,10 +85,12 @@ struct v8_code {
 
 /* ---- interp_v8_names.c ---- */
 
-/* The line of script offset pos: newlines before it in the source (0:
- * not known). */
-uint32_t v8_source_line(const struct v8_reader *r, uint64_t script,
-			int64_t pos);
+/* The lines of a frame's chain: out[i].line for script offset pos[i] in
+ * script[i] (0 when either is not known), the newlines before it in the
+ * source.  Each script's source is read once, up to the furthest of its
+ * positions; n <= INTERP_CHAIN_MAX. */
+void v8_chain_lines(const struct v8_reader *r, const uint64_t *script,
+		    const int64_t *pos, struct interp_symbol *out, unsigned n);
 
 /* SharedFunctionInfo sfi's name and its script's into out (line 0);
  * *script: its Script, 0 when it has none. */

@@ -142,28 +142,97 @@ static int scope_info_name(const struct v8_reader *r, uint64_t si, char *out,
 /* Sources read to find a line: at most this many characters. */
 #define V8_SOURCE_MAX (4u << 20)
 
-/* The line of script offset pos: newlines before it in the source. */
-uint32_t v8_source_line(const struct v8_reader *r, uint64_t script,
-			int64_t pos)
+/* The first want characters of script's source into *buf (malloc'd, the
+ * caller's to free): how many were read, fewer when a piece of it could
+ * not be (*failed then tells). */
+static size_t source_read(const struct v8_reader *r, uint64_t script,
+			  size_t want, char **buf, bool *failed)
 {
 	uint64_t src;
 	unsigned pieces = 0;
-	size_t n = 0, i;
-	uint32_t line = 1;
-	char *buf;
+	size_t n = 0;
 
-	if (pos < 0 || pos >= V8_SOURCE_MAX ||
-	    v8_field(r, script, r->l->script_source, &src))
+	*failed = true;
+	*buf = NULL;
+	if (v8_field(r, script, r->l->script_source, &src))
 		return 0;
-	buf = malloc((size_t)pos + 1);
-	if (!buf)
+	*buf = malloc(want + 1);
+	if (!*buf)
 		return 0;
-	if (str_append(r, src, buf, &n, (size_t)pos, &pieces) || n < (size_t)pos)
-		line = 0;
-	for (i = 0; line && i < n; i++)
+	if (r->st)
+		r->st->source_reads++;
+	*failed = str_append(r, src, *buf, &n, want, &pieces) != 0;
+	return n;
+}
+
+/* The line at pos in the first n characters of a source (0: not in them). */
+static uint32_t line_at(const char *buf, size_t n, int64_t pos)
+{
+	uint32_t line = 1;
+	size_t i;
+
+	if (!buf || pos < 0 || (size_t)pos > n)
+		return 0;
+	for (i = 0; i < (size_t)pos; i++)
 		line += buf[i] == '\n';
-	free(buf);
 	return line;
+}
+
+static bool pos_ok(int64_t pos)
+{
+	return pos >= 0 && pos < V8_SOURCE_MAX;
+}
+
+void v8_chain_lines(const struct v8_reader *r, const uint64_t *script,
+		    const int64_t *pos, struct interp_symbol *out, unsigned n)
+{
+	bool done[INTERP_CHAIN_MAX] = { false };
+	unsigned i, j;
+
+	if (n > INTERP_CHAIN_MAX)
+		n = INTERP_CHAIN_MAX;
+	for (i = 0; i < n; i++) {
+		int64_t far = pos[i];
+		size_t got;
+		bool failed;
+		char *buf;
+
+		if (done[i])
+			continue;
+		if (!script[i] || !pos_ok(pos[i])) {
+			out[i].line = 0;
+			continue;
+		}
+		for (j = i + 1; j < n; j++)
+			if (script[j] == script[i] && pos_ok(pos[j]) &&
+			    pos[j] > far)
+				far = pos[j];
+		got = source_read(r, script[i], (size_t)far, &buf, &failed);
+		for (j = i; j < n; j++) {
+			if (done[j] || script[j] != script[i] || !pos_ok(pos[j]))
+				continue;
+			done[j] = true;
+			/* a read that failed is the furthest position's
+			 * answer (0); a nearer one may have stopped short of
+			 * the piece that failed: it reads on its own */
+			if (failed && pos[j] < far) {
+				bool own_failed;
+				char *own;
+				size_t n_own = source_read(r, script[j],
+							   (size_t)pos[j], &own,
+							   &own_failed);
+
+				out[j].line = own_failed ? 0 :
+					line_at(own, n_own, pos[j]);
+				free(own);
+				continue;
+			}
+			out[j].line = failed ? 0 : line_at(buf, got, pos[j]);
+			if (j != i && r->st)
+				r->st->source_shared++;
+		}
+		free(buf);
+	}
 }
 
 /* SharedFunctionInfo sfi's name and its script's into out (line 0);
@@ -205,9 +274,10 @@ int v8_sfi_symbol(const struct v8_reader *r, uint64_t sfi,
 
 int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
 		       const struct v8_layout *l, const struct interp_frame *f,
-		       struct interp_symbol *out, unsigned max)
+		       struct interp_symbol *out, unsigned max,
+		       struct v8_sym_stats *st)
 {
-	const struct v8_reader r = { read, arg, pid, l };
+	const struct v8_reader r = { read, arg, pid, l, st };
 	uint64_t fn = f->n_payload ? f->payload[0] : 0, sfi, script, bca;
 	uint64_t pc = f->data & V8_PC_MASK, frame_bca;
 	bool jit = f->data & V8_F_JIT, have_off, found = false;
@@ -252,6 +322,6 @@ int v8_frame_symbolize(interp_read_fn read, void *arg, pid_t pid,
 	pos = v8_frame_position(&r, frame_bca, have_off, off);
 	if (pos < 0 && v8_field(&r, sfi, l->sfi_function_data, &bca) == 0)
 		pos = v8_frame_position(&r, bca, false, 0);
-	out->line = v8_source_line(&r, script, pos);
+	v8_chain_lines(&r, &script, &pos, out, 1);
 	return 1;
 }

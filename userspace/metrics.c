@@ -236,7 +236,7 @@ static void per_runtime(const struct metrics_snap *s, struct mo *o, size_t field
 	unsigned k;
 
 	for (k = 1; k < INTERP_COUNT; k++)
-		put_label(o, interp_module(k)->name,
+		put_label(o, interp_name(k),
 			  (double)*(const uint64_t *)((const char *)&s->is[k] + field),
 			  NULL);
 }
@@ -268,7 +268,7 @@ static void series_interp_symbolized(const struct metrics_snap *s, struct mo *o)
 
 	for (k = 1; k < INTERP_COUNT; k++)
 		for (r = 0; r < 2; r++) {
-			const char *rt = interp_module(k)->name;
+			const char *rt = interp_name(k);
 			const char *res = r ? "failed" : "ok";
 			uint64_t v = r ? s->is[k].symbolize_fail : s->is[k].symbolize_ok;
 			char labels[96], key[96];

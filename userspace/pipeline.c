@@ -182,6 +182,17 @@ static const char *arena_str(struct tp *tp, const char *s)
 
 /* ---- interning ------------------------------------------------------- */
 
+/* The id of key in t in one search: added (*added) when new and room is
+ * 0, the result of making room for its entries beside t first (so that a
+ * key is never added without them); found only, when there is no room.
+ * Negative when not there and not added. */
+static int64_t intern_with_room(struct intern *t, const void *key, size_t len,
+				int room, bool *added)
+{
+	*added = false;
+	return room ? intern_find(t, key, len) : intern_add(t, key, len, added);
+}
+
 /* Does rep mapping m hold f's ELF address addr?  A mapping of a process
  * we never read (limit 0) stands for the whole file. */
 static bool rep_holds(const struct rep_mapping *m, uint64_t addr)
@@ -202,6 +213,7 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 	uint64_t last = hm_hash(&k, sizeof(k), 0), v;
 	const struct map_key *lk;
 	struct rep_mapping *m;
+	bool added;
 	int64_t id;
 	uint32_t i;
 
@@ -214,14 +226,15 @@ static uint32_t intern_mapping(struct tp *tp, uint32_t pid, struct exe_file *f,
 	if (!pmm)
 		pmm = sy_file_mapping(tp->sy, pid, f, addr);
 	k.start = pmm ? pmm->start : 0;
-	id = intern_find(&tp->map_by_key, &k, sizeof(k));
-	if (id >= 0) {
-		i = (uint32_t)id;
-		goto found;
-	}
-	if (ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps, tp->o.max_locations) ||
-	    intern_add(&tp->map_by_key, &k, sizeof(k), NULL) < 0)
+	id = intern_with_room(&tp->map_by_key, &k, sizeof(k),
+			      ARR_PUSH(tp->maps, tp->n_maps, tp->cap_maps,
+				       tp->o.max_locations),
+			      &added);
+	if (id < 0)
 		return REP_NONE;
+	i = (uint32_t)id;
+	if (!added)
+		goto found;
 	m = &tp->maps[tp->n_maps];
 	memset(m, 0, sizeof(*m));
 	if (pmm) {
@@ -385,14 +398,17 @@ static uint32_t intern_stack(struct tp *tp, const uint32_t *locs, uint32_t n)
 {
 	size_t len = n * sizeof(*locs);
 	struct rep_stack *s;
+	bool added;
 	int64_t id;
 
-	id = intern_find(&tp->stack_by_key, locs, len);
-	if (id >= 0)
-		return (uint32_t)id;
-	if (ARR_PUSH(tp->stacks, tp->n_stacks, tp->cap_stacks, tp->o.max_samples) ||
-	    intern_add(&tp->stack_by_key, locs, len, NULL) < 0)
+	id = intern_with_room(&tp->stack_by_key, locs, len,
+			      ARR_PUSH(tp->stacks, tp->n_stacks, tp->cap_stacks,
+				       tp->o.max_samples),
+			      &added);
+	if (id < 0)
 		return REP_NONE;
+	if (!added)
+		return (uint32_t)id;
 	s = &tp->stacks[tp->n_stacks];
 	s->n = n;
 	/* the interner's copy: it stays put until tp_reset */

@@ -129,18 +129,19 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 static struct pm_proc *get_proc(struct pm *pm, pid_t pid)
 {
 	struct pm_proc *p;
-	uint64_t v;
+	uint64_t *slot;
+	bool added;
 
-	if (hm_get(&pm->procs, (uint64_t)pid, &v))
-		return (struct pm_proc *)(uintptr_t)v;
+	slot = hm_slot(&pm->procs, (uint64_t)pid, &added);
+	if (!slot || !added)
+		return slot ? (struct pm_proc *)(uintptr_t)*slot : NULL;
 	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	if (hm_put(&pm->procs, (uint64_t)pid, (uintptr_t)p)) {
-		free(p);
+	if (!p) {
+		hm_del(&pm->procs, (uint64_t)pid);
 		return NULL;
 	}
+	p->pid = pid;
+	*slot = (uintptr_t)p;
 	pm->st.procs++;
 	return p;
 }

@@ -19,18 +19,21 @@
 
 int pm_request(struct pm *pm, pid_t pid, unsigned why)
 {
-	uint64_t seq;
+	bool added;
+	uint64_t *seq = hm_slot(&pm->req_by_pid, (uint64_t)pid, &added);
 
-	if (hm_get(&pm->req_by_pid, (uint64_t)pid, &seq)) {
-		pm->reqs[seq % PM_REQ_MAX].why |= why;
+	if (seq && !added) {
+		pm->reqs[*seq % PM_REQ_MAX].why |= why;
 		pm->st.requests_merged++;
 		return 0;
 	}
-	if (pm->req_tail - pm->req_head >= PM_REQ_MAX ||
-	    hm_put(&pm->req_by_pid, (uint64_t)pid, pm->req_tail)) {
+	if (!seq || pm->req_tail - pm->req_head >= PM_REQ_MAX) {
+		if (seq)
+			hm_del(&pm->req_by_pid, (uint64_t)pid);
 		pm->st.requests_dropped++;
 		return -ENOSPC;
 	}
+	*seq = pm->req_tail;
 	pm->reqs[pm->req_tail % PM_REQ_MAX] = (struct pm_req){ pid, why };
 	pm->req_tail++;
 	pm->st.requests++;

@@ -46,9 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz_image im = { data, size };
 
 	struct interp_symbol chain[4];
+	struct v8_sym_stats st = { 0 };
 	int n, i;
 
-	if (v8_frame_symbolize(fz_image_read, &im, 1, &node20, &f, &out, 1) == 1) {
+	if (v8_frame_symbolize(fz_image_read, &im, 1, &node20, &f, &out, 1, NULL) == 1) {
 		/* the strings are terminated within their buffers */
 		if (strlen(out.name) >= sizeof(out.name) ||
 		    strlen(out.file) >= sizeof(out.file) || !out.name[0])
@@ -61,8 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 16)
 		return 0;
 	f.data = V8_FRAME_PC(FZ_IMAGE_BASE + (size & ~(size_t)7) - 8);
-	n = v8_frame_symbolize(fz_image_read, &im, 1, &node20, &f, chain, 4);
+	n = v8_frame_symbolize(fz_image_read, &im, 1, &node20, &f, chain, 4,
+			       &st);
 	if (n > 4 || n == 0)
+		__builtin_trap();
+	/* a level's line is from a source read for it or shared: never
+	 * more shared than levels after the first */
+	if (n > 0 && st.source_shared >= (uint64_t)n)
 		__builtin_trap();
 	for (i = 0; i < n; i++)
 		if (strlen(chain[i].name) >= sizeof(chain[i].name) ||

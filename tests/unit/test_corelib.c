@@ -69,6 +69,41 @@ TEST(hashmap_delete_wrapping_clusters_and_iterate)
 	hm_free(&m);
 }
 
+/* hm_slot finds or adds in one search: a new key reads 0 and is added
+ * once, an old one gives its value's slot, writes through it stick, and
+ * growth past 3/4 keeps every key. */
+TEST(hashmap_slot_get_or_insert)
+{
+	struct hm m;
+	uint64_t *s, v, i;
+	bool added;
+
+	hm_init(&m);
+	for (i = 0; i < 1000; i++) {
+		s = hm_slot(&m, i * 31, &added);
+		if (!ASSERT_TRUE(s != NULL, "slot"))
+			break;
+		ASSERT_TRUE(added, "new key added");
+		ASSERT_EQ(*s, 0, "new slot reads 0");
+		*s = i + 1;
+	}
+	ASSERT_EQ(m.count, 1000, "count");
+	for (i = 0; i < 1000; i++) {
+		s = hm_slot(&m, i * 31, &added);
+		if (!ASSERT_TRUE(s != NULL, "slot again"))
+			break;
+		ASSERT_FALSE(added, "old key not added");
+		ASSERT_EQ(*s, i + 1, "old value");
+	}
+	ASSERT_EQ(m.count, 1000, "count unchanged");
+	ASSERT_TRUE(hm_slot(&m, 5, NULL) != NULL, "added may be NULL");
+	ASSERT_TRUE(hm_get(&m, 5, &v), "slot key is present");
+	ASSERT_EQ(v, 0, "its value");
+	ASSERT_OK(hm_put(&m, 5, 9), "put replaces");
+	ASSERT_EQ(m.count, 1001, "put on present key keeps count");
+	hm_free(&m);
+}
+
 TEST(hashmap_hash_seeded)
 {
 	const char a[] = "libc.so.6";

@@ -301,18 +301,18 @@ TEST(v8_frame_name_from_image)
 	f.payload[0] = 0x10000 + 1;
 	f.payload[1] = 0x10000 + 1024 + 1;
 	f.data = V8_FRAME_DATA(53 + 5, true);
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 1, "named");
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1, NULL), 1, "named");
 	ASSERT_STREQ(out.name, "chain_60", "the cons string's text");
 	ASSERT_STREQ(out.file, "/srv/split.js", "the two-byte script name");
 	ASSERT_EQ(out.line, 4, "the line of the statement it runs");
 	/* a compiled frame: the function's own first line */
 	f.payload[1] = 0;
 	f.data = 0;
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 1, "named");
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1, NULL), 1, "named");
 	ASSERT_EQ(out.line, 3, "the function's first line");
 	/* not a JSFunction: its shared is no SharedFunctionInfo */
 	memcpy(im.b + 1792 + 12, &(uint16_t){ 7 }, 2);
-	ASSERT_LT(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1), 0,
+	ASSERT_LT(v8_frame_symbolize(image_read, &im, 1, &l, &f, &out, 1, NULL), 0,
 		   "refused");
 }
 
@@ -324,7 +324,7 @@ TEST(v8_frame_name_from_image)
  * InliningPositions (2: inner, called in mid at id 1; 1: mid, called in
  * outer) and the literal array's SharedFunctionInfos (a weak reference):
  * inner, mid, outer innermost first, each with the line of its own
- * position.
+ * position, the script they share read once for the three lines.
  */
 TEST(v8_inlined_chain_from_image)
 {
@@ -346,14 +346,17 @@ TEST(v8_inlined_chain_from_image)
 	};
 	struct interp_frame f = { .kind = INTERP_V8, .n_payload = 2 };
 	struct interp_symbol out[4];
+	struct v8_sym_stats st = { 0 };
 	struct image im;
 
 	_Static_assert(sizeof(im.b) == V8_IMAGE_SIZE, "the image's size");
 	v8_inline_image(im.b);
 	f.payload[0] = V8_IMAGE_BASE + 1;
 	f.data = V8_FRAME_PC(V8_IMAGE_PC);
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 3,
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4, &st), 3,
 		  "three functions at the pc");
+	ASSERT_EQ(st.source_reads, 1, "one read of the script's source");
+	ASSERT_EQ(st.source_shared, 2, "two lines counted in it again");
 	ASSERT_STREQ(out[0].name, "inner", "the innermost first");
 	ASSERT_EQ(out[0].line, 5, "at its own position");
 	ASSERT_STREQ(out[1].name, "mid", "its caller");
@@ -361,17 +364,17 @@ TEST(v8_inlined_chain_from_image)
 	ASSERT_STREQ(out[2].name, "outer", "the frame's own function last");
 	ASSERT_EQ(out[2].line, 2, "at the call of mid");
 	ASSERT_STREQ(out[2].file, "/srv/inline.js", "its script");
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 2), 2,
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 2, NULL), 2,
 		  "cut to the innermost two");
 	ASSERT_STREQ(out[1].name, "mid", "then mid");
 	/* a pc past the code's end: the function alone */
 	f.data = V8_FRAME_PC(V8_IMAGE_BASE + V8_IMAGE_SIZE + 64);
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4, NULL), 1,
 		  "outer alone");
 	ASSERT_STREQ(out[0].name, "outer", "by its JSFunction");
 	/* ids that do not decrease: refused, the frame named alone */
 	f.data = V8_FRAME_PC(V8_IMAGE_PC);
 	v8i_inlining(im.b, 2, v8i_pos(6, 2), 0);
-	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4), 1,
+	ASSERT_EQ(v8_frame_symbolize(image_read, &im, 1, &l, &f, out, 4, NULL), 1,
 		  "a loop in the inlining ids is not followed");
 }

@@ -53,42 +53,59 @@ static int grow(struct hm *m)
 	return 0;
 }
 
-int hm_put(struct hm *m, uint64_t key, uint64_t val)
+/* Where key is, or the empty slot it would go to; m->cap is not 0. */
+static uint32_t probe(const struct hm *m, uint64_t key)
+{
+	uint32_t i = hm_mix(key) & (m->cap - 1);
+
+	while (m->used[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+uint64_t *hm_slot(struct hm *m, uint64_t key, bool *added)
 {
 	uint32_t i;
 
-	if (((uint64_t)m->count + 1) * 4 > (uint64_t)m->cap * 3 && grow(m))
-		return -ENOMEM;
-	i = hm_mix(key) & (m->cap - 1);
-	while (m->used[i]) {
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return 0;
-		}
-		i = (i + 1) & (m->cap - 1);
+	if (added)
+		*added = false;
+	if (m->cap) {
+		i = probe(m, key);
+		if (m->used[i])
+			return &m->vals[i];
+	}
+	/* absent: grow first when the insert would pass 3/4, then find the
+	 * empty slot again (the table moved) */
+	if (((uint64_t)m->count + 1) * 4 > (uint64_t)m->cap * 3) {
+		if (grow(m))
+			return NULL;
+		i = probe(m, key);
 	}
 	m->used[i] = 1;
 	m->keys[i] = key;
-	m->vals[i] = val;
+	m->vals[i] = 0;
 	m->count++;
+	if (added)
+		*added = true;
+	return &m->vals[i];
+}
+
+int hm_put(struct hm *m, uint64_t key, uint64_t val)
+{
+	uint64_t *v = hm_slot(m, key, NULL);
+
+	if (!v)
+		return -ENOMEM;
+	*v = val;
 	return 0;
 }
 
 static bool find(const struct hm *m, uint64_t key, uint32_t *pos)
 {
-	uint32_t i;
-
 	if (!m->cap)
 		return false;
-	i = hm_mix(key) & (m->cap - 1);
-	while (m->used[i]) {
-		if (m->keys[i] == key) {
-			*pos = i;
-			return true;
-		}
-		i = (i + 1) & (m->cap - 1);
-	}
-	return false;
+	*pos = probe(m, key);
+	return m->used[*pos];
 }
 
 bool hm_get(const struct hm *m, uint64_t key, uint64_t *val)

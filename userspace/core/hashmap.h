@@ -27,6 +27,11 @@ void hm_init(struct hm *m);
 void hm_free(struct hm *m);
 /* Insert or replace.  Returns 0 or -ENOMEM (the map is unchanged). */
 int hm_put(struct hm *m, uint64_t key, uint64_t val);
+/* Lookup or insert in one search: the value slot of key, the key added
+ * with value 0 when absent (*added tells which; added may be NULL).  NULL
+ * is -ENOMEM (only when absent; the map is unchanged).  The pointer is
+ * good until the next hm_put, hm_slot or hm_del. */
+uint64_t *hm_slot(struct hm *m, uint64_t key, bool *added);
 /* True when key is present; its value in *val (val may be NULL). */
 bool hm_get(const struct hm *m, uint64_t key, uint64_t *val);
 /* True when key was present.  Moves other entries: an iteration in
