@@ -254,12 +254,12 @@ TEST(reporter_otlp_headers)
 		strcat(all, "|");
 	}
 	ASSERT_STREQ(all, "a: b|x-key: va lue|k3: ,=%zz|", "decoded, trimmed");
-	curl_slist_free_all(l);
+	rep_otlp_slist_free(l);
 	l = NULL;
 	ASSERT_EQ(rep_otlp_headers("novalue", &l), -EINVAL, "no '='");
 	ASSERT_EQ(rep_otlp_headers("a=b%0d%0aInjected: 1", &l), -EINVAL, "CR LF refused");
 	ASSERT_EQ(rep_otlp_headers("=v", &l), -EINVAL, "empty key");
-	curl_slist_free_all(l);
+	rep_otlp_slist_free(l);
 }
 
 /* ---- OTLP against real receivers ----------------------------------------- */

@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,6 +41,75 @@
 #endif
 /* A receiver asking for more than this is not believed. */
 #define MAX_RETRY_AFTER_MS (300 * 1000)
+
+/* libcurl, loaded with the first OTLP sink (dlopen) rather than linked:
+ * its tree of libraries (TLS, Kerberos, LDAP, IDN, ...) cost every start
+ * of the daemon 7 ms of loading and constructors, and most runs never
+ * export.  Its functions we call: */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode rc);
+	void (*easy_cleanup)(CURL *c);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+	time_t (*getdate)(const char *s, const time_t *unused);
+} lc;
+static pthread_once_t lc_once = PTHREAD_ONCE_INIT;
+static int lc_err; /* 0, or why libcurl is not there */
+
+static void lc_load(void)
+{
+	/* Debian's OpenSSL build, then its GnuTLS one */
+	static const char *const sonames[] = { "libcurl.so.4",
+					       "libcurl-gnutls.so.4" };
+	void *h = NULL;
+	unsigned i;
+
+	for (i = 0; !h && i < sizeof(sonames) / sizeof(sonames[0]); i++)
+		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		log_error("reporter: otlp: libcurl (libcurl.so.4) cannot be "
+			  "loaded: %s", dlerror());
+		lc_err = -ENOSYS;
+		return;
+	}
+	/* the library stays loaded: its global state lives to the exit */
+#define LC_SYM(field, name)                                                    \
+	if (!(*(void **)&lc.field = dlsym(h, name)))                           \
+		lc_err = -ENOSYS;
+	LC_SYM(global_init, "curl_global_init")
+	LC_SYM(easy_init, "curl_easy_init")
+	LC_SYM(easy_setopt, "curl_easy_setopt")
+	LC_SYM(easy_perform, "curl_easy_perform")
+	LC_SYM(easy_getinfo, "curl_easy_getinfo")
+	LC_SYM(easy_strerror, "curl_easy_strerror")
+	LC_SYM(easy_cleanup, "curl_easy_cleanup")
+	LC_SYM(slist_append, "curl_slist_append")
+	LC_SYM(slist_free_all, "curl_slist_free_all")
+	LC_SYM(getdate, "curl_getdate")
+#undef LC_SYM
+	if (lc_err)
+		log_error("reporter: otlp: libcurl lacks a function we call");
+	else if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		lc_err = -ENOMEM;
+}
+
+/* 0 once libcurl is loaded and set up, else a negative errno. */
+static int lc_ready(void)
+{
+	pthread_once(&lc_once, lc_load);
+	return lc_err;
+}
+
+void rep_otlp_slist_free(struct curl_slist *l)
+{
+	if (l && !lc_ready())
+		lc.slist_free_all(l);
+}
 
 struct item {
 	struct item *next;
@@ -263,6 +333,9 @@ int rep_otlp_headers(const char *spec, struct curl_slist **list)
 {
 	const char *p = spec;
 
+	if (lc_ready())
+		return -ENOSYS;
+
 	while (p && *p) {
 		size_t n = strcspn(p, ","), kn;
 		const char *eq = memchr(p, '=', n);
@@ -292,7 +365,7 @@ int rep_otlp_headers(const char *spec, struct curl_slist **list)
 			goto bad;
 		if (err)
 			return err;
-		l = curl_slist_append(*list, line);
+		l = lc.slist_append(*list, line);
 		free(line);
 		if (!l)
 			return -ENOMEM;
@@ -399,7 +472,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 		if (end != v && !*end && secs >= 0) {
 			r->retry_after_ms = secs * 1000;
 		} else {
-			time_t t = curl_getdate(v, NULL);
+			time_t t = lc.getdate(v, NULL);
 
 			if (t != -1)
 				r->retry_after_ms = t > time(NULL) ? (t - time(NULL)) * 1000 : 0;
@@ -460,40 +533,40 @@ static enum send_result send_one(struct otlp_sink *o, const struct item *it,
 	r->grpc_status = -1;
 	r->retry_after_ms = -1;
 	r->sink = o;
-	curl_easy_setopt(c, CURLOPT_URL, o->target.url);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->data);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, o->headers);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)o->timeout_ms);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->timeout_ms);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(c, CURLOPT_URL, o->target.url);
+	lc.easy_setopt(c, CURLOPT_POST, 1L);
+	lc.easy_setopt(c, CURLOPT_POSTFIELDS, (const char *)it->data);
+	lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, o->headers);
+	lc.easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)o->timeout_ms);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)o->timeout_ms);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	lc.easy_setopt(c, CURLOPT_HEADERDATA, r);
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, r);
+	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	lc.easy_setopt(c, CURLOPT_XFERINFODATA, r);
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (o->ca_file)
-		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
+		lc.easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->target.grpc) {
-		curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+		lc.easy_setopt(c, CURLOPT_HTTP_VERSION,
 				 o->target.tls ? (long)CURL_HTTP_VERSION_2TLS :
 						 (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
 		/* libcurl 7.88 (Debian 12) fails the second request on a reused
 		 * HTTP/2 connection to a grpcio server ("Error in the HTTP2
 		 * framing layer", the curl tool too); one connection per
 		 * request costs a handshake every reporting interval. */
-		curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+		lc.easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
 	}
-	rc = curl_easy_perform(c);
+	rc = lc.easy_perform(c);
 	if (rc != CURLE_OK) {
-		snprintf(why, why_len, "%s", curl_easy_strerror(rc));
+		snprintf(why, why_len, "%s", lc.easy_strerror(rc));
 		return SEND_RETRY;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http);
+	lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &http);
 	if (o->target.grpc && http == 200) {
 		if (r->grpc_status == 0)
 			return SEND_OK;
@@ -693,8 +766,9 @@ static void otlp_free(struct otlp_sink *o)
 	while (o->head)
 		item_free(pop_head(o));
 	if (o->curl)
-		curl_easy_cleanup(o->curl);
-	curl_slist_free_all(o->headers);
+		lc.easy_cleanup(o->curl);
+	if (o->headers)
+		lc.slist_free_all(o->headers);
 	free(o->target.url);
 	free(o->ca_file);
 	pthread_cond_destroy(&o->cond);
@@ -729,17 +803,9 @@ static const struct rep_sink_ops otlp_ops = {
 	.close = otlp_close,
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static int add_header(struct curl_slist **list, const char *h)
 {
-	struct curl_slist *l = curl_slist_append(*list, h);
+	struct curl_slist *l = lc.slist_append(*list, h);
 
 	if (!l)
 		return -ENOMEM;
@@ -780,9 +846,9 @@ int rep_otlp_sink_open(const struct rep_otlp_opts *opts, struct rep_sink **out)
 	pthread_condattr_t ca;
 	int err;
 
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return -ENOMEM;
+	err = lc_ready();
+	if (err)
+		return err;
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
@@ -808,7 +874,7 @@ int rep_otlp_sink_open(const struct rep_otlp_opts *opts, struct rep_sink **out)
 		err = build_headers(o, opts->headers);
 	if (!err && opts->ca_file && !(o->ca_file = strdup(opts->ca_file)))
 		err = -ENOMEM;
-	if (!err && !(o->curl = curl_easy_init()))
+	if (!err && !(o->curl = lc.easy_init()))
 		err = -ENOMEM;
 	if (!err)
 		err = -pthread_create(&o->thread, NULL, sender, o);

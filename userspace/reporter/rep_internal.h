@@ -129,6 +129,8 @@ int rep_otlp_target(const struct rep_otlp_opts *o, struct rep_otlp_target *t);
  * header lines appended to *list.  Returns 0 or -EINVAL (logged). */
 struct curl_slist;
 int rep_otlp_headers(const char *spec, struct curl_slist **list);
+/* Free a list rep_otlp_headers made (libcurl is loaded at run time). */
+void rep_otlp_slist_free(struct curl_slist *l);
 
 /* ---- batches ---------------------------------------------------------- */
 
