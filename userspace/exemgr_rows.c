@@ -144,14 +144,23 @@ void exe_chunks_trim(struct exe_mgr *m)
 }
 
 
-static uint32_t free_blocks(const struct exe_mgr *m)
+/* The free blocks of the chunks that exist. */
+static uint64_t ext_blocks(const struct exe_mgr *m)
 {
-	uint64_t n = (uint64_t)(m->bm->max_chunks - m->bm->n_chunks) *
-		     DELTA_CHUNK_BLOCKS;
+	uint64_t n = 0;
 	uint32_t i;
 
 	for (i = 0; i < m->n_ext; i++)
 		n += m->free_ext[i].len;
+	return n;
+}
+
+/* ... and of those that may still be created. */
+static uint32_t free_blocks(const struct exe_mgr *m)
+{
+	uint64_t n = (uint64_t)(m->bm->max_chunks - m->bm->n_chunks) *
+		     DELTA_CHUNK_BLOCKS + ext_blocks(m);
+
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
@@ -167,8 +176,7 @@ int exe_rows_place(struct exe_mgr *m, const struct dt_file *t,
 	/* the chunks it needs in any case, at once: one grace period for
 	 * all of them (the growth below is for what fragmentation adds) */
 	need = BLOCKS(t->n_rows);
-	for (i = 0, have = 0; i < m->n_ext; i++)
-		have += m->free_ext[i].len;
+	have = ext_blocks(m);
 	if (have < need) {
 		err = chunks_add(m, (uint32_t)((need - have + DELTA_CHUNK_BLOCKS - 1) /
 					     DELTA_CHUNK_BLOCKS));
@@ -238,7 +246,7 @@ uint32_t exe_chunks_prefill(struct exe_mgr *m)
 	size_t len = 0;
 	int added;
 
-	if (!m->store || m->fp_only ||
+	if (!m->store || m->fp_only || m->no_chunk_hint ||
 	    store_get(m->store, hint_id, STORE_KIND_ROW_CHUNKS, &val, &len))
 		return 0;
 	/* anything else than what we write reads as no hint */
@@ -266,7 +274,8 @@ void exe_chunks_remember(struct exe_mgr *m)
 
 	if (now > m->chunks_in_use_max)
 		m->chunks_in_use_max = now;
-	if (!m->store || m->fp_only || m->hint_written == m->chunks_in_use_max + 1)
+	if (!m->store || m->fp_only || m->no_chunk_hint ||
+	    m->hint_written == m->chunks_in_use_max + 1)
 		return;
 	h.chunks = m->chunks_in_use_max;
 	if (!store_put(m->store, hint_id, STORE_KIND_ROW_CHUNKS, &h, sizeof(h)))

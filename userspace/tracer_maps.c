@@ -105,26 +105,36 @@ static int create_shape(const struct map_shape *sh, const char *name)
 			      &mo);
 }
 
+/* A new chunk's map and its memory, not yet where BPF finds it: its fd
+ * (to put into the outer map, then close), or a negative errno. */
+static int chunk_make(struct tracer *t, struct row_block **mem)
+{
+	int fd = create_shape(&t->chunk_shape, "delta_chunk"), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	*mem = tr_map_memory(fd, CHUNK_BYTES, &err);
+	if (!*mem) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 {
 	struct tracer *t = ctx;
-	int fd, err = 0;
-	void *p;
+	int fd = chunk_make(t, mem), err = 0;
 
-	fd = create_shape(&t->chunk_shape, "delta_chunk");
 	if (fd < 0)
-		return -errno;
-	p = tr_map_memory(fd, CHUNK_BYTES, &err);
-	if (p && bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
+		return fd;
+	if (bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
 		err = -errno;
-		munmap(p, CHUNK_BYTES);
+		munmap(*mem, CHUNK_BYTES);
 	}
 	/* the outer map and our mapping keep the chunk */
 	close(fd);
-	if (err)
-		return err;
-	*mem = p;
-	return 0;
+	return err;
 }
 
 static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
@@ -140,14 +150,9 @@ static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
 	if (n > BM_CHUNK_BATCH_MAX)
 		n = BM_CHUNK_BATCH_MAX;
 	for (made = 0; made < n; made++) {
-		fds[made] = create_shape(&t->chunk_shape, "delta_chunk");
+		fds[made] = chunk_make(t, &mem[made]);
 		if (fds[made] < 0) {
-			err = -errno;
-			break;
-		}
-		mem[made] = tr_map_memory(fds[made], CHUNK_BYTES, &err);
-		if (!mem[made]) {
-			close(fds[made]);
+			err = fds[made];
 			break;
 		}
 	}
