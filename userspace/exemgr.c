@@ -22,6 +22,11 @@ void exe_mgr_set_fp_only(struct exe_mgr *m, bool on)
 	m->fp_only = on;
 }
 
+void exe_mgr_set_chunk_hint(struct exe_mgr *m, bool on)
+{
+	m->no_chunk_hint = !on;
+}
+
 void exe_mgr_set_share(struct exe_mgr *m, unsigned table, unsigned file_div,
 		       unsigned owner_div)
 {

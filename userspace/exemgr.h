@@ -119,6 +119,11 @@ int exe_mgr_new(struct bpfmaps *bm, struct store *store, struct exe_mgr **out);
 /* Load no stack deltas: every file is walked by frame pointer (to
  * compare the two unwinders). */
 void exe_mgr_set_fp_only(struct exe_mgr *m, bool on);
+/* Whether this run takes and leaves the chunk count of exe_chunks_prefill
+ * (on by default).  Off for a run of a few chosen processes: it would take
+ * a whole host's chunks (each unused one goes back with a grace period of
+ * its own) and overwrite the host's count with its own. */
+void exe_mgr_set_chunk_hint(struct exe_mgr *m, bool on);
 /* Fair shares: no file takes more than 1/file_div of a shared table,
  * and the files of one owner other than root together no more than
  * 1/owner_div (0: no limit).  For tests; the defaults are

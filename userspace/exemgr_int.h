@@ -58,6 +58,7 @@ struct exe_mgr {
 	exe_detect_fn detect;
 	void *detect_arg;
 	bool fp_only;
+	bool no_chunk_hint; /* exe_mgr_set_chunk_hint(false) */
 };
 
 #define BLOCKS(rows) (((rows) + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK)

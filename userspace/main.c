@@ -509,12 +509,8 @@ static void *load_processes(void *arg)
 	uint64_t t0 = exe_now_ns();
 
 	/* the last run's chunks of rows in one update of the array of maps
-	 * (one grace period, not one per chunk as files need them).  Only
-	 * for the whole system: a -pid run's few processes neither take the
-	 * whole system's count (the chunks it would not use go back one
-	 * grace period each at the first collection) nor leave theirs */
-	if (!d->cfg.n_pids)
-		exe_chunks_prefill(d->em);
+	 * (one grace period, not one per chunk as files need them) */
+	exe_chunks_prefill(d->em);
 	/* pid_t and uint32_t may alias: the same size, signed and not */
 	if (d->cfg.n_pids)
 		pm_sync_many(d->pm, (const pid_t *)d->cfg.pids, d->cfg.n_pids);
@@ -607,6 +603,9 @@ static int run(struct daemon *d)
 	err = exe_mgr_new(tracer_maps(d->tr), d->store, &d->em);
 	if (!err && d->cfg.fp_only)
 		exe_mgr_set_fp_only(d->em, true);
+	/* the chunk count is the whole host's: -pid runs leave it alone */
+	if (!err && d->cfg.n_pids)
+		exe_mgr_set_chunk_hint(d->em, false);
 	if (!err)
 		err = pm_new(d->em, tracer_maps(d->tr), &d->pm);
 	if (!err)
@@ -745,15 +744,13 @@ static int run(struct daemon *d)
 		if (d->store && now >= next_flush) {
 			/* batched access times, for the cache's LRU */
 			store_flush(d->store);
-			if (!d->cfg.n_pids)
-				exe_chunks_remember(d->em);
+			exe_chunks_remember(d->em);
 			next_flush = now + 10000000000ULL;
 		}
 	}
 	/* drain what is left in the rings */
 	tracer_enable(d->tr, false);
-	if (!d->cfg.n_pids)
-		exe_chunks_remember(d->em);
+	exe_chunks_remember(d->em);
 	flush_records(d);
 	write_sinks(d, true);
 	write_run(d);

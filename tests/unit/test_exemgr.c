@@ -1153,6 +1153,9 @@ TEST(exemgr_chunks_prefill_hint_round_trip)
 
 	if (!counted_maps(DELTA_ROWS_DEFAULT, st, &bm, &em))
 		goto out;
+	exe_mgr_set_chunk_hint(em, false);
+	ASSERT_EQ(exe_chunks_prefill(em), 0, "a -pid run takes no host count");
+	exe_mgr_set_chunk_hint(em, true);
 	exe_mgr_set_fp_only(em, true);
 	ASSERT_EQ(exe_chunks_prefill(em), 0, "-fp-only loads no rows");
 	exe_chunks_remember(em);
