@@ -90,36 +90,80 @@ __noinline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 	return ROW_RULE(*row);
 }
 
-/* find_rule through the per-CPU cache of recent answers.  A sample's
- * return addresses recur from one sample to the next (the same callers of
- * the same hot code), and one cached answer replaces a page lookup and a
- * binary search over rows that are cold by the next sample. */
-static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
-					    __u64 addr, __u32 *err)
+/* find_rule, and the rule itself copied to *out. */
+static __always_inline int find_rule_copy(__u64 file_id, __u64 addr,
+					  struct unwind_rule *out, __u32 *err)
 {
-	__u32 gen = st->cur.load_gen, slot;
+	int idx = find_rule(file_id, addr, err);
+	__u32 key = idx;
+	struct unwind_rule *r;
+
+	if (idx < 0)
+		return idx;
+	r = bpf_map_lookup_elem(&rules, &key);
+	if (!r) {
+		*err = METRIC_ERR_BAD_RULE;
+		return -1;
+	}
+	*out = *r;
+	return idx;
+}
+
+static __always_inline __u64 rule_cache_check(__u64 file_id, __u64 addr,
+					      __u32 gen, __u32 idx,
+					      const struct unwind_rule *r)
+{
+	const __u64 *w = (const __u64 *)r;
+
+	return file_id ^ addr ^ ((__u64)gen << 32 | idx) ^ w[0] ^ w[1] ^ w[2] ^
+	       0x5bd1e9955bd1e995ULL;
+}
+
+/* find_rule_copy through the per-CPU cache of recent answers.  A sample's
+ * return addresses recur from one sample to the next (the same callers of
+ * the same hot code), and one cached answer, its rule inline, replaces a
+ * page lookup, a binary search over rows and a read of the rules table,
+ * all cold by the next sample. */
+static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
+					    __u64 addr,
+					    struct unwind_rule *out,
+					    __u32 *err)
+{
+	__u32 gen = st->cur.load_gen, slot, idx;
 	struct rule_cache_ent *e;
 	int rule;
 
 	if (!rule_cache_mask)
-		return find_rule(file_id, addr, err);
-	slot = (__u32)(((file_id ^ addr) * 0x9e3779b97f4a7c15ULL) >> 32) &
+		return find_rule_copy(file_id, addr, out, err);
+	/* the page of entries (4 KiB) from the file and the address's 64 KiB
+	 * region, the line in it from the address: the frames of a sample,
+	 * in a few files and regions, touch a few pages of the cache, not
+	 * one each (a TLB miss each, timed at ~100 ns a frame) */
+	slot = ((__u32)(((file_id ^ (addr >> 16)) * 0x9e3779b97f4a7c15ULL) >>
+			32)
+		<< RULE_CACHE_PAGE_SHIFT |
+		(__u32)((addr * 0x9e3779b97f4a7c15ULL) >>
+			(64 - RULE_CACHE_PAGE_SHIFT))) &
 	       rule_cache_mask;
 	e = bpf_map_lookup_elem(&rule_cache, &slot);
 	if (!e)
-		return find_rule(file_id, addr, err);
-	if (e->file_id == file_id && e->addr == addr && e->gen == gen &&
-	    e->check == RULE_CACHE_CHECK(e)) {
-		st->n_cached++;
-		return e->rule;
+		return find_rule_copy(file_id, addr, out, err);
+	if (e->file_id == file_id && e->addr == addr && e->gen == gen) {
+		idx = e->idx;
+		*out = e->rule;
+		if (e->check == rule_cache_check(file_id, addr, gen, idx, out)) {
+			st->n_cached++;
+			return idx;
+		}
 	}
-	rule = find_rule(file_id, addr, err);
+	rule = find_rule_copy(file_id, addr, out, err);
 	if (rule >= 0) {
 		e->file_id = file_id;
 		e->addr = addr;
-		e->rule = rule;
+		e->idx = rule;
 		e->gen = gen;
-		e->check = RULE_CACHE_CHECK(e);
+		e->rule = *out;
+		e->check = rule_cache_check(file_id, addr, gen, rule, out);
 	}
 	return rule;
 }
@@ -213,12 +257,12 @@ static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
 	return read_user_u64(cfa + (__s64)slot * 8, out);
 }
 
-/* Apply a rule.  Returns 0, or a METRIC_ERR_* code, or METRIC_STOP_ENTRY
- * when the frame is the outermost one. */
-static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
+/* Apply rule idx, r its copy of rules[idx].  Returns 0, or a METRIC_ERR_*
+ * code, or METRIC_STOP_ENTRY when the frame is the outermost one. */
+static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
+					const struct unwind_rule *r)
 {
 	struct ustate *st = &s->st;
-	struct unwind_rule *r;
 	__u64 cfa, ra = 0, v = 0, fp;
 	bool win_ok;
 	int i;
@@ -235,9 +279,6 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx)
 	case RULE_IDX_SIGNAL:
 		return signal_step(s);
 	}
-	r = bpf_map_lookup_elem(&rules, &idx);
-	if (!r)
-		return METRIC_ERR_BAD_RULE;
 	if (r->cmd == RULE_CMD_PLT) {
 		/* GCC's PLT CFI: sp + 8, plus 8 once the stub has pushed;
 		 * the threshold on the pc's low bits depends on the PLT kind
@@ -332,9 +373,14 @@ lookup_mapping_cached(struct ustate *st, __u64 pc)
 	__u32 slot;
 
 	if (map_cache_mask && st->map_gen) {
-		slot = (__u32)((((__u64)st->pid << 40) ^
-				(pc >> MAP_CACHE_REGION_BITS)) *
-			       0x9e3779b97f4a7c15ULL >> 32) &
+		/* the page from the pid, the line from the region: a
+		 * sample's lookups touch one page of the cache */
+		slot = ((__u32)(((__u64)st->pid * 0x9e3779b97f4a7c15ULL) >>
+				32)
+			<< MAP_CACHE_PAGE_SHIFT |
+			(__u32)(((pc >> MAP_CACHE_REGION_BITS) *
+				 0x9e3779b97f4a7c15ULL) >>
+				(64 - MAP_CACHE_PAGE_SHIFT))) &
 		       map_cache_mask;
 		e = bpf_map_lookup_elem(&map_cache, &slot);
 		if (e && e->pid == st->pid && e->gen == st->map_gen &&
@@ -400,6 +446,7 @@ static long native_step(__u32 i, void *arg)
 	struct ustate *st = &s->st;
 	__u64 pc = st->pc, lookup, rel;
 	__u32 err = 0, flags = 0;
+	struct unwind_rule rl;
 	int rule;
 
 	if (pc < PC_MIN || pc > USER_MAX) {
@@ -450,7 +497,7 @@ unwind:
 		st->n_fp++;
 		goto next;
 	}
-	rule = find_rule_cached(st, st->cur.file_id, rel, &err);
+	rule = find_rule_cached(st, st->cur.file_id, rel, &rl, &err);
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
@@ -460,7 +507,7 @@ unwind:
 		}
 		goto next;
 	}
-	err = apply_rule(s, rule);
+	err = apply_rule(s, rule, &rl);
 	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
 	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {

@@ -295,24 +295,6 @@ struct page_info {
 };
 _Static_assert(sizeof(struct page_info) == 8, "page_info layout");
 
-/* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
- * index, valid for the load of the file's deltas it was cached from (gen:
- * the mapping's load_gen).  A file's rows and its references on rules
- * stay while any process maps it, so the entries of a loaded file stay
- * right; those of a file unloaded are never matched again, whatever
- * becomes of its rule indexes.  check guards against an entry torn by a
- * program that interrupted its writer on the same CPU. */
-struct rule_cache_ent {
-	__u64 file_id;
-	__u64 addr;
-	__u32 rule;
-	__u32 gen;
-	__u64 check;
-};
-_Static_assert(sizeof(struct rule_cache_ent) == 32, "rule_cache_ent layout");
-#define RULE_CACHE_CHECK(e) ((e)->file_id ^ (e)->addr ^ ((__u64)(e)->gen << 32 | (e)->rule) ^ 0x5bd1e9955bd1e995ULL)
-/* default entries per CPU (-rule-cache-entries), a power of two */
-#define RULE_CACHE_DEFAULT 2048
 
 /* A per-CPU cache of recent "mappings" lookups: (pid, a 64 KiB region of
  * pcs) -> the mapping holding the pc.  A sample's pcs fall in the same few
@@ -336,6 +318,8 @@ _Static_assert(sizeof(struct map_cache_ent) == 64, "map_cache_ent layout");
 /* default entries per CPU (-map-cache-entries), a power of two */
 #define MAP_CACHE_DEFAULT 1024
 #define MAP_CACHE_REGION_BITS 16
+/* entries in a 4 KiB page: log2 */
+#define MAP_CACHE_PAGE_SHIFT 6
 
 /* A row: low 16 bits of the address in the page, and a rule index. */
 #define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))
@@ -467,6 +451,31 @@ struct unwind_rule {
 	__u8 pad[2];
 };
 _Static_assert(sizeof(struct unwind_rule) == 24, "unwind_rule layout");
+
+/* A per-CPU cache of recent stack-delta lookups: (file, address) -> rule
+ * index and a copy of the rule, valid for the load of the file's deltas it
+ * was cached from (gen: the mapping's load_gen).  A file's rows and its
+ * references on rules stay while any process maps it, so the entries of a
+ * loaded file stay right; those of a file unloaded are never matched
+ * again, whatever becomes of its rule indexes.  The rule is copied in so
+ * that a hit reads one line, not that line and the rule's line in the
+ * rules table (each a cache miss by the next sample: timed at ~200 ns a
+ * frame).  check guards against an entry torn by a program that
+ * interrupted its writer on the same CPU. */
+struct rule_cache_ent {
+	__u64 file_id;
+	__u64 addr;
+	__u32 idx; /* the rule's index; rule: rules[idx] */
+	__u32 gen;
+	struct unwind_rule rule;
+	__u64 check;
+	__u64 pad;
+};
+_Static_assert(sizeof(struct rule_cache_ent) == 64, "rule_cache_ent layout");
+/* default entries per CPU (-rule-cache-entries), a power of two */
+#define RULE_CACHE_DEFAULT 2048
+/* entries in a 4 KiB page: log2 */
+#define RULE_CACHE_PAGE_SHIFT 6
 
 /* Fixed rule indices: the table is preloaded with these. */
 enum fixed_rule {
