@@ -54,14 +54,24 @@ struct ustate {
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
 			     * asked at anonymous code (their JIT) */
 	__u32 map_gen;	    /* pid_info.map_gen (map_cache) */
+	/* the block of the user stack in scratch.stk: its address and bytes
+	 * (0: none) */
+	__u64 stk_base;
+	__u32 stk_len;
 	/* each interpreter's cursor between its calls in one sample (zeroed
 	 * per sample; the meaning is the unwinder's own) */
 	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];
 };
 
-/* 8-byte slots below the CFA read at once per frame: the return address
- * (slot -1) and the registers most functions push after it. */
+/* 8-byte slots below the CFA that a frame needs at least: the return
+ * address (slot -1) and the registers most functions push after it. */
 #define CFA_WINDOW 8
+/* The user stack is read in blocks of this many bytes from the first
+ * frame's window up: one read serves the frames above it that lie in the
+ * block (a frame of native code is tens of bytes), and the block's lines
+ * are fetched together, not one cold line per frame and helper call. */
+#define STK_BYTES 512
+#define STK_WORDS (STK_BYTES / 8)
 /* An x86-64 sigcontext's general registers: r8..r15, rdi, rsi, rbp, rbx,
  * rdx, rax, rcx, rsp, rip. */
 #define SIGCTX_REGS 17
@@ -71,7 +81,8 @@ struct scratch {
 	__u64 words[MAX_TRACE_WORDS];
 	struct ustate st;
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
-	__u64 win[SIGCTX_REGS]; /* the CFA window, or a sigcontext */
+	__u64 win[SIGCTX_REGS]; /* a sigcontext */
+	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
 };
 
 /* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a

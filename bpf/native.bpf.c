@@ -245,16 +245,47 @@ static __always_inline __u32 go_switch(struct ustate *st,
 	return 0;
 }
 
-/* The 8 bytes at cfa + 8 * slot: from the window read below the CFA at
- * this frame, or read on their own when they lie outside it. */
+/* Have the block of the user stack in s->stk hold the window below cfa
+ * (CFA_WINDOW slots): the block read so far when it does, else a new one
+ * from the window up to STK_BYTES, but not past the end of the page of
+ * the window's last slot: a read that runs into an unmapped page above
+ * the stack's top fails whole, and a fault costs more than the read.
+ * False when the window cannot be read. */
+static __always_inline bool stk_cover(struct scratch *s, __u64 cfa)
+{
+	struct ustate *st = &s->st;
+	__u64 lo = cfa - CFA_WINDOW * 8;
+	__u64 len;
+
+	if (st->stk_len && lo >= st->stk_base &&
+	    cfa <= st->stk_base + st->stk_len)
+		return true;
+	st->stk_len = 0;
+	if (lo > cfa)
+		return false;
+	len = (((cfa - 1) | 4095) + 1) - lo;
+	if (len > STK_BYTES)
+		len = STK_BYTES;
+	if (bpf_probe_read_user(s->stk, len, (const void *)lo))
+		return false;
+	st->stk_base = lo;
+	st->stk_len = len;
+	return true;
+}
+
+/* The 8 bytes at cfa + 8 * slot: from the block of the stack read when
+ * they lie in it, or read on their own. */
 static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
 				    bool win_ok, __u64 *out)
 {
-	if (win_ok && slot >= -CFA_WINDOW && slot < 0) {
-		*out = s->win[(slot + CFA_WINDOW) & (CFA_WINDOW - 1)];
+	__u64 a = cfa + (__s64)slot * 8, off = a - s->st.stk_base;
+
+	if (win_ok && a >= s->st.stk_base && off + 8 <= s->st.stk_len &&
+	    !(off & 7)) {
+		*out = s->stk[(off >> 3) & (STK_WORDS - 1)];
 		return 0;
 	}
-	return read_user_u64(cfa + (__s64)slot * 8, out);
+	return read_user_u64(a, out);
 }
 
 /* Apply rule idx, r its copy of rules[idx].  Returns 0, or a METRIC_ERR_*
@@ -298,11 +329,10 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	} else {
 		return METRIC_ERR_BAD_RULE;
 	}
-	/* one read for the return address and the registers pushed after
-	 * it; slots it does not cover (or a window that crosses into an
-	 * unmapped page) are read one by one */
-	win_ok = bpf_probe_read_user(s->win, CFA_WINDOW * 8,
-				     (const void *)(cfa - CFA_WINDOW * 8)) == 0;
+	/* the return address and the registers pushed after it from the
+	 * block of the stack; slots outside it (or a window that cannot be
+	 * read at once) are read one by one */
+	win_ok = stk_cover(s, cfa);
 	switch (r->ra_rule) {
 	case RULE_RA_CFA_OFF:
 		if (cfa_slot(s, cfa, r->ra_off >> 3, win_ok, &ra))
