@@ -76,13 +76,17 @@ struct ustate {
  * rdx, rax, rcx, rsp, rip. */
 #define SIGCTX_REGS 17
 
+/* The state first, the record (header, words) after it: a sample's
+ * writes, from the state to the first words, fall in one or two pages,
+ * not pages 18 KiB apart (each a TLB miss by the next sample).  A record
+ * is the bytes from hdr, as offcpu_rec's are. */
 struct scratch {
-	struct trace_hdr hdr;
-	__u64 words[MAX_TRACE_WORDS];
 	struct ustate st;
-	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
 	__u64 win[SIGCTX_REGS]; /* a sigcontext */
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
+	struct trace_hdr hdr;
+	__u64 words[MAX_TRACE_WORDS];
+	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
 };
 
 /* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a
@@ -158,8 +162,9 @@ struct {
 } offcpu_scratch SEC(".maps") __weak;
 
 /* A thread's stack at its switch-out, until its switch-in: the scratch's
- * header and words (a prefix of struct scratch, so one copy stores it),
- * and a word for the duration, written at the switch-in. */
+ * header and words (laid out as in struct scratch from hdr on, so one
+ * copy stores them), and a word for the duration, written at the
+ * switch-in. */
 struct offcpu_rec {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS + 1];

@@ -809,7 +809,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	count_frames(s);
 	/* the time it left, after the unwinding: that was on the CPU */
 	s->hdr.ktime = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&offcpu_stacks, &tid, s, BPF_ANY))
+	if (bpf_map_update_elem(&offcpu_stacks, &tid, &s->hdr, BPF_ANY))
 		metric_inc(METRIC_OFFCPU_FULL);
 	else
 		metric_inc(METRIC_OFFCPU_KEPT);
