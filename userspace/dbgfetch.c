@@ -2,7 +2,6 @@
 /* Debug files from debuginfod servers: a bounded queue and one worker. */
 #include "dbgfetch.h"
 
-#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "debugfind.h"
+#include "dlib.h"
 #include "elfmap.h"
 #include "hashmap.h"
 #include "log.h"
@@ -89,21 +89,18 @@ static void hex(const uint8_t *id, size_t len, char *out)
 
 static int load_lib(struct dbgd_lib *l)
 {
-	l->h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!l->h)
-		return -ENOSYS;
-	l->begin = dlsym(l->h, "debuginfod_begin");
-	l->end = dlsym(l->h, "debuginfod_end");
-	l->find_debuginfo = dlsym(l->h, "debuginfod_find_debuginfo");
-	l->set_progressfn = dlsym(l->h, "debuginfod_set_progressfn");
-	l->set_verbose_fd = dlsym(l->h, "debuginfod_set_verbose_fd");
-	if (!l->begin || !l->end || !l->find_debuginfo || !l->set_progressfn ||
-	    !l->set_verbose_fd) {
-		dlclose(l->h);
-		l->h = NULL;
-		return -ENOSYS;
-	}
-	return 0;
+	static const char *const sonames[] = { DEBUGINFOD_SONAME };
+	const struct dl_sym syms[] = {
+		{ "debuginfod_begin", (void **)&l->begin },
+		{ "debuginfod_end", (void **)&l->end },
+		{ "debuginfod_find_debuginfo", (void **)&l->find_debuginfo },
+		{ "debuginfod_set_progressfn", (void **)&l->set_progressfn },
+		{ "debuginfod_set_verbose_fd", (void **)&l->set_verbose_fd },
+	};
+
+	l->h = dl_open_syms(sonames, 1, syms, sizeof(syms) / sizeof(syms[0]),
+			    NULL);
+	return l->h ? 0 : -ENOSYS;
 }
 
 /* One client a process, so the progress callback finds its owner here

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-/* userspace/core: the hash map, growable arrays, the arena, the interner. */
+/* userspace/core: the hash map, growable arrays, the arena, the interner,
+ * libraries loaded at run time. */
 #include "test.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc_fault.h"
 #include "arena.h"
 #include "arr.h"
+#include "dlib.h"
 #include "hashmap.h"
 #include "intern.h"
 #include "sorted.h"
@@ -353,4 +357,46 @@ TEST(sorted_cmp3_any_width)
 	ASSERT_EQ(CMP3(smin, smax), -1, "int64 extremes");
 	ASSERT_EQ(CMP3(umax, uzero), 1, "uint64 extremes");
 	ASSERT_EQ(CMP3(u32zero, u32max), -1, "uint32 extremes");
+}
+
+/* dl_open_syms against the C library itself: the first soname that loads
+ * is used, every function resolved is the one dlsym finds, and a missing
+ * one leaves nothing open or set.  The oracle is dlsym on a handle of our
+ * own. */
+TEST(dlib_open_syms_fallback_and_missing)
+{
+	static const char *const names[] = { "libnot-there-ep.so.9",
+					     "libc.so.6" };
+	static const char *const none[] = { "libnot-there-ep.so.9" };
+	size_t (*my_strlen)(const char *) = NULL;
+	int (*my_atoi)(const char *) = NULL;
+	const struct dl_sym ok[] = { { "strlen", (void **)&my_strlen },
+				     { "atoi", (void **)&my_atoi } };
+	const struct dl_sym bad[] = { { "strlen", (void **)&my_strlen },
+				      { "ep_no_such_function", (void **)&my_atoi } };
+	const char *missing = "unset";
+	void *h, *ref = dlopen("libc.so.6", RTLD_NOW | RTLD_LOCAL);
+
+	ASSERT_NOT_NULL(ref, "libc.so.6 opens");
+	h = dl_open_syms(names, 2, ok, 2, &missing);
+	ASSERT_NOT_NULL(h, "the second soname loads");
+	ASSERT_TRUE(missing == NULL, "nothing missing");
+	ASSERT_TRUE((void *)my_strlen == dlsym(ref, "strlen"), "strlen resolved");
+	ASSERT_TRUE((void *)my_atoi == dlsym(ref, "atoi"), "atoi resolved");
+	ASSERT_EQ(my_strlen("four"), 4, "strlen called through the slot");
+	ASSERT_EQ(my_atoi("42"), 42, "atoi called through the slot");
+	dlclose(h);
+
+	h = dl_open_syms(names, 2, bad, 2, &missing);
+	ASSERT_TRUE(h == NULL, "a missing function fails the load");
+	ASSERT_STREQ(missing, "ep_no_such_function", "the missing one named");
+	ASSERT_TRUE(my_strlen == NULL && my_atoi == NULL, "no slot left set");
+
+	missing = "unset";
+	ASSERT_TRUE(dl_open_syms(none, 1, ok, 2, &missing) == NULL,
+		    "no soname loads");
+	ASSERT_TRUE(missing == NULL, "not a missing function");
+	ASSERT_TRUE(dl_open_syms(none, 1, ok, 2, NULL) == NULL,
+		    "missing may be NULL");
+	dlclose(ref);
 }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlib.h"
 #include "log.h"
 
 #define GRPC_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
@@ -66,35 +67,32 @@ static void lc_load(void)
 	/* Debian's OpenSSL build, then its GnuTLS one */
 	static const char *const sonames[] = { "libcurl.so.4",
 					       "libcurl-gnutls.so.4" };
-	void *h = NULL;
-	unsigned i;
+	const struct dl_sym syms[] = {
+		{ "curl_global_init", (void **)&lc.global_init },
+		{ "curl_easy_init", (void **)&lc.easy_init },
+		{ "curl_easy_setopt", (void **)&lc.easy_setopt },
+		{ "curl_easy_perform", (void **)&lc.easy_perform },
+		{ "curl_easy_getinfo", (void **)&lc.easy_getinfo },
+		{ "curl_easy_strerror", (void **)&lc.easy_strerror },
+		{ "curl_easy_cleanup", (void **)&lc.easy_cleanup },
+		{ "curl_slist_append", (void **)&lc.slist_append },
+		{ "curl_slist_free_all", (void **)&lc.slist_free_all },
+		{ "curl_getdate", (void **)&lc.getdate },
+	};
+	const char *missing;
 
-	for (i = 0; !h && i < sizeof(sonames) / sizeof(sonames[0]); i++)
-		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		log_error("reporter: otlp: libcurl (libcurl.so.4) cannot be "
-			  "loaded: %s", dlerror());
+	/* the library stays loaded: its global state lives to the exit */
+	if (!dl_open_syms(sonames, sizeof(sonames) / sizeof(sonames[0]), syms,
+			  sizeof(syms) / sizeof(syms[0]), &missing)) {
+		if (missing)
+			log_error("reporter: otlp: libcurl lacks %s", missing);
+		else
+			log_error("reporter: otlp: libcurl (libcurl.so.4) "
+				  "cannot be loaded: %s", dlerror());
 		lc_err = -ENOSYS;
 		return;
 	}
-	/* the library stays loaded: its global state lives to the exit */
-#define LC_SYM(field, name)                                                    \
-	if (!(*(void **)&lc.field = dlsym(h, name)))                           \
-		lc_err = -ENOSYS;
-	LC_SYM(global_init, "curl_global_init")
-	LC_SYM(easy_init, "curl_easy_init")
-	LC_SYM(easy_setopt, "curl_easy_setopt")
-	LC_SYM(easy_perform, "curl_easy_perform")
-	LC_SYM(easy_getinfo, "curl_easy_getinfo")
-	LC_SYM(easy_strerror, "curl_easy_strerror")
-	LC_SYM(easy_cleanup, "curl_easy_cleanup")
-	LC_SYM(slist_append, "curl_slist_append")
-	LC_SYM(slist_free_all, "curl_slist_free_all")
-	LC_SYM(getdate, "curl_getdate")
-#undef LC_SYM
-	if (lc_err)
-		log_error("reporter: otlp: libcurl lacks a function we call");
-	else if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		lc_err = -ENOMEM;
 }
 
