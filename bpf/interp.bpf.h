@@ -37,6 +37,43 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* Copy size bytes at addr (at most INTERP_BUF_MAX) into s->ibuf, for a
+ * runtime whose frames lie in contiguous memory that its walk goes down
+ * through (an older frame below a newer one): from the block read last
+ * when they lie in it, else from a new block of up to IBLK_BYTES that ends
+ * with them and starts no lower than addr's page (memory below it may be
+ * unmapped, and a read that faults fails whole).  One read and its lines
+ * fetched together serve the frames that follow in the block, not one
+ * cold read a frame.  Returns 0, or nonzero when the bytes cannot be
+ * read. */
+static __always_inline long interp_read_down(struct scratch *s, __u64 addr,
+					     __u32 size)
+{
+	struct ustate *st = &s->st;
+	__u64 end = addr + size, lo, len;
+
+	if (size > INTERP_BUF_MAX)
+		return -1;
+	if (!st->iblk_len || addr < st->iblk_base ||
+	    end > st->iblk_base + st->iblk_len) {
+		st->iblk_len = 0;
+		lo = end - IBLK_BYTES;
+		if (lo > end || lo < (addr & ~4095ULL))
+			lo = addr & ~4095ULL;
+		len = end - lo;
+		if (len > IBLK_BYTES || end < addr)
+			return bpf_probe_read_user(s->ibuf, size,
+						   (const void *)addr);
+		if (bpf_probe_read_user(s->iblk, len, (const void *)lo))
+			return -1;
+		st->iblk_base = lo;
+		st->iblk_len = len;
+	}
+	return bpf_probe_read_kernel(s->ibuf, size,
+				     &s->iblk[(addr - st->iblk_base) &
+					      (IBLK_BYTES - 1)]);
+}
+
 /* A runtime's entry for the sampled process, from its per-process map.
  * The key is copied to the stack: in an unwinder (a global function) s
  * is memory of a known size to the verifier, which before 6.x takes no

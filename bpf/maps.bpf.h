@@ -58,6 +58,9 @@ struct ustate {
 	 * (0: none) */
 	__u64 stk_base;
 	__u32 stk_len;
+	/* the block of an interpreter's memory in scratch.iblk (0: none) */
+	__u32 iblk_len;
+	__u64 iblk_base;
 	/* each interpreter's cursor between its calls in one sample (zeroed
 	 * per sample; the meaning is the unwinder's own) */
 	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];
@@ -72,6 +75,9 @@ struct ustate {
  * are fetched together, not one cold line per frame and helper call. */
 #define STK_BYTES 512
 #define STK_WORDS (STK_BYTES / 8)
+/* An interpreter's frames read in blocks of this many bytes
+ * (interp_read_down). */
+#define IBLK_BYTES 512
 /* An x86-64 sigcontext's general registers: r8..r15, rdi, rsi, rbp, rbx,
  * rdx, rax, rcx, rsp, rip. */
 #define SIGCTX_REGS 17
@@ -84,6 +90,7 @@ struct scratch {
 	struct ustate st;
 	__u64 win[SIGCTX_REGS]; /* a sigcontext */
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
+	__u8 iblk[IBLK_BYTES];	/* a block of an interpreter's memory */
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */

@@ -87,20 +87,27 @@ enum interp_kind {
 };
 /* Cursor words an unwinder keeps in the per-sample state between its calls
  * (struct ustate.icur), and the bytes of its read buffer (scratch.ibuf). */
-#define INTERP_CURSOR_WORDS 4
+#define INTERP_CURSOR_WORDS 6
 #define INTERP_BUF_MAX 256
 
 /* ---- per-CPU counters (X-macro: name, description) ---------------------- */
+/* The counters every sample adds to come first, in one or two lines of
+ * the per-CPU array (each line a cache miss by the next sample). */
 #define METRICS_LIST(X)                                                        \
 	X(SAMPLES, "perf samples that ran the entry program")                  \
+	X(SAMPLES_SENT, "trace records written to the ring buffer")            \
+	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
+	X(FRAMES_FP, "frames unwound by frame pointer")                        \
+	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
+	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
+	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
+	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
 	X(SAMPLES_FILTERED, "samples dropped by the pid or cgroup filter")     \
-	X(SAMPLES_SENT, "trace records written to the ring buffer")            \
 	X(SAMPLES_PAUSED, "samples skipped while probabilistic mode is off")   \
 	X(RINGBUF_FULL, "trace records lost: ring buffer full")                \
 	X(KSTACK_ERR, "bpf_get_stack failed for the kernel stack")             \
 	X(NO_USER_REGS, "no user registers (kernel thread or exiting task)")   \
-	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(EVENTS_FULL, "process events lost: event ring full")                 \
 	X(EVENTS_SENT, "process events sent to userland")                      \
 	X(TAIL_CALL_FAIL, "tail call failed (program missing)")                \
@@ -117,11 +124,6 @@ enum interp_kind {
 	X(ERR_FP_BAD, "unwind: frame-pointer walk left the stack")             \
 	X(ERR_GO_SWITCH, "unwind: Go stack switch: no goroutine behind g0")     \
 	X(ERR_LR_INVALID, "unwind: return address in the link register above the leaf (arm64)") \
-	X(FRAMES_NATIVE, "native frames unwound with stack deltas")            \
-	X(FRAMES_FP, "frames unwound by frame pointer")                        \
-	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
-	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
-	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
 	X(OFFCPU_KEPT, "off-CPU: switch-outs unwound and kept until the switch-in") \
 	X(OFFCPU_FULL, "off-CPU: switch-outs lost: the per-thread map was full")   \
 	X(OFFCPU_SENT, "off-CPU: records written at the switch-in")

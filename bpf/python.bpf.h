@@ -28,20 +28,6 @@ struct {
 	__type(value, struct py_proc);
 } py_procs SEC(".maps") __weak;
 
-/* Is pc (the lookup address) in this process' interpreter loop?  Returns
- * the process' Python data or NULL. */
-static __always_inline struct py_proc *py_eval_frame(__u32 pid, __u64 pc)
-{
-	struct py_proc *p = bpf_map_lookup_elem(&py_procs, &pid);
-
-	if (!p)
-		return NULL;
-	if ((pc >= p->eval_lo && pc < p->eval_hi) ||
-	    (pc >= p->cold_lo && pc < p->cold_hi))
-		return p;
-	return NULL;
-}
-
 static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
@@ -50,6 +36,11 @@ static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 /* Its cursor in struct ustate.icur[INTERP_PYTHON]. */
 #define PY_CUR_FRAME 0	/* next Python frame to walk */
 #define PY_CUR_TSTATE 1 /* the thread's PyThreadState, 0 until found */
+/* 2..5: the process' interpreter loop, [eval_lo, eval_hi) and [cold_lo,
+ * cold_hi), copied from py_procs at the sample's first frame in a file
+ * holding CPython (eval_hi 0 until then; an empty range when the process
+ * has none): its other frames in that file skip the hash lookup */
+#define PY_CUR_EVAL 2
 #define py_cur(st) ((st)->icur[INTERP_PYTHON])
 
 /* Find the current thread's PyThreadState and its innermost frame.
@@ -122,7 +113,11 @@ static long py_step(__u32 i, void *arg)
 	}
 	if (size > PY_FRAME_READ_MAX)
 		size = PY_FRAME_READ_MAX;
-	if (bpf_probe_read_user(s->ibuf, size, (const void *)cur)) {
+	/* 3.11+: a thread's frames are pushed on its data stack, the
+	 * caller's below the callee's: read in blocks */
+	if (p->frame_model == PY_FRAMES_OBJECT ?
+		    bpf_probe_read_user(s->ibuf, size, (const void *)cur) :
+		    interp_read_down(s, cur, size)) {
 		push_error(s, METRIC_ERR_PYTHON_READ);
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
@@ -204,8 +199,25 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
  * lookup is the frame's pc (minus one for a return address). */
 static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 {
-	struct py_proc *p = py_eval_frame(s->st.pid, lookup);
+	__u64 *c = py_cur(&s->st);
+	struct py_proc *p;
 
+	if (!c[PY_CUR_EVAL + 1]) {
+		p = interp_proc(&py_procs, s);
+		c[PY_CUR_EVAL] = c[PY_CUR_EVAL + 1] = ~0ULL;
+		c[PY_CUR_EVAL + 2] = c[PY_CUR_EVAL + 3] = 0;
+		if (p && p->eval_hi) {
+			c[PY_CUR_EVAL] = p->eval_lo;
+			c[PY_CUR_EVAL + 1] = p->eval_hi;
+			c[PY_CUR_EVAL + 2] = p->cold_lo;
+			c[PY_CUR_EVAL + 3] = p->cold_hi;
+		}
+	}
+	/* is pc in the process' interpreter loop? */
+	if (!(lookup >= c[PY_CUR_EVAL] && lookup < c[PY_CUR_EVAL + 1]) &&
+	    !(lookup >= c[PY_CUR_EVAL + 2] && lookup < c[PY_CUR_EVAL + 3]))
+		return INTERP_NOT_HERE;
+	p = interp_proc(&py_procs, s);
 	if (!p || py_unwind(s, p) == 0)
 		return INTERP_NOT_HERE;
 	return INTERP_REPLACED;
