@@ -322,6 +322,8 @@ _Static_assert(sizeof(struct map_cache_ent) == 64, "map_cache_ent layout");
 #define MAP_CACHE_REGION_BITS 16
 /* entries in a 4 KiB page: log2 */
 #define MAP_CACHE_PAGE_SHIFT 6
+_Static_assert(sizeof(struct map_cache_ent) << MAP_CACHE_PAGE_SHIFT == 4096,
+	       "MAP_CACHE_PAGE_SHIFT: the entries of a 4 KiB page");
 
 /* A row: low 16 bits of the address in the page, and a rule index. */
 #define ROW(addr_low, rule) (((__u32)(rule) << 16) | ((__u32)(addr_low)&0xffff))
@@ -478,6 +480,8 @@ _Static_assert(sizeof(struct rule_cache_ent) == 64, "rule_cache_ent layout");
 #define RULE_CACHE_DEFAULT 2048
 /* entries in a 4 KiB page: log2 */
 #define RULE_CACHE_PAGE_SHIFT 6
+_Static_assert(sizeof(struct rule_cache_ent) << RULE_CACHE_PAGE_SHIFT == 4096,
+	       "RULE_CACHE_PAGE_SHIFT: the entries of a 4 KiB page");
 
 /* Fixed rule indices: the table is preloaded with these. */
 enum fixed_rule {
