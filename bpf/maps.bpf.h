@@ -54,6 +54,7 @@ struct ustate {
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
 			     * asked at anonymous code (their JIT) */
 	__u32 map_gen;	    /* pid_info.map_gen (map_cache) */
+	__u32 cpu;
 	/* the block of the user stack in scratch.stk: its address and bytes
 	 * (0: none) */
 	__u64 stk_base;
@@ -94,7 +95,7 @@ struct scratch {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
-};
+} __attribute__((aligned(64)));
 
 /* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a
  * native frame of a file holding its runtime. */
@@ -132,6 +133,10 @@ __weak const volatile __u64 offcpu_threshold = 0;
 __weak const volatile __u32 rule_cache_mask = 0;
 /* Entries of map_cache - 1 (a power of two minus one); 0: no cache. */
 __weak const volatile __u32 map_cache_mask = 0;
+/* log2 of each cache's entries per CPU: a CPU's entries are
+ * [cpu << shift, (cpu + 1) << shift) of the map */
+__weak const volatile __u32 rule_cache_shift = 0;
+__weak const volatile __u32 map_cache_shift = 0;
 
 /* ---- maps --------------------------------------------------------------- */
 
@@ -146,14 +151,16 @@ struct {
 } events SEC(".maps") __weak;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, METRIC_COUNT);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, METRIC_STRIDE); /* METRIC_STRIDE a CPU */
 	__type(key, __u32);
 	__type(value, __u64);
 } metrics SEC(".maps") __weak;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct scratch);
@@ -162,7 +169,8 @@ struct {
 /* The off-CPU program's own scratch: a perf sample (an NMI) may interrupt
  * it on its CPU, and the CPU sampler must not overwrite its stack. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct scratch);
@@ -250,7 +258,8 @@ struct {
 /* Recent stack-delta lookups per CPU (struct rule_cache_ent); sized by
  * userland (-rule-cache-entries). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, RULE_CACHE_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct rule_cache_ent);
@@ -259,7 +268,8 @@ struct {
 /* Recent mapping lookups per CPU (struct map_cache_ent); sized by
  * userland (-map-cache-entries). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, MAP_CACHE_DEFAULT);
 	__type(key, __u32);
 	__type(value, struct map_cache_ent);
@@ -291,7 +301,8 @@ struct {
 
 static __always_inline void metric_add(__u32 id, __u64 n)
 {
-	__u64 *v = bpf_map_lookup_elem(&metrics, &id);
+	__u32 k = bpf_get_smp_processor_id() * METRIC_STRIDE + id;
+	__u64 *v = bpf_map_lookup_elem(&metrics, &k);
 
 	if (v)
 		*v += n;
@@ -328,9 +339,9 @@ static __always_inline bool cgroup_wanted(void)
 
 static __always_inline struct scratch *get_scratch(void)
 {
-	__u32 zero = 0;
+	__u32 cpu = bpf_get_smp_processor_id();
 
-	return bpf_map_lookup_elem(&scratch_map, &zero);
+	return bpf_map_lookup_elem(&scratch_map, &cpu);
 }
 
 /* Send a process event, at most once per report_interval_ns per (pid,

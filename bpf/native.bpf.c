@@ -145,6 +145,7 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 		(__u32)((addr * 0x9e3779b97f4a7c15ULL) >>
 			(64 - RULE_CACHE_PAGE_SHIFT))) &
 	       rule_cache_mask;
+	slot |= st->cpu << rule_cache_shift;
 	e = bpf_map_lookup_elem(&rule_cache, &slot);
 	if (!e)
 		return find_rule_copy(file_id, addr, out, err);
@@ -412,6 +413,7 @@ lookup_mapping_cached(struct ustate *st, __u64 pc)
 				 0x9e3779b97f4a7c15ULL) >>
 				(64 - MAP_CACHE_PAGE_SHIFT))) &
 		       map_cache_mask;
+		slot |= st->cpu << map_cache_shift;
 		e = bpf_map_lookup_elem(&map_cache, &slot);
 		if (e && e->pid == st->pid && e->gen == st->map_gen &&
 		    pc >= e->mi.start && pc < e->mi.end &&
@@ -637,6 +639,7 @@ static __always_inline void trace_begin(struct scratch *s, __u32 pid,
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = pid;
+	s->st.cpu = s->hdr.cpu;
 	s->st.next_prog = NO_PROG;
 }
 
@@ -783,6 +786,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		return;
 	if (!pid_wanted(pid))
 		return;
+	zero = bpf_get_smp_processor_id();
 	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
 	if (!s)
 		return;

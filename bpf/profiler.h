@@ -140,6 +140,8 @@ enum metric_id { METRICS_LIST(METRIC_ENUM_) METRIC_CORE_COUNT };
 #define METRIC_INTERP_BASE(kind)                                               \
 	(METRIC_CORE_COUNT + ((kind)-1) * METRIC_INTERP_SLOTS)
 #define METRIC_COUNT METRIC_INTERP_BASE(INTERP_COUNT)
+/* A CPU's counters in the metrics map: whole 64-byte lines of them. */
+#define METRIC_STRIDE ((METRIC_COUNT + 7) & ~7)
 /* An interpreter's counter ids, METRIC_<name>, from its list. */
 #define INTERP_METRIC_IDS(KIND, LIST)                                          \
 	enum {                                                                 \

@@ -157,13 +157,27 @@ static uint64_t next_pow2(uint64_t v)
 	return p;
 }
 
-/* A per-CPU cache map of n entries rounded up to a power of two (0: off,
- * one unused slot); its index mask, 0 when off. */
-static __u32 size_cache(struct bpf_map *m, uint32_t n)
+/* The maps with an entry or a slice of entries per CPU are plain arrays
+ * indexed from the CPU (bpf/maps.bpf.h: a lookup is arithmetic, where a
+ * per-CPU array reads the entry's pointer first, a second cold line).
+ * At most this many bytes each. */
+#define PER_CPU_MAP_MAX_BYTES (1ull << 31)
+
+/* A cache of n entries a CPU, rounded up to a power of two (0: off, one
+ * unused slot) and down to PER_CPU_MAP_MAX_BYTES in all; its index mask
+ * (0 when off) and in *shift the log2 of a CPU's slice. */
+static __u32 size_cache(struct bpf_map *m, uint32_t n, int ncpu,
+			volatile __u32 *shift)
 {
 	uint64_t p = n ? next_pow2(n) : 1;
+	__u32 sh = 0;
 
-	bpf_map__set_max_entries(m, (__u32)p);
+	while (p > 1 && p * ncpu * bpf_map__value_size(m) > PER_CPU_MAP_MAX_BYTES)
+		p >>= 1;
+	while ((1ull << sh) < p)
+		sh++;
+	*shift = sh;
+	bpf_map__set_max_entries(m, (__u32)(p * (uint64_t)ncpu));
 	return n ? (__u32)p - 1 : 0;
 }
 
@@ -218,11 +232,18 @@ static void configure(struct tracer *t, struct profiler *skel)
 							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
 	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
-	/* the per-CPU caches: a power of two, or off (one unused slot) */
+	/* what each CPU has of its own: a scratch, the counters, the
+	 * caches (a power of two, or off: one unused slot) */
+	bpf_map__set_max_entries(skel->maps.scratch_map, t->ncpus_possible);
+	bpf_map__set_max_entries(skel->maps.offcpu_scratch, t->ncpus_possible);
+	bpf_map__set_max_entries(skel->maps.metrics,
+				 METRIC_STRIDE * t->ncpus_possible);
 	skel->rodata->rule_cache_mask =
-		size_cache(skel->maps.rule_cache, o->rule_cache_entries);
+		size_cache(skel->maps.rule_cache, o->rule_cache_entries,
+			   t->ncpus_possible, &skel->rodata->rule_cache_shift);
 	skel->rodata->map_cache_mask =
-		size_cache(skel->maps.map_cache, o->map_cache_entries);
+		size_cache(skel->maps.map_cache, o->map_cache_entries,
+			   t->ncpus_possible, &skel->rodata->map_cache_shift);
 	if (o->log_level > 0) {
 		struct bpf_program *p;
 
@@ -326,6 +347,16 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 				    t->rules_len, &err);
 	if (!t->bm.rules) {
 		fprintf(stderr, "ebpf-profiler: mmap of the BPF map rules: %s\n",
+			strerror(-err));
+		goto fail;
+	}
+	t->metrics_len = (size_t)bpf_map__max_entries(skel->maps.metrics) *
+			 sizeof(__u64);
+	t->metrics_mem = tr_map_memory(bpf_map__fd(skel->maps.metrics),
+				       t->metrics_len, &err);
+	if (!t->metrics_mem) {
+		fprintf(stderr,
+			"ebpf-profiler: mmap of the BPF map metrics: %s\n",
 			strerror(-err));
 		goto fail;
 	}
@@ -545,21 +576,16 @@ int tracer_enable(struct tracer *t, bool on)
 
 void tracer_read_metrics(struct tracer *t, uint64_t *out)
 {
-	int fd = bpf_map__fd(t->skel->maps.metrics), ncpu = t->ncpus_possible;
-	__u64 *vals = calloc(ncpu, sizeof(__u64));
+	const volatile __u64 *v = t->metrics_mem;
 	__u32 id;
 	int c;
 
 	memset(out, 0, sizeof(*out) * METRIC_COUNT);
-	if (!vals)
+	if (!v)
 		return;
-	for (id = 0; id < METRIC_COUNT; id++) {
-		if (bpf_map_lookup_elem(fd, &id, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[id] += vals[c];
-	}
-	free(vals);
+	for (c = 0; c < t->ncpus_possible; c++)
+		for (id = 0; id < METRIC_COUNT; id++)
+			out[id] += v[(size_t)c * METRIC_STRIDE + id];
 }
 
 struct bpfmaps *tracer_maps(struct tracer *t)
@@ -633,6 +659,8 @@ void tracer_free(struct tracer *t)
 	free(t->bm.chunks);
 	if (t->bm.rules)
 		munmap(t->bm.rules, t->rules_len);
+	if (t->metrics_mem)
+		munmap(t->metrics_mem, t->metrics_len);
 	profiler__destroy(t->skel);
 	for (i = 0; i < t->n_own; i++)
 		close(t->own_fds[i]);

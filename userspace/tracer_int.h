@@ -42,6 +42,10 @@ struct tracer {
 	bool exiting; /* tracer_closing(): chunks are not deleted one by one */
 	struct tracer_opts o;
 	size_t rules_len;
+	/* the counters, mmap'ed: METRIC_STRIDE a CPU (read by
+	 * tracer_read_metrics) */
+	void *metrics_mem;
+	size_t metrics_len;
 	/* the rows: the array of chunks, and a chunk's shape (kept apart
 	 * from the skeleton, which a second load replaces while files load
 	 * on another thread) */
