@@ -49,6 +49,10 @@ struct ustate {
 	__u16 n_native, n_fp;
 	__u16 n_cached; /* rule lookups the rule cache answered */
 	__u16 n_map_cached; /* mapping lookups the mapping cache answered */
+	__u16 n_trail;	    /* rule lookups the trail answered */
+	/* the trail (struct trail): the next entry of the last sample's to
+	 * compare, entries written for this one, TRAIL_* */
+	__u8 trail_c, trail_n, trail_state, trail_pad;
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
@@ -83,6 +87,38 @@ struct ustate {
  * rdx, rax, rcx, rsp, rip. */
 #define SIGCTX_REGS 17
 
+/*
+ * The trail: the rules the last sample on this CPU looked up, frame by
+ * frame from the leaf down (in the order of their stack pointers).  The
+ * next sample of the same thread, in the same mappings, finds the frames
+ * below its leaf there in the same order: the caller frames of a busy
+ * thread (main down to _start, an interpreter's loop and what calls it)
+ * are the same from one sample to the next.  Read in sequence, the trail
+ * costs a cold line for every entry or two, where the rule cache costs
+ * one a frame (its entries are spread by hashing).  An entry is used only
+ * for the frame with its stack pointer and pc, in a file of its load_gen:
+ * the rule is the one the lookup would give.  Two buffers: the sample
+ * reads the last one while it writes the other, committed when the trace
+ * is sent.
+ */
+#define TRAIL_MAX 32 /* entries a sample records: the first lookups */
+#define TRAIL_SKIP 8 /* entries a frame may pass over to find its own */
+_Static_assert((TRAIL_MAX & (TRAIL_MAX - 1)) == 0, "TRAIL_MAX: a power of two");
+struct trail_ent {
+	__u64 sp; /* the frame's stack pointer (ascending in a trail) */
+	__u64 pc; /* the address looked up */
+	__u32 gen; /* mapping_info.load_gen of the file */
+	__u32 idx; /* the rule's index */
+	struct unwind_rule rule;
+};
+_Static_assert(sizeof(struct trail_ent) == 48, "trail_ent layout");
+struct trail_hdr {
+	__u32 pid, tid, map_gen, n;
+};
+#define TRAIL_UNCHECKED 0
+#define TRAIL_VALID 1
+#define TRAIL_INVALID 2
+
 /* The state first, the record (header, words) after it: a sample's
  * writes, from the state to the first words, fall in one or two pages,
  * not pages 18 KiB apart (each a TLB miss by the next sample).  A record
@@ -95,6 +131,10 @@ struct scratch {
 	struct trace_hdr hdr;
 	__u64 words[MAX_TRACE_WORDS];
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
+	/* the trail: the buffer committed last, the two buffers */
+	__u32 trail_last;
+	struct trail_hdr trail_hdr[2];
+	struct trail_ent trail[2][TRAIL_MAX] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 /* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a
@@ -427,9 +467,26 @@ static __always_inline void count_frames(struct scratch *s)
 		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
 	if (s->st.n_map_cached)
 		metric_add(METRIC_MAP_CACHE_HITS, s->st.n_map_cached);
+	if (s->st.n_trail)
+		metric_add(METRIC_TRAIL_HITS, s->st.n_trail);
 	for (int k = 1; k < INTERP_COUNT; k++)
 		if (s->st.n_interp[k])
 			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
+}
+
+/* The trail this sample wrote becomes the one the next sample reads (a
+ * sample that looked no rule up leaves the last one). */
+static __always_inline void trail_commit(struct scratch *s)
+{
+	__u32 w = (s->trail_last ^ 1) & 1;
+
+	if (!s->st.trail_n)
+		return;
+	s->trail_hdr[w].pid = s->hdr.pid;
+	s->trail_hdr[w].tid = s->hdr.tid;
+	s->trail_hdr[w].map_gen = s->st.map_gen;
+	s->trail_hdr[w].n = s->st.trail_n;
+	s->trail_last = w;
 }
 
 static __always_inline void send_trace(void *ctx, struct scratch *s)
@@ -451,6 +508,7 @@ static __always_inline void send_trace(void *ctx, struct scratch *s)
 	else
 		metric_inc(METRIC_SAMPLES_SENT);
 	count_frames(s);
+	trail_commit(s);
 }
 
 /* Tail-call the next unwinder, or send the trace when there is none or

@@ -169,6 +169,73 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 	return rule;
 }
 
+/* find_rule_cached, first from the trail (struct trail) when the last
+ * sample on this CPU was of this thread in the same mappings: the entry
+ * of the frame at this stack pointer and pc, found by passing over the
+ * entries above it (both stacks are in the order of their stack
+ * pointers).  The result goes into this sample's trail. */
+static __always_inline int find_rule_trail(struct scratch *s, __u64 file_id,
+					   __u64 addr, __u64 pc,
+					   struct unwind_rule *out, __u32 *err)
+{
+	struct ustate *st = &s->st;
+	__u64 sp = st->regs[R_SP];
+	__u32 last = s->trail_last & 1, c, n, k;
+	struct trail_ent *e;
+	int rule = -1;
+
+	if (!rule_cache_mask)
+		return find_rule_copy(file_id, addr, out, err);
+	if (st->trail_state == TRAIL_UNCHECKED)
+		st->trail_state = s->trail_hdr[last].tid == s->hdr.tid &&
+					  s->trail_hdr[last].pid == st->pid &&
+					  s->trail_hdr[last].map_gen ==
+						  st->map_gen ?
+				  TRAIL_VALID :
+				  TRAIL_INVALID;
+	if (st->trail_state == TRAIL_VALID) {
+		n = s->trail_hdr[last].n;
+		c = st->trail_c;
+		for (k = 0; k < TRAIL_SKIP; k++) {
+			/* opaque to the compiler: the check below is on the
+			 * register the index uses (6.1's verifier does not
+			 * carry a check of c over to c + 1) */
+			barrier_var(c);
+			if (c >= n || c >= TRAIL_MAX)
+				break;
+			e = &s->trail[last][c];
+			if (e->sp >= sp)
+				break;
+			c++;
+		}
+		barrier_var(c);
+		st->trail_c = c;
+		if (c < n && c < TRAIL_MAX) {
+			e = &s->trail[last][c];
+			if (e->sp == sp && e->pc == pc &&
+			    e->gen == st->cur.load_gen) {
+				rule = e->idx;
+				*out = e->rule;
+				st->n_trail++;
+				st->trail_c = c + 1;
+			}
+		}
+	}
+	if (rule < 0)
+		rule = find_rule_cached(st, file_id, addr, out, err);
+	k = st->trail_n;
+	if (rule >= 0 && k < TRAIL_MAX) {
+		e = &s->trail[last ^ 1][k];
+		e->sp = sp;
+		e->pc = pc;
+		e->gen = st->cur.load_gen;
+		e->idx = rule;
+		e->rule = *out;
+		st->trail_n = k + 1;
+	}
+	return rule;
+}
+
 /* One frame-pointer step: [fp] is the caller's fp, [fp+8] the return
  * address.  The caller's frame lies above this one, unless any_stack:
  * Go's switch to g0 where the runtime's layout is unknown (RULE_F_GO_FP)
@@ -529,7 +596,7 @@ unwind:
 		st->n_fp++;
 		goto next;
 	}
-	rule = find_rule_cached(st, st->cur.file_id, rel, &rl, &err);
+	rule = find_rule_trail(s, st->cur.file_id, rel, lookup, &rl, &err);
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
@@ -775,7 +842,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	__u32 pid = prev->tgid, tid = prev->pid;
 	struct pt_regs *regs;
 	struct scratch *s;
-	__u32 zero = 0;
+	__u32 cpu;
 	long kbytes;
 
 	/* the idle task, kernel threads, and a thread on its way out (its
@@ -786,8 +853,8 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		return;
 	if (!pid_wanted(pid))
 		return;
-	zero = bpf_get_smp_processor_id();
-	s = bpf_map_lookup_elem(&offcpu_scratch, &zero);
+	cpu = bpf_get_smp_processor_id();
+	s = bpf_map_lookup_elem(&offcpu_scratch, &cpu);
 	if (!s)
 		return;
 	trace_begin(s, pid, tid, TRACE_F_OFFCPU);
@@ -811,6 +878,7 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	}
 	s->hdr.n_user = s->st.n_words;
 	count_frames(s);
+	trail_commit(s);
 	/* the time it left, after the unwinding: that was on the CPU */
 	s->hdr.ktime = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_stacks, &tid, &s->hdr, BPF_ANY))

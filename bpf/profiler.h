@@ -101,6 +101,7 @@ enum interp_kind {
 	X(STOP_ENTRY, "stacks that reached a stop marker (process/thread entry)") \
 	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
 	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
+	X(TRAIL_HITS, "stack-delta lookups answered by the rules of the CPU's last sample of the thread") \
 	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
 	X(SAMPLES_FILTERED, "samples dropped by the pid or cgroup filter")     \

@@ -408,7 +408,7 @@ TEST_ROOT(native_rule_cache_same_stacks)
 	const char *const *runs[2] = { on, off };
 	double share[2] = { 0, 0 };
 	long long hits[2] = { -1, -1 }, frames[2] = { 0, 0 };
-	long long map_hits[2] = { -1, -1 };
+	long long map_hits[2] = { -1, -1 }, trail[2] = { -1, -1 };
 	uint64_t samples[2] = { 0, 0 };
 	int r;
 
@@ -429,19 +429,27 @@ TEST_ROOT(native_rule_cache_same_stacks)
 				  h_summary_value(err, "RULE_CACHE_HITS") : 0;
 		map_hits[r] = err && strstr(err, "MAP_CACHE_HITS=") ?
 				      h_summary_value(err, "MAP_CACHE_HITS") : 0;
+		trail[r] = err && strstr(err, "TRAIL_HITS=") ?
+				   h_summary_value(err, "TRAIL_HITS") : 0;
 		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
-		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache; %lld mapping lookups from the mapping cache (%llu samples of recurse)",
+		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache (%llu samples of recurse)",
 			  r ? "off" : "on", (unsigned long long)burn,
-			  100 * share[r], hits[r], frames[r], map_hits[r],
-			  (unsigned long long)samples[r]);
+			  100 * share[r], hits[r], frames[r], trail[r],
+			  map_hits[r], (unsigned long long)samples[r]);
 		ASSERT_GE(burn, 500, "samples");
 		h_free_folded(&f);
 		free(err);
 	}
 	ASSERT_GE(share[0] * 10000, 9900, "cache on: all frames");
 	ASSERT_GE(share[1] * 10000, 9900, "cache off: all frames");
-	ASSERT_GE(hits[0] * 10, frames[0] * 9, "cache on: >= 90% of lookups hit");
+	ASSERT_GE((hits[0] + trail[0]) * 10, frames[0] * 9,
+		  "cache on: >= 90% of lookups hit (the rule cache or the trail)");
+	/* the trail holds a sample's first 32 lookups: the frames under
+	 * the leaf, the same from one sample to the next */
+	ASSERT_GE(trail[0], (long long)samples[0] * 16,
+		  "cache on: the trail answers 16 lookups a sample at least");
 	ASSERT_EQ(hits[1], 0, "cache off: no hits");
+	ASSERT_EQ(trail[1], 0, "cache off: no trail");
 	/* every sample looks its first pc's mapping up: all but the first
 	 * of each CPU's are in the cache (the whole system's samples count
 	 * too, so this is a floor) */
