@@ -131,6 +131,7 @@ static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 	if (bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
 		err = -errno;
 		munmap(*mem, CHUNK_BYTES);
+		*mem = NULL; /* nothing of it is left to the caller */
 	}
 	/* the outer map and our mapping keep the chunk */
 	close(fd);
@@ -169,8 +170,10 @@ static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
 		count = made;
 	}
 	for (i = 0; i < made; i++) {
-		if (i >= count)
+		if (i >= count) {
 			munmap(mem[i], CHUNK_BYTES);
+			mem[i] = NULL;
+		}
 		/* the outer map and our mapping keep the chunk */
 		close(fds[i]);
 	}
