@@ -50,15 +50,16 @@ struct ustate {
 	__u16 n_cached; /* rule lookups the rule cache answered */
 	__u16 n_map_cached; /* mapping lookups the mapping cache answered */
 	__u16 n_trail;	    /* rule lookups the trail answered */
-	/* the trail (struct trail): the next entry of the last sample's to
-	 * compare, entries written for this one, TRAIL_* */
+	/* the trail (scratch.trail, see struct trail_ent): the next entry
+	 * of the last sample's to compare, the entries written for this
+	 * one, TRAIL_UNCHECKED/VALID/INVALID */
 	__u8 trail_c, trail_n, trail_state, trail_pad;
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
 			     * asked at anonymous code (their JIT) */
 	__u32 map_gen;	    /* pid_info.map_gen (map_cache) */
-	__u32 cpu;
+	__u32 cpu;	    /* trace_hdr.cpu: the caches' slice of this CPU */
 	/* the block of the user stack in scratch.stk: its address and bytes
 	 * (0: none) */
 	__u64 stk_base;

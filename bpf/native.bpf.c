@@ -169,7 +169,7 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 	return rule;
 }
 
-/* find_rule_cached, first from the trail (struct trail) when the last
+/* find_rule_cached, first from the trail (struct trail_ent) when the last
  * sample on this CPU was of this thread in the same mappings: the entry
  * of the frame at this stack pointer and pc, found by passing over the
  * entries above it (both stacks are in the order of their stack
