@@ -160,7 +160,7 @@ static uint64_t next_pow2(uint64_t v)
 /* The maps with an entry or a slice of entries per CPU are plain arrays
  * indexed from the CPU (bpf/maps.bpf.h: a lookup is arithmetic, where a
  * per-CPU array reads the entry's pointer first, a second cold line).
- * At most this many bytes each. */
+ * A cache is at most this many bytes over all CPUs. */
 #define PER_CPU_MAP_MAX_BYTES (1ull << 31)
 
 /* A cache of n entries a CPU, rounded up to a power of two (0: off, one
@@ -170,13 +170,10 @@ static __u32 size_cache(struct bpf_map *m, uint32_t n, int ncpu,
 			volatile __u32 *shift)
 {
 	uint64_t p = n ? next_pow2(n) : 1;
-	__u32 sh = 0;
 
 	while (p > 1 && p * ncpu * bpf_map__value_size(m) > PER_CPU_MAP_MAX_BYTES)
 		p >>= 1;
-	while ((1ull << sh) < p)
-		sh++;
-	*shift = sh;
+	*shift = (__u32)__builtin_ctzll(p); /* p is a power of two */
 	bpf_map__set_max_entries(m, (__u32)(p * (uint64_t)ncpu));
 	return n ? (__u32)p - 1 : 0;
 }
