@@ -43,36 +43,84 @@ static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 #define PY_CUR_EVAL 2
 #define py_cur(st) ((st)->icur[INTERP_PYTHON])
 
+/* The u64 at byte o of s->ibuf, into which n bytes of a thread state
+ * were read: 0 when o + 8 is past them.  Masked so that the verifier sees
+ * the index's bound on the register used for the access. */
+static __always_inline __u64 py_ts_field(struct scratch *s, __u32 o, __u32 n)
+{
+	if (n > PY_TSTATE_READ_MAX || o + 8 > n)
+		return 0;
+	o &= PY_TSTATE_READ_MAX - 1;
+	if (o > PY_TSTATE_READ_MAX - 8)
+		return 0;
+	return *(__u64 *)&s->ibuf[o];
+}
+
+/* One thread state's next, thread_id and frame pointer: one read of the
+ * bytes from the first to the last of them when they lie within
+ * PY_TSTATE_READ_MAX, else a read each.  Returns 0 or -1. */
+static __always_inline int py_read_tstate(struct scratch *s,
+					  const struct py_proc *p, __u64 ts,
+					  __u64 *next, __u64 *tid, __u64 *frame)
+{
+	__u32 lo = p->ts_next, hi = p->ts_next, n;
+
+	if (p->ts_thread_id < lo)
+		lo = p->ts_thread_id;
+	if (p->ts_frame < lo)
+		lo = p->ts_frame;
+	if (p->ts_thread_id > hi)
+		hi = p->ts_thread_id;
+	if (p->ts_frame > hi)
+		hi = p->ts_frame;
+	n = hi + 8 - lo;
+	if (n > PY_TSTATE_READ_MAX)
+		return py_read_u64(ts + p->ts_next, next) ||
+		       py_read_u64(ts + p->ts_thread_id, tid) ||
+		       py_read_u64(ts + p->ts_frame, frame) ? -1 : 0;
+	if (bpf_probe_read_user(s->ibuf, n & (PY_TSTATE_READ_MAX * 2 - 1),
+				(const void *)(ts + lo)))
+		return -1;
+	*next = py_ts_field(s, p->ts_next - lo, n);
+	*tid = py_ts_field(s, p->ts_thread_id - lo, n);
+	*frame = py_ts_field(s, p->ts_frame - lo, n);
+	return 0;
+}
+
 /* Find the current thread's PyThreadState and its innermost frame.
  * Returns 0 or a METRIC_ERR_PYTHON_* code. */
-static __always_inline __u32 py_find_frame(struct ustate *st,
-					   const struct py_proc *p)
+static __always_inline __u32 py_find_frame(struct scratch *s,
+					   struct py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 self = task_tp(task) + (__s64)p->self_off, interp = 0, ts = 0;
-	__u64 v = 0, cur = 0;
+	__u64 self = task_tp(task) + (__s64)p->self_off, interp = p->interp;
+	__u64 ts = 0, next = 0, v = 0, cur = 0;
 	int i;
 
-	if (py_read_u64(p->runtime + p->rt_interp_main, &interp) || !interp ||
-	    py_read_u64(interp + p->is_tstate_head, &ts))
+	if (!interp) {
+		if (py_read_u64(p->runtime + p->rt_interp_main, &interp) ||
+		    !interp)
+			return METRIC_ERR_PYTHON_READ;
+		/* 3.11+: _PyRuntime's own member, set once (struct py_proc) */
+		if (p->version >= 0x030b)
+			p->interp = interp;
+	}
+	if (py_read_u64(interp + p->is_tstate_head, &ts))
 		return METRIC_ERR_PYTHON_READ;
 	for (i = 0; i < PY_TSTATE_SCAN_MAX && ts; i++) {
-		if (py_read_u64(ts + p->ts_thread_id, &v))
+		if (py_read_tstate(s, p, ts, &next, &v, &cur))
 			return METRIC_ERR_PYTHON_READ;
 		if (v == self)
 			break;
-		if (py_read_u64(ts + p->ts_next, &ts))
-			return METRIC_ERR_PYTHON_READ;
+		ts = next;
 	}
 	if (!ts || v != self)
 		return METRIC_ERR_PYTHON_NO_TSTATE;
-	if (py_read_u64(ts + p->ts_frame, &cur))
-		return METRIC_ERR_PYTHON_READ;
 	if (p->cf_current_frame != PY_OFF_NONE && cur &&
 	    py_read_u64(cur + p->cf_current_frame, &cur))
 		return METRIC_ERR_PYTHON_READ;
-	py_cur(st)[PY_CUR_TSTATE] = ts;
-	py_cur(st)[PY_CUR_FRAME] = cur;
+	py_cur(&s->st)[PY_CUR_TSTATE] = ts;
+	py_cur(&s->st)[PY_CUR_FRAME] = cur;
 	return 0;
 }
 
@@ -183,7 +231,7 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 	__u32 err;
 
 	if (!py_cur(st)[PY_CUR_TSTATE]) {
-		err = py_find_frame(st, p);
+		err = py_find_frame(s, p);
 		if (err) {
 			metric_inc(err);
 			st->interp_done |= 1u << INTERP_PYTHON;

@@ -53,6 +53,11 @@ enum py_frame_model {
 /* Thread states examined to find the current thread's (the list is
  * newest first, so recently started threads are found sooner). */
 #define PY_TSTATE_SCAN_MAX 64
+/* Bytes of a thread state read at once (the span of ts_next,
+ * ts_thread_id and ts_frame: 176 bytes in 3.8-3.10, 152 in 3.11, 136 in
+ * 3.12); a wider span is read a field at a time. */
+#define PY_TSTATE_READ_MAX 256
+_Static_assert(PY_TSTATE_READ_MAX <= INTERP_BUF_MAX, "a tstate fits ibuf");
 /* Bytes of a frame read at once; every field the walk uses lies below
  * py_proc.f_read_size, which is at most this. */
 #define PY_FRAME_READ_MAX 128
@@ -67,9 +72,11 @@ _Static_assert(PY_FRAME_READ_MAX <= INTERP_BUF_MAX, "a frame fits ibuf");
  * the BPF program.
  *
  * Current thread (once per sample, at the first eval-loop frame):
- *   interp = *(runtime + rt_interp_main)
+ *   interp = *(runtime + rt_interp_main)  (kept in py_proc.interp, 3.11+)
  *   ts = *(interp + is_tstate_head)
  *   up to PY_TSTATE_SCAN_MAX times, while ts:
+ *     (ts_next, ts_thread_id and ts_frame read at once when they lie
+ *     within PY_TSTATE_READ_MAX bytes)
  *     if *(ts + ts_thread_id) == thread pointer + self_off: found
  *     ts = *(ts + ts_next)
  *   (thread_id is pthread_self(): the thread pointer on x86-64 for glibc
@@ -128,7 +135,13 @@ struct py_proc {
 	__s32 self_off; /* pthread_self() - thread pointer (interp_libc_self):
 			 * 0 on x86-64, -sizeof(struct pthread) on arm64 */
 	__u16 pad[2];
+	/* *(runtime + rt_interp_main), kept by the BPF walk once read (0
+	 * until then; userland writes 0): from 3.11 the main interpreter
+	 * is _PyRuntime's own member (_main_interpreter), so the pointer
+	 * is the same from initialization to exit.  Before 3.11 it is
+	 * allocated and read at every sample. */
+	__u64 interp;
 };
-_Static_assert(sizeof(struct py_proc) == 96, "py_proc layout");
+_Static_assert(sizeof(struct py_proc) == 104, "py_proc layout");
 
 #endif /* EP_PYTHON_H */
