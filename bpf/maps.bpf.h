@@ -120,23 +120,26 @@ struct trail_hdr {
 #define TRAIL_VALID 1
 #define TRAIL_INVALID 2
 
-/* The state first, the record (header, words) after it: a sample's
- * writes, from the state to the first words, fall in one or two pages,
- * not pages 18 KiB apart (each a TLB miss by the next sample).  A record
- * is the bytes from hdr, as offcpu_rec's are. */
+/* What a sample touches lies together: the state, the blocks read, the
+ * trail, then the record (header, words), whose first words follow; the
+ * words past them (up to 18 KiB) are touched only by deep stacks.  So a
+ * sample's accesses fall in two pages, not four (each cold page a TLB miss
+ * by the next sample: a few hundred ns under nested paging), and every
+ * CPU's entry starts a page.  A record is the bytes from hdr, as
+ * offcpu_rec's are. */
 struct scratch {
 	struct ustate st;
 	__u64 win[SIGCTX_REGS]; /* a sigcontext */
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
 	__u8 iblk[IBLK_BYTES];	/* a block of an interpreter's memory */
-	struct trace_hdr hdr;
-	__u64 words[MAX_TRACE_WORDS];
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
 	/* the trail: the buffer committed last, the two buffers */
 	__u32 trail_last;
 	struct trail_hdr trail_hdr[2];
 	struct trail_ent trail[2][TRAIL_MAX] __attribute__((aligned(64)));
-} __attribute__((aligned(64)));
+	struct trace_hdr hdr;
+	__u64 words[MAX_TRACE_WORDS];
+} __attribute__((aligned(4096)));
 
 /* What an interpreter unwinder (<name>_unwind, bpf/interp.bpf.h) did at a
  * native frame of a file holding its runtime. */
