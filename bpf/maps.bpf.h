@@ -133,6 +133,11 @@ struct scratch {
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
 	__u8 iblk[IBLK_BYTES];	/* a block of an interpreter's memory */
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
+	/* the pid_info of the last synced process sampled here, valid while
+	 * its pid_epoch counter is still epoch (pid 0: none) */
+	struct {
+		__u32 pid, epoch, interp_mask, map_gen;
+	} pic;
 	/* the trail: the buffer committed last, the two buffers */
 	__u32 trail_last;
 	struct trail_hdr trail_hdr[2];
@@ -253,6 +258,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct pid_info);
 } pid_info SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PID_EPOCH_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} pid_epoch SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -379,6 +392,16 @@ static __always_inline bool cgroup_wanted(void)
 			return true;
 	}
 	return false;
+}
+
+/* After a change of pid's pid_info: the CPUs that keep it look again. */
+static __always_inline void pid_info_changed(__u32 pid)
+{
+	__u32 slot = pid & (PID_EPOCH_SLOTS - 1);
+	__u32 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
+
+	if (ep)
+		__sync_fetch_and_add(ep, 1);
 }
 
 static __always_inline struct scratch *get_scratch(void)

@@ -714,11 +714,33 @@ static __always_inline void trace_begin(struct scratch *s, __u32 pid,
  * userland loaded its mappings. */
 static __always_inline void process_state(struct scratch *s, __u32 pid)
 {
-	struct pid_info *pi = bpf_map_lookup_elem(&pid_info, &pid);
+	__u32 slot = pid & (PID_EPOCH_SLOTS - 1), epoch = 0;
+	__u32 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
+	struct pid_info *pi;
 
+	/* the counter before the entry: an entry changed after this read
+	 * is kept under the old count, and its bump (after the change)
+	 * makes the next sample look again */
+	if (ep) {
+		epoch = *(volatile __u32 *)ep;
+		if (s->pic.pid == pid && s->pic.epoch == epoch) {
+			s->st.proc_interps = s->pic.interp_mask;
+			s->st.map_gen = s->pic.map_gen;
+			metric_inc(METRIC_PID_CACHE_HITS);
+			return;
+		}
+	}
+	pi = bpf_map_lookup_elem(&pid_info, &pid);
+	s->pic.pid = 0;
 	if (pi) {
 		s->st.proc_interps = pi->interp_mask;
 		s->st.map_gen = pi->map_gen;
+		if (ep && (pi->flags & PID_F_SYNCED)) {
+			s->pic.pid = pid;
+			s->pic.epoch = epoch;
+			s->pic.interp_mask = pi->interp_mask;
+			s->pic.map_gen = pi->map_gen;
+		}
 	}
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk

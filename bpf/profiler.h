@@ -102,6 +102,7 @@ enum interp_kind {
 	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
 	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
 	X(TRAIL_HITS, "stack-delta lookups answered by the rules of the CPU's last sample of the thread") \
+	X(PID_CACHE_HITS, "samples that took their process' state from the CPU's last sample of it") \
 	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
 	X(SAMPLES_FILTERED, "samples dropped by the pid or cgroup filter")     \
@@ -251,6 +252,16 @@ struct pid_info {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct pid_info) == 16, "pid_info layout");
+
+/* pid_epoch: a counter per group of pids (the pid's low bits), bumped
+ * after every change of the pid_info of a pid in the group: userland's
+ * updates and removals (tracer_maps.c), the exec program's removal.  A CPU
+ * keeps the pid_info of the last process it sampled with its group's
+ * counter (scratch.pic), and the next sample of that process takes it
+ * from there while the counter is unchanged, without the hash lookup. */
+#define PID_EPOCH_SLOTS 1024
+_Static_assert((PID_EPOCH_SLOTS & (PID_EPOCH_SLOTS - 1)) == 0,
+	       "PID_EPOCH_SLOTS: a power of two");
 
 /* Key of the LPM trie "mappings": the pid and the address are big-endian
  * so that the pid forms the leading 32 bits of the prefix. */

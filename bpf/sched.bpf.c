@@ -45,6 +45,7 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	 * sampled before its exec was reported; the rate limit would hold
 	 * the new image's report back for report_interval_ns) */
 	bpf_map_delete_elem(&pid_info, &pid);
+	pid_info_changed(pid);
 	key = (__u64)pid << 8 | PEV_UNKNOWN_PID;
 	bpf_map_delete_elem(&reported, &key);
 	key = (__u64)pid << 8 | PEV_UNKNOWN_PC;

@@ -357,6 +357,14 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 			strerror(-err));
 		goto fail;
 	}
+	t->pid_epoch_mem = tr_map_memory(bpf_map__fd(skel->maps.pid_epoch),
+					 PID_EPOCH_SLOTS * sizeof(__u32), &err);
+	if (!t->pid_epoch_mem) {
+		fprintf(stderr,
+			"ebpf-profiler: mmap of the BPF map pid_epoch: %s\n",
+			strerror(-err));
+		goto fail;
+	}
 	t->bm.ops = &tr_libbpf_ops;
 	t->bm.ctx = t;
 	t->map_fds[BM_PID_INFO] = bpf_map__fd(skel->maps.pid_info);
@@ -658,6 +666,8 @@ void tracer_free(struct tracer *t)
 		munmap(t->bm.rules, t->rules_len);
 	if (t->metrics_mem)
 		munmap(t->metrics_mem, t->metrics_len);
+	if (t->pid_epoch_mem)
+		munmap(t->pid_epoch_mem, PID_EPOCH_SLOTS * sizeof(__u32));
 	profiler__destroy(t->skel);
 	for (i = 0; i < t->n_own; i++)
 		close(t->own_fds[i]);

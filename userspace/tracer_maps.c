@@ -22,22 +22,41 @@
 
 /* ---- the libbpf bpfmaps implementation ---------------------------------- */
 
+/* After a change of a pid's pid_info: the CPUs that keep the old one
+ * (process_state in bpf/native.bpf.c) look again. */
+static void pid_info_changed(struct tracer *t, enum bm_map m, const void *key)
+{
+	uint32_t pid;
+
+	if (m != BM_PID_INFO || !t->pid_epoch_mem)
+		return;
+	memcpy(&pid, key, sizeof(pid));
+	__atomic_fetch_add(&t->pid_epoch_mem[pid & (PID_EPOCH_SLOTS - 1)], 1,
+			   __ATOMIC_SEQ_CST);
+}
+
 static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
 {
 	struct tracer *t = ctx;
+	int err;
 
 	if (t->map_fds[m] < 0)
 		return -ENOTSUP;
-	return bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
+	err = bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
+	pid_info_changed(t, m, key);
+	return err;
 }
 
 static int lb_remove(void *ctx, enum bm_map m, const void *key)
 {
 	struct tracer *t = ctx;
+	int err;
 
 	if (t->map_fds[m] < 0)
 		return -ENOTSUP;
-	return bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
+	err = bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
+	pid_info_changed(t, m, key);
+	return err;
 }
 
 static int lb_lookup(void *ctx, enum bm_map m, const void *key, void *val)
@@ -61,7 +80,8 @@ static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
 		return -ENOTSUP;
 	if (!n)
 		return 0;
-	if (!t->no_batch[m]) {
+	/* pid_info: each change bumps its pid's counter (lb_update) */
+	if (!t->no_batch[m] && m != BM_PID_INFO) {
 		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
 					   NULL) ? -errno : 0;
 		*done = err ? count : n;

@@ -419,6 +419,7 @@ TEST_ROOT(native_rule_cache_same_stacks)
 	double share[2] = { 0, 0 };
 	long long hits[2] = { -1, -1 }, frames[2] = { 0, 0 };
 	long long map_hits[2] = { -1, -1 }, trail[2] = { -1, -1 };
+	long long pid_hits[2] = { -1, -1 };
 	uint64_t samples[2] = { 0, 0 };
 	int r;
 
@@ -437,11 +438,13 @@ TEST_ROOT(native_rule_cache_same_stacks)
 		hits[r] = bpf_counter(err, "RULE_CACHE_HITS");
 		map_hits[r] = bpf_counter(err, "MAP_CACHE_HITS");
 		trail[r] = bpf_counter(err, "TRAIL_HITS");
+		pid_hits[r] = bpf_counter(err, "PID_CACHE_HITS");
 		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
-		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache (%llu samples of recurse)",
+		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache; %lld samples took the process' state from the CPU's last (%llu samples of recurse)",
 			  r ? "off" : "on", (unsigned long long)burn,
 			  100 * share[r], hits[r], frames[r], trail[r],
-			  map_hits[r], (unsigned long long)samples[r]);
+			  map_hits[r], pid_hits[r],
+			  (unsigned long long)samples[r]);
 		ASSERT_GE(burn, 500, "samples");
 		h_free_folded(&f);
 		free(err);
@@ -462,6 +465,11 @@ TEST_ROOT(native_rule_cache_same_stacks)
 	ASSERT_GE(map_hits[0] * 10, (long long)samples[0] * 9,
 		  "mapping cache on: >= 90% of samples find their mapping there");
 	ASSERT_EQ(map_hits[1], 0, "mapping cache off: no hits");
+	/* one busy process: most of its CPU's samples follow one of its
+	 * own (pid_epoch; not one of the caches the flags turn off) */
+	for (r = 0; r < 2; r++)
+		ASSERT_GE(pid_hits[r] * 2, (long long)samples[r],
+			  "half the samples at least take the process' state from the CPU's last");
 }
 
 TEST_ROOT(native_threads_end_in_clone3)
