@@ -37,17 +37,18 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
-/* Copy size bytes at addr (at most INTERP_BUF_MAX) into s->ibuf, for a
- * runtime whose frames lie in contiguous memory that its walk goes down
- * through (an older frame below a newer one): from the block read last
- * when they lie in it, else from a new block of up to IBLK_BYTES that ends
- * with them and starts no lower than addr's page (memory below it may be
- * unmapped, and a read that faults fails whole).  One read and its lines
- * fetched together serve the frames that follow in the block, not one
- * cold read a frame.  Returns 0, or nonzero when the bytes cannot be
- * read. */
-static __always_inline long interp_read_down(struct scratch *s, __u64 addr,
-					     __u32 size)
+/* Have s->iblk hold the size bytes at addr (at most INTERP_BUF_MAX), for
+ * a runtime whose frames lie in contiguous memory that its walk goes down
+ * through (an older frame below a newer one): the block read last when
+ * they lie in it, else a new block of up to IBLK_BYTES that ends with them
+ * and starts no lower than addr's page (memory below it may be unmapped,
+ * and a read that faults fails whole).  One read and its lines fetched
+ * together serve the frames that follow in the block, not one cold read a
+ * frame, and the fields are read where they lie (interp_blk_field), not
+ * copied.  Returns the bytes' offset in s->iblk (at most IBLK_BYTES -
+ * size), or -1 when they cannot be read. */
+static __always_inline int interp_read_down(struct scratch *s, __u64 addr,
+					    __u32 size)
 {
 	struct ustate *st = &s->st;
 	__u64 end = addr + size, lo, len;
@@ -61,18 +62,43 @@ static __always_inline long interp_read_down(struct scratch *s, __u64 addr,
 		if (lo > end || lo < (addr & ~4095ULL))
 			lo = addr & ~4095ULL;
 		len = end - lo;
-		if (len > IBLK_BYTES || end < addr)
-			return bpf_probe_read_user(s->ibuf, size,
-						   (const void *)addr);
-		if (bpf_probe_read_user(s->iblk, len, (const void *)lo))
+		if (len > IBLK_BYTES || end < addr) {
+			lo = addr;
+			len = size;
+		}
+		/* the bound on the register the call takes */
+		barrier_var(len);
+		if (len > IBLK_BYTES ||
+		    bpf_probe_read_user(s->iblk, len, (const void *)lo))
 			return -1;
 		st->iblk_base = lo;
 		st->iblk_len = len;
 	}
-	return bpf_probe_read_kernel(s->ibuf, size,
-				     &s->iblk[(addr - st->iblk_base) &
-					      (IBLK_BYTES - 1)]);
+	return (int)(addr - st->iblk_base);
 }
+
+/* Have s->iblk hold the size bytes at addr (at most INTERP_BUF_MAX), for a
+ * runtime whose frames are separate objects: read alone, at offset 0.
+ * Returns 0, or -1 when they cannot be read. */
+static __always_inline int interp_read_at(struct scratch *s, __u64 addr,
+					  __u32 size)
+{
+	struct ustate *st = &s->st;
+
+	st->iblk_len = 0;
+	if (size > INTERP_BUF_MAX ||
+	    bpf_probe_read_user(s->iblk, size, (const void *)addr))
+		return -1;
+	st->iblk_base = addr;
+	st->iblk_len = size;
+	return 0;
+}
+
+/* Read a field of type at byte off of the size bytes at offset base of
+ * s->iblk (interp_read_down, interp_read_at) into out: 0 when it lies
+ * past them.  The index is checked on both sides of the mask, so that the
+ * verifier sees its bound whatever it keeps of the first check. */
+#define interp_blk_field(s, base, size, off, type, out)                       	({                                                                     		__u32 o_ = (off), b_ = (base);                                 		int ok_ = o_ <= (size) && sizeof(type) <= (size) - o_ &&       			  b_ <= IBLK_BYTES - (size);                           		o_ = (b_ + o_) & (IBLK_BYTES - 1);                             		if (ok_ && o_ <= IBLK_BYTES - sizeof(type))                    			(out) = *(type *)&(s)->iblk[o_];                       		else                                                           			ok_ = 0;                                               		ok_;                                                           	})
 
 /* A runtime's entry for the sampled process, from its per-process map.
  * The key is copied to the stack: in an unwinder (a global function) s

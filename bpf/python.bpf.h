@@ -129,18 +129,10 @@ struct py_loop_ctx {
 	struct py_proc *p;
 };
 
-/* Read a field of the frame buffer at a userland-supplied offset. */
+/* A field of the frame read at offset base of s->iblk, at a
+ * userland-supplied offset below size (py_proc.f_read_size). */
 #define PY_FIELD(s, off, type, out)                                            \
-	({                                                                     \
-		__u32 o_ = (off);                                              \
-		int ok_ = o_ <= PY_FRAME_READ_MAX - sizeof(type);              \
-		/* masked so the verifier sees the bound on the register    \
-		 * used for the access (clang may check a copy) */             \
-		o_ &= PY_FRAME_READ_MAX - 1;                                   \
-		if (ok_ && o_ <= PY_FRAME_READ_MAX - sizeof(type))             \
-			(out) = *(type *)&(s)->ibuf[o_];                       \
-		ok_;                                                           \
-	})
+	interp_blk_field(s, base, size, off, type, out)
 
 /* One Python frame.  Returns 1 to stop: the invocation's frames are done
  * (or an error ended the walk). */
@@ -154,6 +146,7 @@ static long py_step(__u32 i, void *arg)
 	__u32 size = p->f_read_size, instr = PY_INSTR_NONE;
 	__u8 owner = 0, is_entry = 0;
 	__s32 lasti = 0;
+	int base;
 
 	if (!cur) {
 		st->interp_done |= 1u << INTERP_PYTHON;
@@ -163,9 +156,10 @@ static long py_step(__u32 i, void *arg)
 		size = PY_FRAME_READ_MAX;
 	/* 3.11+: a thread's frames are pushed on its data stack, the
 	 * caller's below the callee's: read in blocks */
-	if (p->frame_model == PY_FRAMES_OBJECT ?
-		    bpf_probe_read_user(s->ibuf, size, (const void *)cur) :
-		    interp_read_down(s, cur, size)) {
+	base = p->frame_model == PY_FRAMES_OBJECT ?
+		       interp_read_at(s, cur, size) :
+		       interp_read_down(s, cur, size);
+	if (base < 0) {
 		push_error(s, METRIC_ERR_PYTHON_READ);
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
