@@ -9,8 +9,8 @@
  * called at a native frame of a file that holds its runtime, or of
  * anonymous code in a process that runs it (s->st.cur.file_id 0: maybe
  * its JIT's) (lookup: the frame's pc, minus one for a return address),
- * returning enum interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>] and
- * s->ibuf, counts frames in s->st.n_interp[INTERP_<NAME>] and its errors in
+ * returning enum interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>]
+ * (zeroed before its first call in a sample) and s->ibuf, counts frames in s->st.n_interp[INTERP_<NAME>] and its errors in
  * its own METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
  * once its whole VM stack is walked.  The unwinders run inside the native
  * program's loop (each in its own nested bpf_loop when it walks frames):
@@ -142,6 +142,11 @@ static __always_inline int interp_unwind(struct scratch *s, __u64 lookup)
 
 #define INTERP_TRY_(NAME, name, type)                                          \
 	if (mask & (1u << INTERP_##NAME)) {                                    \
+		if (!(s->st.icur_live & (1u << INTERP_##NAME))) {              \
+			__builtin_memset(s->st.icur[INTERP_##NAME], 0,         \
+					 sizeof(s->st.icur[0]));               \
+			s->st.icur_live |= 1u << INTERP_##NAME;                \
+		}                                                              \
 		r = name##_unwind_g(s, lookup);                                \
 		if (r != INTERP_NOT_HERE)                                      \
 			return r;                                              \

@@ -44,6 +44,7 @@ struct ustate {
 	__u32 tail_calls;
 	__u32 next_prog; /* program to tail-call when the loop stops */
 	__u32 interp_done; /* bit per interp_kind: whole VM stack walked */
+	__u32 icur_live; /* bit per interp_kind: its icur row zeroed */
 	__u32 interp_pushed; /* frames the last interpreter walk pushed */
 	/* frames unwound per kind, added to the counters once per sample */
 	__u16 n_native, n_fp;
@@ -67,8 +68,11 @@ struct ustate {
 	/* the block of an interpreter's memory in scratch.iblk (0: none) */
 	__u32 iblk_len;
 	__u64 iblk_base;
-	/* each interpreter's cursor between its calls in one sample (zeroed
-	 * per sample; the meaning is the unwinder's own) */
+	/* each interpreter's cursor between its calls in one sample (the
+	 * meaning is the unwinder's own): zeroed before its first call of
+	 * the sample (interp_unwind, icur_live), not with the rest of the
+	 * state, so a sample writes the rows of the runtimes it meets only;
+	 * the last member (trace_begin zeroes the state up to it) */
 	__u64 icur[INTERP_COUNT][INTERP_CURSOR_WORDS];
 };
 

@@ -704,7 +704,7 @@ static __always_inline void trace_begin(struct scratch *s, __u32 pid,
 	s->hdr.n_frames = 0;
 	s->hdr.error = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
-	__builtin_memset(&s->st, 0, sizeof(s->st));
+	__builtin_memset(&s->st, 0, __builtin_offsetof(struct ustate, icur));
 	s->st.pid = pid;
 	s->st.cpu = s->hdr.cpu;
 	s->st.next_prog = NO_PROG;
