@@ -85,7 +85,7 @@ _Static_assert(SIGFRAME_X29 == __builtin_offsetof(struct rt_sigframe,
 static __always_inline __u32 signal_step(struct scratch *s)
 {
 	struct ustate *st = &s->st;
-	__u64 *g = s->win;
+	__u64 *g = s->sigctx;
 
 	if (bpf_probe_read_user(g, 4 * 8,
 				(const void *)(st->regs[R_SP] + SIGFRAME_X29)))
@@ -152,7 +152,7 @@ static __always_inline __u64 strip_ra(__u64 ra)
 static __always_inline __u32 signal_step(struct scratch *s)
 {
 	struct ustate *st = &s->st;
-	__u64 *g = s->win;
+	__u64 *g = s->sigctx;
 	int i;
 
 	if (bpf_probe_read_user(g, SIGCTX_REGS * 8,

@@ -136,7 +136,7 @@ struct trail_hdr {
  * offcpu_rec's are. */
 struct scratch {
 	struct ustate st;
-	__u64 win[SIGCTX_REGS]; /* a sigcontext */
+	__u64 sigctx[SIGCTX_REGS]; /* a signal frame's saved registers */
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
 	__u8 iblk[IBLK_BYTES];	/* a block of an interpreter's memory */
 	__u8 ibuf[INTERP_BUF_MAX]; /* an interpreter's reads, one at a time */
@@ -568,6 +568,22 @@ static __always_inline void next_unwinder(void *ctx, struct scratch *s)
 static __always_inline int read_user_u64(__u64 addr, __u64 *out)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* The u64 at addr of the user stack, from the block of it this sample
+ * read (scratch.stk, ustate.stk_*), else read on its own: a runtime's
+ * structure on the native stack (a local of its interpreter loop) is
+ * often in the block the frames below it were unwound with. */
+static __always_inline int stk_read_u64(struct scratch *s, __u64 addr,
+					__u64 *out)
+{
+	__u64 off = addr - s->st.stk_base;
+
+	if (addr >= s->st.stk_base && off + 8 <= s->st.stk_len && !(off & 7)) {
+		*out = s->stk[(off >> 3) & (STK_WORDS - 1)];
+		return 0;
+	}
+	return read_user_u64(addr, out);
 }
 
 /* the per-architecture registers and frames (uses struct scratch) */

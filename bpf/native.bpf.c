@@ -318,8 +318,9 @@ static __always_inline __u32 go_switch(struct ustate *st,
  * from the window up to STK_BYTES, but not past the end of the page of
  * the window's last slot: a read that runs into an unmapped page above
  * the stack's top fails whole, and a fault costs more than the read.
- * False when the window cannot be read. */
-static __always_inline bool stk_cover(struct scratch *s, __u64 cfa)
+ * When the window cannot be read the block is left empty (stk_len 0) and
+ * cfa_slot reads each slot on its own. */
+static __always_inline void stk_cover(struct scratch *s, __u64 cfa)
 {
 	struct ustate *st = &s->st;
 	__u64 lo = cfa - CFA_WINDOW * 8;
@@ -327,33 +328,24 @@ static __always_inline bool stk_cover(struct scratch *s, __u64 cfa)
 
 	if (st->stk_len && lo >= st->stk_base &&
 	    cfa <= st->stk_base + st->stk_len)
-		return true;
+		return;
 	st->stk_len = 0;
 	if (lo > cfa)
-		return false;
+		return;
 	len = (((cfa - 1) | 4095) + 1) - lo;
 	if (len > STK_BYTES)
 		len = STK_BYTES;
 	if (bpf_probe_read_user(s->stk, len, (const void *)lo))
-		return false;
+		return;
 	st->stk_base = lo;
 	st->stk_len = len;
-	return true;
 }
 
-/* The 8 bytes at cfa + 8 * slot: from the block of the stack read when
- * they lie in it, or read on their own. */
+/* The 8 bytes at cfa + 8 * slot. */
 static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
-				    bool win_ok, __u64 *out)
+				    __u64 *out)
 {
-	__u64 a = cfa + (__s64)slot * 8, off = a - s->st.stk_base;
-
-	if (win_ok && a >= s->st.stk_base && off + 8 <= s->st.stk_len &&
-	    !(off & 7)) {
-		*out = s->stk[(off >> 3) & (STK_WORDS - 1)];
-		return 0;
-	}
-	return read_user_u64(a, out);
+	return stk_read_u64(s, cfa + (__s64)slot * 8, out);
 }
 
 /* Apply rule idx, r its copy of rules[idx].  Returns 0, or a METRIC_ERR_*
@@ -363,7 +355,6 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 {
 	struct ustate *st = &s->st;
 	__u64 cfa, ra = 0, v = 0, fp;
-	bool win_ok;
 	int i;
 
 	switch (idx) {
@@ -400,10 +391,10 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	/* the return address and the registers pushed after it from the
 	 * block of the stack; slots outside it (or a window that cannot be
 	 * read at once) are read one by one */
-	win_ok = stk_cover(s, cfa);
+	stk_cover(s, cfa);
 	switch (r->ra_rule) {
 	case RULE_RA_CFA_OFF:
-		if (cfa_slot(s, cfa, r->ra_off >> 3, win_ok, &ra))
+		if (cfa_slot(s, cfa, r->ra_off >> 3, &ra))
 			return METRIC_ERR_READ_FAULT;
 		break;
 	case RULE_RA_LR:
@@ -413,7 +404,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 		ra = st->regs[RULE_REG_LR];
 		break;
 	default:
-		if (cfa_slot(s, cfa, -1, win_ok, &ra))
+		if (cfa_slot(s, cfa, -1, &ra))
 			return METRIC_ERR_READ_FAULT;
 	}
 	/* a PLT stub leaves rbp alone: its rule is RULE_FP_SAME */
@@ -422,7 +413,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	case RULE_FP_CFA_OFF:
 		if ((r->fp_off & 7) ?
 			    read_user_u64(cfa + (__s64)r->fp_off, &fp) :
-			    cfa_slot(s, cfa, r->fp_off >> 3, win_ok, &fp))
+			    cfa_slot(s, cfa, r->fp_off >> 3, &fp))
 			return METRIC_ERR_READ_FAULT;
 		break;
 	case RULE_FP_REG_OFF:
@@ -442,7 +433,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 		if (slot == RULE_SAVED_SAME)
 			continue;
 		v = 0;
-		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, win_ok, &v))
+		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, &v))
 			v = 0;
 		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
 	}

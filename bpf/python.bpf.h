@@ -116,8 +116,10 @@ static __always_inline __u32 py_find_frame(struct scratch *s,
 	}
 	if (!ts || v != self)
 		return METRIC_ERR_PYTHON_NO_TSTATE;
+	/* 3.11, 3.12: the _PyCFrame is a local of the innermost loop
+	 * invocation, on the native stack */
 	if (p->cf_current_frame != PY_OFF_NONE && cur &&
-	    py_read_u64(cur + p->cf_current_frame, &cur))
+	    stk_read_u64(s, cur + p->cf_current_frame, &cur))
 		return METRIC_ERR_PYTHON_READ;
 	py_cur(&s->st)[PY_CUR_TSTATE] = ts;
 	py_cur(&s->st)[PY_CUR_FRAME] = cur;
