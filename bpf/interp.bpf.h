@@ -9,9 +9,11 @@
  * called at a native frame of a file that holds its runtime, or of
  * anonymous code in a process that runs it (s->st.cur.file_id 0: maybe
  * its JIT's) (lookup: the frame's pc, minus one for a return address),
- * returning enum interp_result.  It keeps its state in s->st.icur[INTERP_<NAME>]
- * (zeroed before its first call in a sample) and s->ibuf, counts frames in s->st.n_interp[INTERP_<NAME>] and its errors in
- * its own METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
+ * returning enum interp_result.  It keeps its state in
+ * s->st.icur[INTERP_<NAME>] (zeroed before its first call in a sample),
+ * reads into s->ibuf or s->iblk, counts frames in
+ * s->st.n_interp[INTERP_<NAME>] and its errors in its own
+ * METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
  * once its whole VM stack is walked.  The unwinders run inside the native
  * program's loop (each in its own nested bpf_loop when it walks frames):
  * no tail calls, so mixed stacks of any depth fit.  A new runtime adds its
@@ -98,7 +100,18 @@ static __always_inline int interp_read_at(struct scratch *s, __u64 addr,
  * s->iblk (interp_read_down, interp_read_at) into out: 0 when it lies
  * past them.  The index is checked on both sides of the mask, so that the
  * verifier sees its bound whatever it keeps of the first check. */
-#define interp_blk_field(s, base, size, off, type, out)                       	({                                                                     		__u32 o_ = (off), b_ = (base);                                 		int ok_ = o_ <= (size) && sizeof(type) <= (size) - o_ &&       			  b_ <= IBLK_BYTES - (size);                           		o_ = (b_ + o_) & (IBLK_BYTES - 1);                             		if (ok_ && o_ <= IBLK_BYTES - sizeof(type))                    			(out) = *(type *)&(s)->iblk[o_];                       		else                                                           			ok_ = 0;                                               		ok_;                                                           	})
+#define interp_blk_field(s, base, size, off, type, out)                        \
+	({                                                                     \
+		__u32 o_ = (off), b_ = (base);                                 \
+		int ok_ = o_ <= (size) && sizeof(type) <= (size) - o_ &&       \
+			  b_ <= IBLK_BYTES - (size);                           \
+		o_ = (b_ + o_) & (IBLK_BYTES - 1);                             \
+		if (ok_ && o_ <= IBLK_BYTES - sizeof(type))                    \
+			(out) = *(type *)&(s)->iblk[o_];                       \
+		else                                                           \
+			ok_ = 0;                                               \
+		ok_;                                                           \
+	})
 
 /* A runtime's entry for the sampled process, from its per-process map.
  * The key is copied to the stack: in an unwinder (a global function) s

@@ -78,8 +78,10 @@ static __always_inline int py_read_tstate(struct scratch *s,
 		return py_read_u64(ts + p->ts_next, next) ||
 		       py_read_u64(ts + p->ts_thread_id, tid) ||
 		       py_read_u64(ts + p->ts_frame, frame) ? -1 : 0;
-	if (bpf_probe_read_user(s->ibuf, n & (PY_TSTATE_READ_MAX * 2 - 1),
-				(const void *)(ts + lo)))
+	/* the bound on the register the call takes */
+	barrier_var(n);
+	if (n > PY_TSTATE_READ_MAX ||
+	    bpf_probe_read_user(s->ibuf, n, (const void *)(ts + lo)))
 		return -1;
 	*next = py_ts_field(s, p->ts_next - lo, n);
 	*tid = py_ts_field(s, p->ts_thread_id - lo, n);
