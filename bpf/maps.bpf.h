@@ -84,8 +84,8 @@ struct ustate {
  * frames above it that lie in the block (a frame of native code is tens of
  * bytes, an interpreter loop's hundreds), and the block's lines are
  * fetched together, not one cold line per frame and helper call.  The
- * read's fixed cost dwarfs its copy: a CPython sample made 2.7 reads with
- * 512-byte blocks, 1.5 with these. */
+ * read's fixed cost dwarfs its copy: a sample through an interpreter's
+ * loop made 2.7 reads with 512-byte blocks, 1.5 with these. */
 #define STK_BYTES 2048
 #define STK_WORDS (STK_BYTES / 8)
 /* An interpreter's frames read in blocks of this many bytes
