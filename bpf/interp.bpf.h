@@ -24,17 +24,17 @@
 
 #include "maps.bpf.h"
 
-/* The u64 at byte o of s->ibuf, into which an unwinder read bytes (a
- * constant, at most 64): 0 when o + 8 is past them.  The bound is checked
+/* The u64 at byte o of s->ibuf, into which an unwinder read bytes (at
+ * most INTERP_BUF_MAX): 0 when o + 8 is past them.  The bound is checked
  * on both sides of the mask, so that the verifier sees the index in range
  * whatever it keeps of the first check. */
 static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 					     __u32 bytes)
 {
-	if (o > bytes - 8)
+	if (bytes > INTERP_BUF_MAX || bytes < 8 || o > bytes - 8)
 		return 0;
-	o &= 63;
-	if (o > bytes - 8)
+	o &= INTERP_BUF_MAX - 1;
+	if (o > INTERP_BUF_MAX - 8)
 		return 0;
 	return *(__u64 *)&s->ibuf[o];
 }

@@ -25,7 +25,8 @@ struct php_loop_ctx {
 	struct php_proc *p;
 };
 
-_Static_assert(PHP_ED_READ >= 8 && PHP_ED_READ <= 64, "interp_ibuf_u64's bound");
+_Static_assert(PHP_ED_READ >= 8 && PHP_ED_READ <= INTERP_BUF_MAX,
+	       "interp_ibuf_u64's bound");
 static __always_inline __u64 php_field(struct scratch *s, __u16 off)
 {
 	return interp_ibuf_u64(s, off, PHP_ED_READ);

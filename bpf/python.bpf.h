@@ -43,19 +43,6 @@ static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 #define PY_CUR_EVAL 2
 #define py_cur(st) ((st)->icur[INTERP_PYTHON])
 
-/* The u64 at byte o of s->ibuf, into which n bytes of a thread state
- * were read: 0 when o + 8 is past them.  Masked so that the verifier sees
- * the index's bound on the register used for the access. */
-static __always_inline __u64 py_ts_field(struct scratch *s, __u32 o, __u32 n)
-{
-	if (n > PY_TSTATE_READ_MAX || o + 8 > n)
-		return 0;
-	o &= PY_TSTATE_READ_MAX - 1;
-	if (o > PY_TSTATE_READ_MAX - 8)
-		return 0;
-	return *(__u64 *)&s->ibuf[o];
-}
-
 /* One thread state's next, thread_id and frame pointer: one read of the
  * bytes from the first to the last of them when they lie within
  * PY_TSTATE_READ_MAX, else a read each.  Returns 0 or -1. */
@@ -83,9 +70,9 @@ static __always_inline int py_read_tstate(struct scratch *s,
 	if (n > PY_TSTATE_READ_MAX ||
 	    bpf_probe_read_user(s->ibuf, n, (const void *)(ts + lo)))
 		return -1;
-	*next = py_ts_field(s, p->ts_next - lo, n);
-	*tid = py_ts_field(s, p->ts_thread_id - lo, n);
-	*frame = py_ts_field(s, p->ts_frame - lo, n);
+	*next = interp_ibuf_u64(s, p->ts_next - lo, n);
+	*tid = interp_ibuf_u64(s, p->ts_thread_id - lo, n);
+	*frame = interp_ibuf_u64(s, p->ts_frame - lo, n);
 	return 0;
 }
 

@@ -14,7 +14,8 @@ struct {
 } v8_procs SEC(".maps") __weak;
 
 /* The window word at fp + off (off a multiple of 8 in the window). */
-_Static_assert(V8_WIN_BYTES >= 8 && V8_WIN_BYTES <= 64, "interp_ibuf_u64's bound");
+_Static_assert(V8_WIN_BYTES >= 8 && V8_WIN_BYTES <= INTERP_BUF_MAX,
+	       "interp_ibuf_u64's bound");
 static __always_inline __u64 v8_slot(struct scratch *s, int off)
 {
 	return interp_ibuf_u64(s, (__u32)(off + V8_WIN_BELOW), V8_WIN_BYTES);
