@@ -76,15 +76,45 @@ static __always_inline int py_read_tstate(struct scratch *s,
 	return 0;
 }
 
+struct py_ts_ctx {
+	struct scratch *s;
+	const struct py_proc *p;
+	__u64 self, ts, tid, frame;
+	__u32 err;
+};
+
+/* One thread state of the list: stop at the current thread's, or at the
+ * end.  A bpf_loop callback, which the verifier checks once: the scan
+ * written as a loop was checked once per iteration (64), each with the
+ * read's two paths, and tripled the unwinder's verification. */
+static long py_ts_step(__u32 i, void *arg)
+{
+	struct py_ts_ctx *c = arg;
+	__u64 next = 0;
+
+	if (py_read_tstate(c->s, c->p, c->ts, &next, &c->tid, &c->frame)) {
+		c->err = METRIC_ERR_PYTHON_READ;
+		return 1;
+	}
+	if (c->tid == c->self)
+		return 1;
+	c->ts = next;
+	return next ? 0 : 1;
+}
+
 /* Find the current thread's PyThreadState and its innermost frame.
  * Returns 0 or a METRIC_ERR_PYTHON_* code. */
 static __always_inline __u32 py_find_frame(struct scratch *s,
 					   struct py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 self = task_tp(task) + (__s64)p->self_off, interp = p->interp;
-	__u64 ts = 0, next = 0, v = 0, cur = 0;
-	int i;
+	__u64 interp = p->interp, cur;
+	struct py_ts_ctx c = {
+		.s = s,
+		.p = p,
+		.self = task_tp(task) + (__s64)p->self_off,
+		.tid = ~0ULL,
+	};
 
 	if (!interp) {
 		if (py_read_u64(p->runtime + p->rt_interp_main, &interp) ||
@@ -94,23 +124,21 @@ static __always_inline __u32 py_find_frame(struct scratch *s,
 		if (p->version >= 0x030b)
 			p->interp = interp;
 	}
-	if (py_read_u64(interp + p->is_tstate_head, &ts))
+	if (py_read_u64(interp + p->is_tstate_head, &c.ts))
 		return METRIC_ERR_PYTHON_READ;
-	for (i = 0; i < PY_TSTATE_SCAN_MAX && ts; i++) {
-		if (py_read_tstate(s, p, ts, &next, &v, &cur))
-			return METRIC_ERR_PYTHON_READ;
-		if (v == self)
-			break;
-		ts = next;
-	}
-	if (!ts || v != self)
+	if (c.ts)
+		bpf_loop(PY_TSTATE_SCAN_MAX, py_ts_step, &c, 0);
+	if (c.err)
+		return c.err;
+	if (!c.ts || c.tid != c.self)
 		return METRIC_ERR_PYTHON_NO_TSTATE;
+	cur = c.frame;
 	/* 3.11, 3.12: the _PyCFrame is a local of the innermost loop
 	 * invocation, on the native stack */
 	if (p->cf_current_frame != PY_OFF_NONE && cur &&
 	    stk_read_u64(s, cur + p->cf_current_frame, &cur))
 		return METRIC_ERR_PYTHON_READ;
-	py_cur(&s->st)[PY_CUR_TSTATE] = ts;
+	py_cur(&s->st)[PY_CUR_TSTATE] = c.ts;
 	py_cur(&s->st)[PY_CUR_FRAME] = cur;
 	return 0;
 }
