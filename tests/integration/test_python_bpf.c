@@ -238,3 +238,47 @@ TEST_ROOT(python_sorted_key_between_frames)
 {
 	pyi_each(sorted_one);
 }
+
+/* The busy thread's state lies behind 40 newer ones in the interpreter's
+ * list: the thread-state scan walks them all and the stacks are whole. */
+static void threads_one(const struct pyi *p)
+{
+	char comm[16];
+	uint64_t spin = 0, ok = 0;
+	struct folded f;
+	int i;
+
+	if (!profile_script(p, "threads.py", "3s", &f, comm))
+		return;
+	for (i = 0; i < f.n; i++) {
+		char *copy = NULL, *fr[2048];
+		int n = line_frames(&f, i, comm, &copy, fr, 2048), j;
+		int run = -1, at = -1;
+
+		if (n < 0)
+			continue;
+		for (j = 0; j < n; j++) {
+			if (strstr(fr[j], "run (threading.py:") && run < 0)
+				run = j;
+			if (starts(fr[j], "spin (threads.py:"))
+				at = j;
+		}
+		if (strstr(f.lines[i].stack, "start_thread"))
+			spin += f.lines[i].count;
+		if (run >= 0 && at > run)
+			ok += f.lines[i].count;
+		free(copy);
+	}
+	test_note("%s: %llu samples of threads, %llu with Thread.run;...;spin",
+		  p->label, (unsigned long long)spin, (unsigned long long)ok);
+	ASSERT_GE(spin, 800, "samples of the busy thread");
+	if (!ASSERT_GE(ok * 100, spin * 95,
+		       "the busy thread's Python frames, found behind 40 thread states"))
+		h_dump_top(&f, comm, 4);
+	h_free_folded(&f);
+}
+
+TEST_ROOT(python_thread_behind_many)
+{
+	pyi_each(threads_one);
+}
