@@ -43,31 +43,18 @@ static __always_inline int py_read_u64(__u64 addr, __u64 *out)
 #define PY_CUR_EVAL 2
 #define py_cur(st) ((st)->icur[INTERP_PYTHON])
 
-/* One thread state's next, thread_id and frame pointer: one read of the
- * bytes from the first to the last of them when they lie within
- * PY_TSTATE_READ_MAX, else a read each.  Returns 0 or -1. */
+/* One thread state's next, thread_id and frame pointer, in one read of
+ * the bytes that span them (py_proc.ts_read_lo and ts_read_len, which
+ * userland checked).  Returns 0 or -1. */
 static __always_inline int py_read_tstate(struct scratch *s,
 					  const struct py_proc *p, __u64 ts,
 					  __u64 *next, __u64 *tid, __u64 *frame)
 {
-	__u32 lo = p->ts_next, hi = p->ts_next, n;
+	__u32 lo = p->ts_read_lo, n = p->ts_read_len;
 
-	if (p->ts_thread_id < lo)
-		lo = p->ts_thread_id;
-	if (p->ts_frame < lo)
-		lo = p->ts_frame;
-	if (p->ts_thread_id > hi)
-		hi = p->ts_thread_id;
-	if (p->ts_frame > hi)
-		hi = p->ts_frame;
-	n = hi + 8 - lo;
-	if (n > PY_TSTATE_READ_MAX)
-		return py_read_u64(ts + p->ts_next, next) ||
-		       py_read_u64(ts + p->ts_thread_id, tid) ||
-		       py_read_u64(ts + p->ts_frame, frame) ? -1 : 0;
 	/* the bound on the register the call takes */
 	barrier_var(n);
-	if (n > PY_TSTATE_READ_MAX ||
+	if (n > PY_TSTATE_READ_MAX || n < 8 ||
 	    bpf_probe_read_user(s->ibuf, n, (const void *)(ts + lo)))
 		return -1;
 	*next = interp_ibuf_u64(s, p->ts_next - lo, n);
@@ -85,8 +72,8 @@ struct py_ts_ctx {
 
 /* One thread state of the list: stop at the current thread's, or at the
  * end.  A bpf_loop callback, which the verifier checks once: the scan
- * written as a loop was checked once per iteration (64), each with the
- * read's two paths, and tripled the unwinder's verification. */
+ * written as a loop was checked once per iteration (64) and tripled the
+ * unwinder's verification. */
 static long py_ts_step(__u32 i, void *arg)
 {
 	struct py_ts_ctx *c = arg;

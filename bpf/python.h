@@ -55,7 +55,7 @@ enum py_frame_model {
 #define PY_TSTATE_SCAN_MAX 64
 /* Bytes of a thread state read at once (the span of ts_next,
  * ts_thread_id and ts_frame: 176 bytes in 3.8-3.10, 152 in 3.11, 136 in
- * 3.12); a wider span is read a field at a time. */
+ * 3.12); userland refuses a layout whose span is wider. */
 #define PY_TSTATE_READ_MAX 256
 _Static_assert(PY_TSTATE_READ_MAX <= INTERP_BUF_MAX, "a tstate fits ibuf");
 /* Bytes of a frame read at once; every field the walk uses lies below
@@ -75,8 +75,8 @@ _Static_assert(PY_FRAME_READ_MAX <= INTERP_BUF_MAX, "a frame fits ibuf");
  *   interp = *(runtime + rt_interp_main)  (kept in py_proc.interp, 3.11+)
  *   ts = *(interp + is_tstate_head)
  *   up to PY_TSTATE_SCAN_MAX times, while ts:
- *     (ts_next, ts_thread_id and ts_frame read at once when they lie
- *     within PY_TSTATE_READ_MAX bytes)
+ *     (ts_next, ts_thread_id and ts_frame read at once: ts_read_len
+ *     bytes from ts + ts_read_lo)
  *     if *(ts + ts_thread_id) == thread pointer + self_off: found
  *     ts = *(ts + ts_next)
  *   (thread_id is pthread_self(): the thread pointer on x86-64 for glibc
@@ -134,7 +134,12 @@ struct py_proc {
 	__u16 co_code_adaptive; /* bytecode in the code object (3.11+) */
 	__s32 self_off; /* pthread_self() - thread pointer (interp_libc_self):
 			 * 0 on x86-64, -sizeof(struct pthread) on arm64 */
-	__u16 pad[2];
+	/* A thread state's bytes read at once: ts_read_len from
+	 * ts_read_lo, the span of ts_next, ts_thread_id and ts_frame
+	 * (userland's py_ts_window; at most PY_TSTATE_READ_MAX, or the
+	 * layout is refused) */
+	__u16 ts_read_lo;
+	__u16 ts_read_len;
 	/* *(runtime + rt_interp_main), kept by the BPF walk once read (0
 	 * until then; userland writes 0): from 3.11 the main interpreter
 	 * is _PyRuntime's own member (_main_interpreter), so the pointer

@@ -51,6 +51,20 @@ static uint32_t frame_read_size(const struct py_offsets *o, bool object)
 	return (spans_end(s, sizeof(s) / sizeof(s[0]), 0) + 7) & ~7u;
 }
 
+/* The bytes of a thread state the BPF walk reads at once: from the first
+ * to the end of the last of next, thread_id and the frame pointer. */
+static void py_ts_window(const struct py_offsets *o, uint32_t *lo,
+			 uint32_t *len)
+{
+	uint32_t a = o->ts_next, b = o->ts_thread_id, c = o->ts_frame;
+	uint32_t min = a < b ? a : b, max = a > b ? a : b;
+
+	min = c < min ? c : min;
+	max = c > max ? c : max;
+	*lo = min;
+	*len = max + 8 - min;
+}
+
 /* The offsets struct py_proc carries, named alike in struct py_offsets. */
 #define PY_PROC_OFFSETS(X)                                                     \
 	X(rt_interp_main) X(is_tstate_head) X(ts_next) X(ts_thread_id)        \
@@ -61,7 +75,7 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 		  struct py_proc *out)
 {
 	const struct py_offsets *o = &info->off;
-	uint32_t fr;
+	uint32_t fr, lo, len;
 
 	memset(out, 0, sizeof(*out));
 	out->runtime = ea_runtime_addr(bias, info->runtime);
@@ -81,6 +95,9 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 	fr = frame_read_size(o, info->frame_model == PY_FRAMES_OBJECT);
 	/* too large for the walk, which refuses it (py_info_check) */
 	out->f_read_size = fr > UINT16_MAX ? UINT16_MAX : (uint16_t)fr;
+	py_ts_window(o, &lo, &len);
+	out->ts_read_lo = (uint16_t)lo;
+	out->ts_read_len = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
 #define COPY_(f) out->f = o->f;
 	PY_PROC_OFFSETS(COPY_)
 #undef COPY_
@@ -303,7 +320,15 @@ int py_info_check(const struct py_info *info)
 {
 	const struct py_offsets *o = &info->off;
 	bool object = info->frame_model == PY_FRAMES_OBJECT;
+	uint32_t ts_lo, ts_len;
 
+	/* the BPF walk reads a thread state's three fields at once */
+	if (o->ts_next == PY_OFF_NONE || o->ts_thread_id == PY_OFF_NONE ||
+	    o->ts_frame == PY_OFF_NONE)
+		return -EINVAL;
+	py_ts_window(o, &ts_lo, &ts_len);
+	if (ts_len > PY_TSTATE_READ_MAX)
+		return -EINVAL;
 	/* every field read at a fixed offset of a fixed-size buffer */
 	if (code_hdr_size(o) > CODE_HDR_MAX || o->co_firstlineno == PY_OFF_NONE ||
 	    o->co_filename == PY_OFF_NONE || o->co_name == PY_OFF_NONE ||
