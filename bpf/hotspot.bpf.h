@@ -114,6 +114,29 @@ static __always_inline int hotspot_wrapper_leaf(struct scratch *s,
 }
 #endif
 
+struct hotspot_hops {
+	__u64 segmap, seg;
+	__u8 hop; /* 0 when the blob's first segment is found */
+};
+
+/* One hop back through the segment map toward the blob's first segment
+ * (a bpf_loop callback: the verifier checks it once, not each hop). */
+static long hotspot_segmap_hop(__u32 i, void *arg)
+{
+	struct hotspot_hops *hs = arg;
+
+	if (bpf_probe_read_user(&hs->hop, 1,
+				(const void *)(hs->segmap + hs->seg)) ||
+	    hs->hop == 0xff || (hs->hop && hs->seg < hs->hop)) {
+		hs->hop = 0xff;
+		return 1;
+	}
+	if (!hs->hop)
+		return 1;
+	hs->seg -= hs->hop;
+	return 0;
+}
+
 /* A pc in a code heap: its blob by the segment map; an nmethod is unwound
  * by its frame size, anything else is named and left to the native step
  * (the frame-pointer walk of anonymous code). */
@@ -124,7 +147,7 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	struct hotspot_heap *h = NULL;
 	__u64 seg, blob, name = 0, nm_name = 0, method = 0, sp, frame[2];
 	__s32 words = 0;
-	__u8 hop = 0xff;
+	struct hotspot_hops hs = { .hop = 0xff };
 	__u32 shift;
 	int i;
 
@@ -137,18 +160,12 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		return INTERP_NOT_HERE;
 	shift = h->log2 & 31;
 	seg = (lookup - h->lo) >> shift;
-	for (i = 0; i < HOTSPOT_SEGMAP_HOPS; i++) {
-		if (bpf_probe_read_user(&hop, 1, (const void *)(h->segmap + seg)) ||
-		    hop == 0xff)
-			return INTERP_NOT_HERE;
-		if (!hop)
-			break;
-		if (seg < hop)
-			return INTERP_NOT_HERE;
-		seg -= hop;
-	}
-	if (hop)
+	hs.segmap = h->segmap;
+	hs.seg = seg;
+	bpf_loop(HOTSPOT_SEGMAP_HOPS, hotspot_segmap_hop, &hs, 0);
+	if (hs.hop)
 		return INTERP_NOT_HERE;
+	seg = hs.seg;
 	blob = h->lo + (seg << shift) + p->heapblock;
 	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
 	    bpf_probe_read_user(&nm_name, 8, (const void *)name))
