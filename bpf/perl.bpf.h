@@ -8,6 +8,8 @@
 
 /* Contexts of one stack info examined per runops frame. */
 #define PERL_MAX_PER_CALL 256
+/* Stack infos looked at per runops frame for one with frames. */
+#define PERL_STACKINFOS 4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -84,13 +86,48 @@ static long perl_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* One stack info, from cur[0]: its contexts' frames (perl_step), then
+ * on to the one below it, until a frame is pushed or the main one is
+ * done.  A bpf_loop callback: the verifier checks it once, not once per
+ * stack info. */
+static long perl_stackinfo(__u32 k, void *arg)
+{
+	struct perl_loop_ctx *lc = arg;
+	struct scratch *s = lc->s;
+	struct perl_proc *p = lc->p;
+	__u64 *cur = s->st.icur[INTERP_PERL];
+	__u64 si = cur[0], cxstack = 0, prev = 0;
+	__s32 cxix = -1, type = 0;
+
+	if (!si || perl_read(&cxstack, 8, si + p->si_cxstack) ||
+	    perl_read(&prev, 8, si + p->si_prev) ||
+	    perl_read(&cxix, 4, si + p->si_cxix) ||
+	    perl_read(&type, 4, si + p->si_type)) {
+		if (si)
+			metric_inc(METRIC_ERR_PERL_READ);
+		s->st.interp_done |= 1u << INTERP_PERL;
+		return 1;
+	}
+	lc->cxstack = cxstack;
+	lc->main_si = type == PERL_SI_MAIN;
+	cur[3] = cxix >= 0 ? (__u64)cxix + 1 : 0;
+	bpf_loop(PERL_MAX_PER_CALL, perl_step, lc, 0);
+	cur[0] = prev;
+	if (lc->main_si) {
+		/* the program's own frame, where it is now */
+		perl_push(s, p, 0, cur[2]);
+		s->st.interp_done |= 1u << INTERP_PERL;
+		return 1;
+	}
+	return s->st.interp_pushed ? 1 : 0;
+}
+
 static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 {
 	struct perl_proc *p = interp_proc(&perl_procs, s);
 	__u64 *cur = s->st.icur[INTERP_PERL];
 	struct perl_loop_ctx lc = { .s = s };
-	__u64 si = 0, interp = 0, cxstack = 0, prev = 0, curcop_at, si_at;
-	__s32 cxix = -1, type = 0;
+	__u64 interp = 0, curcop_at, si_at;
 
 	if (!p || lookup < p->loop_lo || lookup >= p->loop_hi)
 		return INTERP_NOT_HERE;
@@ -136,29 +173,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 	s->st.interp_pushed = 0;
 	/* a stack info without frames (sort's, while the sort itself runs
 	 * in C) has no runops of its own here: go on to the next */
-	for (int k = 0; k < 4 && !s->st.interp_pushed; k++) {
-		si = cur[0];
-		if (!si || perl_read(&cxstack, 8, si + p->si_cxstack) ||
-		    perl_read(&prev, 8, si + p->si_prev) ||
-		    perl_read(&cxix, 4, si + p->si_cxix) ||
-		    perl_read(&type, 4, si + p->si_type)) {
-			if (si)
-				metric_inc(METRIC_ERR_PERL_READ);
-			s->st.interp_done |= 1u << INTERP_PERL;
-			break;
-		}
-		lc.cxstack = cxstack;
-		lc.main_si = type == PERL_SI_MAIN;
-		cur[3] = cxix >= 0 ? (__u64)cxix + 1 : 0;
-		bpf_loop(PERL_MAX_PER_CALL, perl_step, &lc, 0);
-		cur[0] = prev;
-		if (lc.main_si) {
-			/* the program's own frame, where it is now */
-			perl_push(s, p, 0, cur[2]);
-			s->st.interp_done |= 1u << INTERP_PERL;
-			break;
-		}
-	}
+	bpf_loop(PERL_STACKINFOS, perl_stackinfo, &lc, 0);
 	return s->st.interp_pushed ? INTERP_REPLACED : INTERP_NOT_HERE;
 }
 
