@@ -334,6 +334,19 @@ static void series_bpf_runs(const struct metrics_snap *s, struct mo *o)
 	put_summary(o, o->m->key, (double)runs);
 }
 
+static void series_bpf_verified(const struct metrics_snap *s, struct mo *o)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < s->n_progs; i++) {
+		put_label(o, s->progs[i].name,
+			  (double)s->progs[i].verified_insns, "");
+		sum += s->progs[i].verified_insns;
+	}
+	put_summary(o, o->m->key, (double)sum);
+}
+
 /* Besides the time, the cost per run of the entry program and per trace
  * sent (the unwinding's; idle and filtered samples are cheap), when the
  * kernel keeps program statistics.  The off-CPU program runs per context

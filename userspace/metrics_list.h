@@ -202,6 +202,9 @@
 	X(bpf_run_seconds_total, counter, "program",                           \
 	  "Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).", \
 	  "bpf_run_ms", SERIES(bpf_run_seconds))                               \
+	X(bpf_verified_instructions, gauge, "program",                         \
+	  "Instructions the kernel's verifier processed to load each BPF program: most of the start-up's time (kernel 5.16+).", \
+	  "bpf_verified_insns", SERIES(bpf_verified))                          \
 	X(build_info, gauge, "version,revision", "Version of the agent.",      \
 	  "version", SERIES(build_info))                                       \
 	X(files_over_budget_total, counter, "reason",                          \

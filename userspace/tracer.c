@@ -614,6 +614,7 @@ int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max)
 		out[n].name = bpf_program__name(p);
 		out[n].run_cnt = info.run_cnt;
 		out[n].run_time_ns = info.run_time_ns;
+		out[n].verified_insns = info.verified_insns;
 		n++;
 	}
 	return n;

@@ -102,10 +102,13 @@ void tracer_drain_stats(struct tracer *t, struct tracer_drain_stats *out);
 void tracer_read_metrics(struct tracer *t, uint64_t *out);
 /* The maps for the process and executable managers (owned by t). */
 struct bpfmaps *tracer_maps(struct tracer *t);
-/* Per-program kernel statistics (needs kernel.bpf_stats_enabled=1). */
+/* Per-program kernel statistics (runs and time need
+ * kernel.bpf_stats_enabled=1; verified_insns is the verifier's work at
+ * load, 0 before 5.16). */
 struct tracer_prog_stats {
 	const char *name;
 	uint64_t run_cnt, run_time_ns;
+	uint32_t verified_insns;
 };
 int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max);
 /* Number of programs loaded, perf events attached. */
