@@ -369,9 +369,9 @@ int perl_record_describe(const void *data, size_t len, struct perl_record *out)
 {
 	struct perl_info info;
 
-	if (interp_record_check(&interp_module_perl, data, len))
+	if (interp_record_read(&interp_module_perl, data, len, &info,
+			       sizeof(info)))
 		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
 	*out = (struct perl_record){ .revision = info.revision,
 				     .version = info.version,
 				     .subversion = info.subversion,

@@ -468,9 +468,9 @@ int php_record_describe(const void *data, size_t len, struct php_record *out)
 {
 	struct php_info info;
 
-	if (interp_record_check(&interp_module_php, data, len))
+	if (interp_record_read(&interp_module_php, data, len, &info,
+			       sizeof(info)))
 		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
 	*out = (struct php_record){ .major = info.major, .minor = info.minor,
 				    .current_off = info.current_off,
 				    .eg = info.eg, .loop_lo = info.loop_lo,

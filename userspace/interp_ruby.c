@@ -255,9 +255,9 @@ int ruby_record_describe(const void *data, size_t len, struct ruby_record *out)
 {
 	struct ruby_info info;
 
-	if (interp_record_check(&interp_module_ruby, data, len))
+	if (interp_record_read(&interp_module_ruby, data, len, &info,
+			       sizeof(info)))
 		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
 	*out = (struct ruby_record){ .major = info.major, .minor = info.minor,
 				     .patch = info.patch,
 				     .ec_mode = info.ec_mode,

@@ -573,9 +573,9 @@ int v8_record_describe(const void *data, size_t len, struct v8_record *out)
 {
 	struct v8_info info;
 
-	if (interp_record_check(&interp_module_v8, data, len))
+	if (interp_record_read(&interp_module_v8, data, len, &info,
+			       sizeof(info)))
 		return -EINVAL;
-	memcpy(&info, data, sizeof(info));
 	*out = (struct v8_record){
 		.major = info.major, .minor = info.minor, .build = info.build,
 		.patch = info.patch, .blob_lo = info.blob_lo,
