@@ -565,9 +565,16 @@ static __always_inline void next_unwinder(void *ctx, struct scratch *s)
 	send_trace(ctx, s);
 }
 
+/* len bytes of user memory at addr (a runtime's structures): 0 or a
+ * negative errno, dst zeroed then. */
+static __always_inline int read_user(void *dst, __u32 len, __u64 addr)
+{
+	return bpf_probe_read_user(dst, len, (const void *)addr);
+}
+
 static __always_inline int read_user_u64(__u64 addr, __u64 *out)
 {
-	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+	return read_user(out, sizeof(*out), addr);
 }
 
 /* The u64 at addr of the user stack, from the block of it this sample

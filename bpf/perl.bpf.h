@@ -28,18 +28,13 @@ struct perl_loop_ctx {
 	bool main_si;
 };
 
-static __always_inline int perl_read(void *dst, __u32 len, __u64 addr)
-{
-	return bpf_probe_read_user(dst, len, (const void *)addr);
-}
-
 static __always_inline bool perl_push(struct scratch *s, struct perl_proc *p,
 				      __u64 cv, __u64 cop)
 {
 	__u32 line = 0;
 
 	if (cop)
-		perl_read(&line, 4, cop + p->cop_line);
+		read_user(&line, 4, cop + p->cop_line);
 	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PERL), 0, line), cv,
 			cop, 2))
 		return false;
@@ -61,7 +56,7 @@ static long perl_step(__u32 i, void *arg)
 	if (idx < 0)
 		return 1;
 	cx = lc->cxstack + (__u64)idx * p->cx_size;
-	if (perl_read(&type, 1, cx) || perl_read(&oldcop, 8, cx + p->cx_oldcop)) {
+	if (read_user(&type, 1, cx) || read_user(&oldcop, 8, cx + p->cx_oldcop)) {
 		metric_inc(METRIC_ERR_PERL_READ);
 		cur[3] = 0;
 		return 1;
@@ -69,7 +64,7 @@ static long perl_step(__u32 i, void *arg)
 	type &= PERL_CXTYPEMASK;
 	if (type == PERL_CXT_SUB || type == PERL_CXT_FORMAT ||
 	    type == PERL_CXT_EVAL) {
-		if (type != PERL_CXT_EVAL && perl_read(&cv, 8, cx + p->cx_cv))
+		if (type != PERL_CXT_EVAL && read_user(&cv, 8, cx + p->cx_cv))
 			cv = 0;
 		/* an eval frame: no CV; userland names it "(eval)" */
 		if (!perl_push(s, p, type == PERL_CXT_EVAL ? 1 : cv, cur[2]))
@@ -99,10 +94,10 @@ static long perl_stackinfo(__u32 k, void *arg)
 	__u64 si = cur[0], cxstack = 0, prev = 0;
 	__s32 cxix = -1, type = 0;
 
-	if (!si || perl_read(&cxstack, 8, si + p->si_cxstack) ||
-	    perl_read(&prev, 8, si + p->si_prev) ||
-	    perl_read(&cxix, 4, si + p->si_cxix) ||
-	    perl_read(&type, 4, si + p->si_type)) {
+	if (!si || read_user(&cxstack, 8, si + p->si_cxstack) ||
+	    read_user(&prev, 8, si + p->si_prev) ||
+	    read_user(&cxix, 4, si + p->si_cxix) ||
+	    read_user(&type, 4, si + p->si_type)) {
 		if (si)
 			metric_inc(METRIC_ERR_PERL_READ);
 		s->st.interp_done |= 1u << INTERP_PERL;
@@ -145,16 +140,16 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 				struct task_struct *task = bpf_get_current_task_btf();
 				__u32 key = 32;
 
-				perl_read(&key, 4, p->thr_key);
+				read_user(&key, 4, p->thr_key);
 				if (key >= 32 ||
-				    perl_read(&interp, 8,
+				    read_user(&interp, 8,
 					      task_tp(task) + (__s64)p->tsd_off +
 						      (__u64)p->tsd_mul * key +
 						      p->tsd_val))
 					interp = 0;
 			} else if (s->hdr.tid == s->hdr.pid) {
 				/* PL_curinterp: the main thread's */
-				perl_read(&interp, 8, p->interp);
+				read_user(&interp, 8, p->interp);
 			}
 			if (!interp) {
 				s->st.interp_done |= 1u << INTERP_PERL;
@@ -163,8 +158,8 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 			curcop_at = interp + p->i_curcop;
 			si_at = interp + p->i_curstackinfo;
 		}
-		if (perl_read(&cur[2], 8, curcop_at) ||
-		    perl_read(&cur[0], 8, si_at)) {
+		if (read_user(&cur[2], 8, curcop_at) ||
+		    read_user(&cur[0], 8, si_at)) {
 			metric_inc(METRIC_ERR_PERL_READ);
 			s->st.interp_done |= 1u << INTERP_PERL;
 			return INTERP_NOT_HERE;

@@ -27,11 +27,6 @@ struct ruby_loop_ctx {
 	struct ruby_proc *p;
 };
 
-static __always_inline int ruby_read(void *dst, __u32 len, __u64 addr)
-{
-	return bpf_probe_read_user(dst, len, (const void *)addr);
-}
-
 static __always_inline __u64 ruby_field(struct scratch *s, __u16 off)
 {
 	return interp_ibuf_u64(s, off, RUBY_CFP_READ);
@@ -46,14 +41,14 @@ static __always_inline __u64 ruby_local_me(__u64 ep, __u64 flags)
 	for (int k = 0; k < RUBY_MAX_EP_HOPS; k++) {
 		if (flags & RUBY_ENV_FLAG_LOCAL)
 			break;
-		if (ruby_read(&ep, 8, ep + RUBY_EP_SPECVAL))
+		if (read_user(&ep, 8, ep + RUBY_EP_SPECVAL))
 			return 0;
 		ep &= ~3ull;
-		if (!ep || ruby_read(&flags, 8, ep))
+		if (!ep || read_user(&flags, 8, ep))
 			return 0;
 	}
 	if (!(flags & RUBY_ENV_FLAG_LOCAL) ||
-	    ruby_read(&me, 8, ep + RUBY_EP_ME_CREF))
+	    read_user(&me, 8, ep + RUBY_EP_ME_CREF))
 		return 0;
 	return me;
 }
@@ -71,7 +66,7 @@ static long ruby_step(__u32 i, void *arg)
 		s->st.interp_done |= 1u << INTERP_RUBY;
 		return 1;
 	}
-	if (ruby_read(s->ibuf, RUBY_CFP_READ, cfp)) {
+	if (read_user(s->ibuf, RUBY_CFP_READ, cfp)) {
 		metric_inc(METRIC_ERR_RUBY_READ);
 		s->st.interp_done |= 1u << INTERP_RUBY;
 		return 1;
@@ -80,7 +75,7 @@ static long ruby_step(__u32 i, void *arg)
 	iseq = ruby_field(s, p->cfp_iseq);
 	ep = ruby_field(s, p->cfp_ep);
 	cur[0] = cfp + p->cfp_size;
-	if (!ep || ruby_read(&flags, 8, ep)) {
+	if (!ep || read_user(&flags, 8, ep)) {
 		metric_inc(METRIC_ERR_RUBY_READ);
 		s->st.interp_done |= 1u << INTERP_RUBY;
 		return 1;
@@ -88,7 +83,7 @@ static long ruby_step(__u32 i, void *arg)
 	magic = (__u32)flags & RUBY_FRAME_MAGIC_MASK;
 	w = 0;
 	if (magic == RUBY_FRAME_MAGIC_CFUNC) {
-		if (ruby_read(&me, 8, ep + RUBY_EP_ME_CREF))
+		if (read_user(&me, 8, ep + RUBY_EP_ME_CREF))
 			me = 0;
 		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0, RUBY_FRAME_CFUNC);
 		iseq = me;
@@ -136,38 +131,38 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 		/* glibc's descriptor argument: a static TLS offset (blocks
 		 * of the modules loaded at start, a few KiB above tp), else
 		 * a pointer to {module id, offset in its block, generation} */
-		if (ruby_read(&v, 8, p->ec_addr + 8))
+		if (read_user(&v, 8, p->ec_addr + 8))
 			break;
 		if (v < RUBY_TLS_STATIC_MAX) {
-			if (ruby_read(&ec, 8, tp + v))
+			if (read_user(&ec, 8, tp + v))
 				ec = 0;
 			break;
 		}
-		if (ruby_read(&dtv, 8, v + 8) || dtv != (__u64)p->ec_off ||
-		    ruby_read(&v, 8, v))
+		if (read_user(&dtv, 8, v + 8) || dtv != (__u64)p->ec_off ||
+		    read_user(&v, 8, v))
 			break;
 		/* fall through: the module id in v */
 	case RUBY_EC_DTV:
 		/* glibc: the DTV in the TCB (x86-64: at tp + 8 after the
 		 * self pointer; arm64: at tp), 16-byte entries indexed by
 		 * module id, each the module's TLS block first */
-		if ((p->ec_mode == RUBY_EC_DTV && ruby_read(&v, 8, p->ec_addr)) ||
-		    !v || v > 0xffff || ruby_read(&dtv, 8, tp + RUBY_TCB_DTV) ||
-		    ruby_read(&dtv, 8, dtv + v * 16) || !dtv || dtv == ~0ull ||
-		    ruby_read(&ec, 8, dtv + p->ec_off))
+		if ((p->ec_mode == RUBY_EC_DTV && read_user(&v, 8, p->ec_addr)) ||
+		    !v || v > 0xffff || read_user(&dtv, 8, tp + RUBY_TCB_DTV) ||
+		    read_user(&dtv, 8, dtv + v * 16) || !dtv || dtv == ~0ull ||
+		    read_user(&ec, 8, dtv + p->ec_off))
 			ec = 0;
 		break;
 	case RUBY_EC_TPOFF:
-		if (ruby_read(&v, 8, p->ec_addr) ||
-		    ruby_read(&ec, 8, tp + v))
+		if (read_user(&v, 8, p->ec_addr) ||
+		    read_user(&ec, 8, tp + v))
 			ec = 0;
 		break;
 	case RUBY_EC_STATIC:
-		if (ruby_read(&ec, 8, tp + p->ec_off))
+		if (read_user(&ec, 8, tp + p->ec_off))
 			ec = 0;
 		break;
 	case RUBY_EC_GLOBAL:
-		if (ruby_read(&ec, 8, p->ec_addr))
+		if (read_user(&ec, 8, p->ec_addr))
 			ec = 0;
 		break;
 	}
@@ -175,9 +170,9 @@ static __always_inline __u64 ruby_find_ec(struct scratch *s,
 	    s->hdr.tid != s->hdr.pid)
 		return ec;
 	/* no TLS: the main thread's, through the VM */
-	if (ruby_read(&v, 8, p->vm_ptr) || !v ||
-	    ruby_read(&v, 8, v + p->vm_main_thread) || !v ||
-	    ruby_read(&ec, 8, v + p->th_ec))
+	if (read_user(&v, 8, p->vm_ptr) || !v ||
+	    read_user(&v, 8, v + p->vm_main_thread) || !v ||
+	    read_user(&ec, 8, v + p->th_ec))
 		ec = 0;
 	return ec;
 }
@@ -194,7 +189,7 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 	if (!ARCH_X86_64)
 		return INTERP_NOT_HERE;
 	/* other anonymous code (not YJIT's) is left to native unwinding */
-	if (ruby_read(w, sizeof(w), sp) || w[3] < p->text_lo ||
+	if (read_user(w, sizeof(w), sp) || w[3] < p->text_lo ||
 	    w[3] >= p->text_hi)
 		return INTERP_NOT_HERE;
 	s->st.regs[RULE_REG_RBX] = w[0];
@@ -229,9 +224,9 @@ static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 			s->st.interp_done |= 1u << INTERP_RUBY;
 			return INTERP_NOT_HERE;
 		}
-		if (ruby_read(&stack, 8, ec + p->ec_vm_stack) ||
-		    ruby_read(&size, 8, ec + p->ec_vm_stack_size) ||
-		    ruby_read(&cur[0], 8, ec + p->ec_cfp) || size > (1u << 28)) {
+		if (read_user(&stack, 8, ec + p->ec_vm_stack) ||
+		    read_user(&size, 8, ec + p->ec_vm_stack_size) ||
+		    read_user(&cur[0], 8, ec + p->ec_cfp) || size > (1u << 28)) {
 			metric_inc(METRIC_ERR_RUBY_READ);
 			s->st.interp_done |= 1u << INTERP_RUBY;
 			return INTERP_NOT_HERE;
