@@ -28,11 +28,6 @@ struct {
 	__type(value, struct py_proc);
 } py_procs SEC(".maps") __weak;
 
-static __always_inline int py_read_u64(__u64 addr, __u64 *out)
-{
-	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
-}
-
 /* Its cursor in struct ustate.icur[INTERP_PYTHON]. */
 #define PY_CUR_FRAME 0	/* next Python frame to walk */
 #define PY_CUR_TSTATE 1 /* the thread's PyThreadState, 0 until found */
@@ -104,14 +99,14 @@ static __always_inline __u32 py_find_frame(struct scratch *s,
 	};
 
 	if (!interp) {
-		if (py_read_u64(p->runtime + p->rt_interp_main, &interp) ||
+		if (read_user_u64(p->runtime + p->rt_interp_main, &interp) ||
 		    !interp)
 			return METRIC_ERR_PYTHON_READ;
 		/* 3.11+: _PyRuntime's own member, set once (struct py_proc) */
 		if (p->version >= 0x030b)
 			p->interp = interp;
 	}
-	if (py_read_u64(interp + p->is_tstate_head, &c.ts))
+	if (read_user_u64(interp + p->is_tstate_head, &c.ts))
 		return METRIC_ERR_PYTHON_READ;
 	if (c.ts)
 		bpf_loop(PY_TSTATE_SCAN_MAX, py_ts_step, &c, 0);
@@ -248,7 +243,7 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 {
 	__u64 *c = py_cur(&s->st);
-	struct py_proc *p;
+	struct py_proc *p = NULL;
 
 	if (!c[PY_CUR_EVAL + 1]) {
 		p = interp_proc(&py_procs, s);
@@ -265,7 +260,10 @@ static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 	if (!(lookup >= c[PY_CUR_EVAL] && lookup < c[PY_CUR_EVAL + 1]) &&
 	    !(lookup >= c[PY_CUR_EVAL + 2] && lookup < c[PY_CUR_EVAL + 3]))
 		return INTERP_NOT_HERE;
-	p = interp_proc(&py_procs, s);
+	/* the entry looked up above when this is the sample's first frame
+	 * in the file (a sample in the loop itself), else once more */
+	if (!p)
+		p = interp_proc(&py_procs, s);
 	if (!p || py_unwind(s, p) == 0)
 		return INTERP_NOT_HERE;
 	return INTERP_REPLACED;
