@@ -206,12 +206,19 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps") __weak;
 
+/* A CPU's counters: an entry a CPU (resized), METRIC_STRIDE counters
+ * each, laid out as one array of u64 that userland sums through an mmap
+ * (CPU c's counter id at c * METRIC_STRIDE + id). */
+struct metric_row {
+	__u64 v[METRIC_STRIDE];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, METRIC_STRIDE); /* METRIC_STRIDE a CPU */
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct metric_row);
 } metrics SEC(".maps") __weak;
 
 struct {
@@ -363,13 +370,20 @@ struct {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* This CPU's counters, or NULL. */
+static __always_inline struct metric_row *metric_row(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&metrics, &cpu);
+}
+
 static __always_inline void metric_add(__u32 id, __u64 n)
 {
-	__u32 k = bpf_get_smp_processor_id() * METRIC_STRIDE + id;
-	__u64 *v = bpf_map_lookup_elem(&metrics, &k);
+	struct metric_row *r = metric_row();
 
-	if (v)
-		*v += n;
+	if (r && id < METRIC_STRIDE)
+		r->v[id] += n;
 }
 
 static __always_inline void metric_inc(__u32 id)
@@ -493,19 +507,18 @@ static __always_inline void push_error(struct scratch *s, __u32 err)
 /* Per-frame counts, once per stack rather than once per frame. */
 static __always_inline void count_frames(struct scratch *s)
 {
-	if (s->st.n_native)
-		metric_add(METRIC_FRAMES_NATIVE, s->st.n_native);
-	if (s->st.n_fp)
-		metric_add(METRIC_FRAMES_FP, s->st.n_fp);
-	if (s->st.n_cached)
-		metric_add(METRIC_RULE_CACHE_HITS, s->st.n_cached);
-	if (s->st.n_map_cached)
-		metric_add(METRIC_MAP_CACHE_HITS, s->st.n_map_cached);
-	if (s->st.n_trail)
-		metric_add(METRIC_TRAIL_HITS, s->st.n_trail);
+	struct metric_row *r = metric_row();
+
+	if (!r)
+		return;
+	r->v[METRIC_FRAMES_NATIVE] += s->st.n_native;
+	r->v[METRIC_FRAMES_FP] += s->st.n_fp;
+	r->v[METRIC_RULE_CACHE_HITS] += s->st.n_cached;
+	r->v[METRIC_MAP_CACHE_HITS] += s->st.n_map_cached;
+	r->v[METRIC_TRAIL_HITS] += s->st.n_trail;
 	for (int k = 1; k < INTERP_COUNT; k++)
-		if (s->st.n_interp[k])
-			metric_add(METRIC_INTERP_BASE(k), s->st.n_interp[k]);
+		if (s->st.n_interp[k] && METRIC_INTERP_BASE(k) < METRIC_STRIDE)
+			r->v[METRIC_INTERP_BASE(k)] += s->st.n_interp[k];
 }
 
 /* The trail this sample wrote becomes the one the next sample reads (a

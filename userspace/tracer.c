@@ -233,8 +233,7 @@ static void configure(struct tracer *t, struct profiler *skel)
 	 * caches (a power of two, or off: one unused slot) */
 	bpf_map__set_max_entries(skel->maps.scratch_map, t->ncpus_possible);
 	bpf_map__set_max_entries(skel->maps.offcpu_scratch, t->ncpus_possible);
-	bpf_map__set_max_entries(skel->maps.metrics,
-				 METRIC_STRIDE * t->ncpus_possible);
+	bpf_map__set_max_entries(skel->maps.metrics, t->ncpus_possible);
 	skel->rodata->rule_cache_mask =
 		size_cache(skel->maps.rule_cache, o->rule_cache_entries,
 			   t->ncpus_possible, &skel->rodata->rule_cache_shift);
@@ -348,7 +347,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		goto fail;
 	}
 	t->metrics_len = (size_t)bpf_map__max_entries(skel->maps.metrics) *
-			 sizeof(__u64);
+			 bpf_map__value_size(skel->maps.metrics);
 	t->metrics_mem = tr_map_memory(bpf_map__fd(skel->maps.metrics),
 				       t->metrics_len, &err);
 	if (!t->metrics_mem) {
