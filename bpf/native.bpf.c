@@ -728,7 +728,11 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 
 	/* the counter before the entry: an entry changed after this read
 	 * is kept under the old count, and its bump (after the change)
-	 * makes the next sample look again */
+	 * makes the next sample look again.  arm64 may take the entry's
+	 * loads before the counter's (BPF has no acquire load before
+	 * 6.15): an entry older than the count it is kept under would need
+	 * userland's update and its bump, a system call apart
+	 * (microseconds), to fall between two loads nanoseconds apart */
 	if (ep) {
 		epoch = *(volatile __u32 *)ep;
 		if (s->pic.pid == pid && s->pic.epoch == epoch) {
