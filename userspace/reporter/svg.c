@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "arr.h"
+#include "hashmap.h"
 
 #define IMG_WIDTH 1200
 #define PAD_X 10
@@ -181,15 +182,6 @@ static void xml_text(struct rep_buf *o, const char *s, size_t max_chars)
 	}
 }
 
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
 /* A colour per kind, varied a little by name so neighbours differ and the
  * same function has the same colour everywhere. */
 static void colour(int kind, const char *name, int rgb[3])
@@ -203,7 +195,7 @@ static void colour(int kind, const char *name, int rgb[3])
 		[KIND_ROOT] = { 190, 20, 190, 20, 205, 20 },	    /* lilac grey */
 		[KIND_THREAD] = { 170, 40, 150, 30, 210, 40 },	    /* lilac */
 	};
-	uint32_t h = name_hash(name);
+	uint32_t h = (uint32_t)hm_hash(name, strlen(name), 0);
 	const int *p = pal[kind < KIND_ALL ? kind : KIND_NATIVE];
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0;
 
