@@ -59,10 +59,10 @@ static int64_t table_raw(const uint8_t *p, size_t n, int64_t target)
 	while (i < n) {
 		if (!vlq(p, n, &i, &d))
 			break;
-		code += d < 0 ? -d - 1 : d;
-		if (!vlq(p, n, &i, &d))
+		/* a table whose sums overflow is not V8's: stop there */
+		if (__builtin_add_overflow(code, d < 0 ? -(d + 1) : d, &code) ||
+		    !vlq(p, n, &i, &d) || __builtin_add_overflow(raw, d, &raw))
 			break;
-		raw += d;
 		if (code > target && pos >= 0)
 			break;
 		pos = raw;
