@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -322,29 +323,31 @@ static void series_exports(const struct metrics_snap *s, struct mo *o)
 	put_label(o, "failed", (double)s->rs.send_fail, NULL);
 }
 
-static void series_bpf_runs(const struct metrics_snap *s, struct mo *o)
+/* A series a program of the uint64_t at off in its statistics (struct
+ * tracer_prog_stats), their sum in the summary. */
+static void series_per_prog(const struct metrics_snap *s, struct mo *o,
+			    size_t off)
 {
-	uint64_t runs = 0;
+	uint64_t sum = 0, v;
 	int i;
 
 	for (i = 0; i < s->n_progs; i++) {
-		put_label(o, s->progs[i].name, (double)s->progs[i].run_cnt, "");
-		runs += s->progs[i].run_cnt;
+		memcpy(&v, (const char *)&s->progs[i] + off, sizeof(v));
+		put_label(o, s->progs[i].name, (double)v, "");
+		sum += v;
 	}
-	put_summary(o, o->m->key, (double)runs);
+	put_summary(o, o->m->key, (double)sum);
+}
+
+static void series_bpf_runs(const struct metrics_snap *s, struct mo *o)
+{
+	series_per_prog(s, o, offsetof(struct tracer_prog_stats, run_cnt));
 }
 
 static void series_bpf_verified(const struct metrics_snap *s, struct mo *o)
 {
-	uint64_t sum = 0;
-	int i;
-
-	for (i = 0; i < s->n_progs; i++) {
-		put_label(o, s->progs[i].name,
-			  (double)s->progs[i].verified_insns, "");
-		sum += s->progs[i].verified_insns;
-	}
-	put_summary(o, o->m->key, (double)sum);
+	series_per_prog(s, o,
+			offsetof(struct tracer_prog_stats, verified_insns));
 }
 
 /* Besides the time, the cost per run of the entry program and per trace

@@ -107,8 +107,7 @@ struct bpfmaps *tracer_maps(struct tracer *t);
  * load, 0 before 5.16). */
 struct tracer_prog_stats {
 	const char *name;
-	uint64_t run_cnt, run_time_ns;
-	uint32_t verified_insns;
+	uint64_t run_cnt, run_time_ns, verified_insns;
 };
 int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max);
 /* Number of programs loaded, perf events attached. */
