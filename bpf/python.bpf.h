@@ -38,66 +38,82 @@ struct {
 #define PY_CUR_EVAL 2
 #define py_cur(st) ((st)->icur[INTERP_PYTHON])
 
-/* One thread state's next, thread_id and frame pointer, in one read of
- * the bytes that span them (py_proc.ts_read_lo and ts_read_len, which
- * userland checked).  Returns 0 or -1. */
+/* The bytes of the thread state at ts that span its next, thread_id and
+ * frame pointer, read into s->ibuf in one read (py_proc.ts_read_lo and
+ * ts_read_len, which userland checked).  Returns 0 or -1. */
 static __always_inline int py_read_tstate(struct scratch *s,
-					  const struct py_proc *p, __u64 ts,
-					  __u64 *next, __u64 *tid, __u64 *frame)
+					  const struct py_proc *p, __u64 ts)
 {
-	__u32 lo = p->ts_read_lo, n = p->ts_read_len;
+	__u32 n = p->ts_read_len;
 
 	/* the bound on the register the call takes */
 	barrier_var(n);
 	if (n > PY_TSTATE_READ_MAX || n < 8 ||
-	    bpf_probe_read_user(s->ibuf, n, (const void *)(ts + lo)))
+	    bpf_probe_read_user(s->ibuf, n, (const void *)(ts + p->ts_read_lo)))
 		return -1;
-	*next = interp_ibuf_u64(s, p->ts_next - lo, n);
-	*tid = interp_ibuf_u64(s, p->ts_thread_id - lo, n);
-	*frame = interp_ibuf_u64(s, p->ts_frame - lo, n);
 	return 0;
 }
+
+/* A field (at offset off in PyThreadState) of the thread state read last. */
+static __always_inline __u64 py_tstate_field(struct scratch *s,
+					     const struct py_proc *p, __u32 off)
+{
+	return interp_ibuf_u64(s, off - p->ts_read_lo, p->ts_read_len);
+}
+
+/* The thread-state scan's outcome, in py_cur()[PY_CUR_FRAME] while it
+ * runs (the state it is at in [PY_CUR_TSTATE]). */
+#define PY_SCAN_ON 0
+#define PY_SCAN_FOUND 1
+#define PY_SCAN_READ_ERR 2
 
 struct py_ts_ctx {
 	struct scratch *s;
 	const struct py_proc *p;
-	__u64 self, ts, tid, frame;
-	__u32 err;
+	__u64 self;
 };
 
 /* One thread state of the list: stop at the current thread's, or at the
  * end.  A bpf_loop callback, which the verifier checks once: the scan
  * written as a loop was checked once per iteration (64) and tripled the
- * unwinder's verification. */
+ * unwinder's verification.  What it carries from one call to the next
+ * is in the scratch, not in the context on the stack: the verifier
+ * tracks the stack's values, and checked the callback again for each
+ * shape they took (nine times). */
 static long py_ts_step(__u32 i, void *arg)
 {
 	struct py_ts_ctx *c = arg;
-	__u64 next = 0;
+	__u64 *cur = py_cur(&c->s->st), next;
 
-	if (py_read_tstate(c->s, c->p, c->ts, &next, &c->tid, &c->frame)) {
-		c->err = METRIC_ERR_PYTHON_READ;
+	if (py_read_tstate(c->s, c->p, cur[PY_CUR_TSTATE])) {
+		cur[PY_CUR_FRAME] = PY_SCAN_READ_ERR;
 		return 1;
 	}
-	if (c->tid == c->self)
+	if (py_tstate_field(c->s, c->p, c->p->ts_thread_id) == c->self) {
+		cur[PY_CUR_FRAME] = PY_SCAN_FOUND;
 		return 1;
-	c->ts = next;
+	}
+	next = py_tstate_field(c->s, c->p, c->p->ts_next);
+	cur[PY_CUR_TSTATE] = next;
 	return next ? 0 : 1;
 }
 
-/* Find the current thread's PyThreadState and its innermost frame.
- * Returns 0 or a METRIC_ERR_PYTHON_* code. */
-static __always_inline __u32 py_find_frame(struct scratch *s,
-					   struct py_proc *p)
+/* Find the current thread's PyThreadState and its innermost frame, into
+ * py_cur()[PY_CUR_TSTATE] and [PY_CUR_FRAME].  Returns 0 or a
+ * METRIC_ERR_PYTHON_* code.  A global function: the verifier checks it
+ * (and its callback) once, not on each of the paths of the unwinder that
+ * reach it. */
+__noinline int py_find_frame(struct scratch *s, struct py_proc *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 interp = p->interp, cur;
-	struct py_ts_ctx c = {
-		.s = s,
-		.p = p,
-		.self = task_tp(task) + (__s64)p->self_off,
-		.tid = ~0ULL,
-	};
+	struct py_ts_ctx c = { .s = s, .p = p };
+	__u64 interp, ts = 0, frame, *cur;
 
+	if (!s || !p)
+		return METRIC_ERR_PYTHON_READ;
+	cur = py_cur(&s->st);
+	c.self = task_tp(task) + (__s64)p->self_off;
+	interp = p->interp;
 	if (!interp) {
 		if (read_user_u64(p->runtime + p->rt_interp_main, &interp) ||
 		    !interp)
@@ -106,22 +122,28 @@ static __always_inline __u32 py_find_frame(struct scratch *s,
 		if (p->version >= 0x030b)
 			p->interp = interp;
 	}
-	if (read_user_u64(interp + p->is_tstate_head, &c.ts))
+	if (read_user_u64(interp + p->is_tstate_head, &ts))
 		return METRIC_ERR_PYTHON_READ;
-	if (c.ts)
+	cur[PY_CUR_TSTATE] = ts;
+	cur[PY_CUR_FRAME] = PY_SCAN_ON;
+	if (ts)
 		bpf_loop(PY_TSTATE_SCAN_MAX, py_ts_step, &c, 0);
-	if (c.err)
-		return c.err;
-	if (!c.ts || c.tid != c.self)
-		return METRIC_ERR_PYTHON_NO_TSTATE;
-	cur = c.frame;
+	if (cur[PY_CUR_FRAME] != PY_SCAN_FOUND) {
+		cur[PY_CUR_TSTATE] = 0;
+		return cur[PY_CUR_FRAME] == PY_SCAN_READ_ERR ?
+			       METRIC_ERR_PYTHON_READ :
+			       METRIC_ERR_PYTHON_NO_TSTATE;
+	}
+	/* the found state's block is the last one read */
+	frame = py_tstate_field(s, p, p->ts_frame);
 	/* 3.11, 3.12: the _PyCFrame is a local of the innermost loop
 	 * invocation, on the native stack */
-	if (p->cf_current_frame != PY_OFF_NONE && cur &&
-	    stk_read_u64(s, cur + p->cf_current_frame, &cur))
+	if (p->cf_current_frame != PY_OFF_NONE && frame &&
+	    stk_read_u64(s, frame + p->cf_current_frame, &frame)) {
+		cur[PY_CUR_TSTATE] = 0;
 		return METRIC_ERR_PYTHON_READ;
-	py_cur(&s->st)[PY_CUR_TSTATE] = c.ts;
-	py_cur(&s->st)[PY_CUR_FRAME] = cur;
+	}
+	cur[PY_CUR_FRAME] = frame;
 	return 0;
 }
 
