@@ -382,6 +382,10 @@ static __always_inline void metric_add(__u32 id, __u64 n)
 {
 	struct metric_row *r = metric_row();
 
+	/* the check on the register the index uses: an id the verifier
+	 * does not know (a global function's result) is checked on a copy
+	 * otherwise, and 6.1 does not carry a 32-bit check over to it */
+	barrier_var(id);
 	if (r && id < METRIC_STRIDE)
 		r->v[id] += n;
 }

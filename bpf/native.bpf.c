@@ -186,21 +186,30 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 	return rule;
 }
 
-/* find_rule_cached, first from the trail (struct trail_ent) when the last
- * sample on this CPU was of this thread in the same mappings: the entry
- * of the frame at this stack pointer and pc, found by passing over the
- * entries above it (both stacks are in the order of their stack
- * pointers).  The result goes into this sample's trail. */
-static __always_inline int find_rule_trail(struct scratch *s, __u64 file_id,
-					   __u64 addr, __u64 pc,
-					   struct unwind_rule *out, __u32 *err)
+/* find_rule_cached for the file of st->cur, first from the trail (struct
+ * trail_ent) when the last sample on this CPU was of this thread in the
+ * same mappings: the entry of the frame at this stack pointer and pc,
+ * found by passing over the entries above it (both stacks are in the
+ * order of their stack pointers).  The result goes into this sample's
+ * trail.  A global function: to the verifier its outcome is one state
+ * (an index, a rule, an error), where inlined each way it found the rule
+ * (trail, cache, table) gave the rule's application a state of its own
+ * to be checked with. */
+__noinline int find_rule_trail(struct scratch *s, __u64 addr, __u64 pc,
+			       struct unwind_rule *out, __u32 *err)
 {
-	struct ustate *st = &s->st;
-	__u64 sp = st->regs[R_SP];
-	__u32 last = s->trail_last & 1, c, n, k;
+	struct ustate *st;
+	__u64 sp, file_id;
+	__u32 last, c, n, k;
 	struct trail_ent *e;
 	int rule = -1;
 
+	if (!s || !out || !err)
+		return -1;
+	st = &s->st;
+	sp = st->regs[R_SP];
+	file_id = st->cur.file_id;
+	last = s->trail_last & 1;
 	if (!rule_cache_mask)
 		return find_rule_copy(file_id, addr, out, err);
 	if (st->trail_state == TRAIL_UNCHECKED)
@@ -365,6 +374,34 @@ static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
 	return stk_read_u64(s, cfa + (__s64)slot * 8, out);
 }
 
+/* The callee-saved registers other than the frame pointer (rbx,
+ * r12..r15) as rule r restores them from the frame whose CFA is cfa.  A
+ * slot that cannot be read costs that register, not the frame.  A global
+ * function: the verifier checks its loop (five steps, each with four
+ * paths) once, where inlined it was checked again for each way the rule
+ * got there. */
+__noinline int restore_saved(struct scratch *s, __u64 cfa,
+			     const struct unwind_rule *r)
+{
+	__u64 v;
+	int i;
+
+	if (!s || !r)
+		return 0;
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		__s8 slot = r->saved[i];
+		__u32 reg = i == 0 ? RULE_REG_RBX : 11 + i;
+
+		if (slot == RULE_SAVED_SAME)
+			continue;
+		v = 0;
+		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, &v))
+			v = 0;
+		s->st.regs[reg & (RULE_REG_COUNT - 1)] = v;
+	}
+	return 0;
+}
+
 /* Apply rule idx, r its copy of rules[idx].  Returns 0, or a METRIC_ERR_*
  * code, or METRIC_STOP_ENTRY when the frame is the outermost one. */
 static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
@@ -372,7 +409,6 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 {
 	struct ustate *st = &s->st;
 	__u64 cfa, ra = 0, v = 0, fp;
-	int i;
 
 	switch (idx) {
 	case RULE_IDX_INVALID:
@@ -441,19 +477,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 		fp = 0;
 		break;
 	}
-	/* the other callee-saved registers: rbx, r12..r15.  A slot that
-	 * cannot be read costs that register, not the frame. */
-	for (i = 0; i < RULE_SAVED_COUNT; i++) {
-		__s8 slot = r->saved[i];
-		__u32 reg = i == 0 ? RULE_REG_RBX : 11 + i;
-
-		if (slot == RULE_SAVED_SAME)
-			continue;
-		v = 0;
-		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, &v))
-			v = 0;
-		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
-	}
+	restore_saved(s, cfa, r);
 	/* a leaf whose return address is in the link register may not have
 	 * moved sp (the CFA is sp itself): it is no loop, since the link
 	 * register serves once */
@@ -549,7 +573,7 @@ static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
  * the unwinder's verification). */
 __noinline int native_frame(struct scratch *s, __u64 rel, __u64 lookup)
 {
-	struct unwind_rule rl;
+	struct unwind_rule rl = {};
 	struct ustate *st;
 	__u32 err = 0;
 	int rule;
@@ -561,7 +585,7 @@ __noinline int native_frame(struct scratch *s, __u64 rel, __u64 lookup)
 		st->n_fp++;
 		return fp_step(st);
 	}
-	rule = find_rule_trail(s, st->cur.file_id, rel, lookup, &rl, &err);
+	rule = find_rule_trail(s, rel, lookup, &rl, &err);
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
