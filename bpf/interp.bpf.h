@@ -96,6 +96,19 @@ static __always_inline int interp_read_at(struct scratch *s, __u64 addr,
 	return 0;
 }
 
+/* interp_read_down (down) or interp_read_at.  A global function: to the
+ * verifier its result is one unknown offset, which interp_blk_field
+ * bounds, where the two inlined gave the walk after them a state for each
+ * range they return (and checked it again for each). */
+__noinline int interp_read(struct scratch *s, __u64 addr, __u32 size,
+			   __u32 down)
+{
+	if (!s)
+		return -1;
+	return down ? interp_read_down(s, addr, size) :
+		      interp_read_at(s, addr, size);
+}
+
 /* Read a field of type at byte off of the size bytes at offset base of
  * s->iblk (interp_read_down, interp_read_at) into out: 0 when it lies
  * past them.  The index is checked on both sides of the mask, so that the

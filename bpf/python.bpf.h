@@ -175,13 +175,14 @@ static long py_step(__u32 i, void *arg)
 		st->interp_done |= 1u << INTERP_PYTHON;
 		return 1;
 	}
+	/* userland's bound (py_info_check): an error here, not a clamp,
+	 * which would give the verifier two states of size to check the
+	 * walk with */
 	if (size > PY_FRAME_READ_MAX)
-		size = PY_FRAME_READ_MAX;
+		goto bad;
 	/* 3.11+: a thread's frames are pushed on its data stack, the
 	 * caller's below the callee's: read in blocks */
-	base = p->frame_model == PY_FRAMES_OBJECT ?
-		       interp_read_at(s, cur, size) :
-		       interp_read_down(s, cur, size);
+	base = interp_read(s, cur, size, p->frame_model != PY_FRAMES_OBJECT);
 	if (base < 0) {
 		push_error(s, METRIC_ERR_PYTHON_READ);
 		st->interp_done |= 1u << INTERP_PYTHON;
