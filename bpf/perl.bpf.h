@@ -20,12 +20,16 @@ struct {
 
 /* Cursor in ustate.icur[INTERP_PERL]: [0] the stack info to walk next,
  * [1] set once started, [2] the COP of the next frame, [3] the context
- * index to look at next in [0] (+1; 0 = from si_cxix). */
+ * index to look at next in [0] (+1; 0 = from si_cxix), [4] the contexts
+ * of the stack info walked, [5] whether it is the main one.  The loops
+ * carry their state there, not in their context on the stack: the
+ * verifier tracks the stack's values, and checks a callback again for
+ * each shape they take. */
+#define PERL_CUR_CXSTACK 4
+#define PERL_CUR_MAIN_SI 5
 struct perl_loop_ctx {
 	struct scratch *s;
 	struct perl_proc *p;
-	__u64 cxstack;
-	bool main_si;
 };
 
 static __always_inline bool perl_push(struct scratch *s, struct perl_proc *p,
@@ -55,7 +59,7 @@ static long perl_step(__u32 i, void *arg)
 
 	if (idx < 0)
 		return 1;
-	cx = lc->cxstack + (__u64)idx * p->cx_size;
+	cx = cur[PERL_CUR_CXSTACK] + (__u64)idx * p->cx_size;
 	if (read_user(&type, 1, cx) || read_user(&oldcop, 8, cx + p->cx_oldcop)) {
 		metric_inc(METRIC_ERR_PERL_READ);
 		cur[3] = 0;
@@ -70,7 +74,7 @@ static long perl_step(__u32 i, void *arg)
 		if (!perl_push(s, p, type == PERL_CXT_EVAL ? 1 : cv, cur[2]))
 			return 1;
 		cur[2] = oldcop;
-	} else if (idx == 0 && !lc->main_si) {
+	} else if (idx == 0 && !cur[PERL_CUR_MAIN_SI]) {
 		/* the block a nested stack info started in (sort's): where
 		 * the frame below it is */
 		cur[2] = oldcop;
@@ -103,12 +107,12 @@ static long perl_stackinfo(__u32 k, void *arg)
 		s->st.interp_done |= 1u << INTERP_PERL;
 		return 1;
 	}
-	lc->cxstack = cxstack;
-	lc->main_si = type == PERL_SI_MAIN;
+	cur[PERL_CUR_CXSTACK] = cxstack;
+	cur[PERL_CUR_MAIN_SI] = type == PERL_SI_MAIN;
 	cur[3] = cxix >= 0 ? (__u64)cxix + 1 : 0;
 	bpf_loop(PERL_MAX_PER_CALL, perl_step, lc, 0);
 	cur[0] = prev;
-	if (lc->main_si) {
+	if (cur[PERL_CUR_MAIN_SI]) {
 		/* the program's own frame, where it is now */
 		perl_push(s, p, 0, cur[2]);
 		s->st.interp_done |= 1u << INTERP_PERL;
