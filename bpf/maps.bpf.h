@@ -136,6 +136,16 @@ struct trail_hdr {
  * offcpu_rec's are. */
 struct scratch {
 	struct ustate st;
+	/* the rule of the native frame being unwound, from the trail, the
+	 * rule cache or the table, and its index: the native step keeps
+	 * them here, not on its stack, and reads them back after a compiler
+	 * barrier, so that to the verifier the three ways of finding a rule
+	 * end in one state (the rule's application was checked again for
+	 * each, 26 times); and the outcome of the rule's application, read
+	 * back so */
+	struct unwind_rule rule;
+	__u32 rule_idx, step_err;
+	__u64 cfa; /* and the frame's CFA (apply_rule), so too */
 	__u64 sigctx[SIGCTX_REGS]; /* a signal frame's saved registers */
 	__u64 stk[STK_WORDS];	/* a block of the user stack (ustate.stk_*) */
 	__u8 iblk[IBLK_BYTES];	/* a block of an interpreter's memory */

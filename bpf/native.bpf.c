@@ -186,30 +186,21 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 	return rule;
 }
 
-/* find_rule_cached for the file of st->cur, first from the trail (struct
- * trail_ent) when the last sample on this CPU was of this thread in the
- * same mappings: the entry of the frame at this stack pointer and pc,
- * found by passing over the entries above it (both stacks are in the
- * order of their stack pointers).  The result goes into this sample's
- * trail.  A global function: to the verifier its outcome is one state
- * (an index, a rule, an error), where inlined each way it found the rule
- * (trail, cache, table) gave the rule's application a state of its own
- * to be checked with. */
-__noinline int find_rule_trail(struct scratch *s, __u64 addr, __u64 pc,
-			       struct unwind_rule *out, __u32 *err)
+/* find_rule_cached, first from the trail (struct trail_ent) when the last
+ * sample on this CPU was of this thread in the same mappings: the entry
+ * of the frame at this stack pointer and pc, found by passing over the
+ * entries above it (both stacks are in the order of their stack
+ * pointers).  The result goes into this sample's trail. */
+static __always_inline int find_rule_trail(struct scratch *s, __u64 file_id,
+					   __u64 addr, __u64 pc,
+					   struct unwind_rule *out, __u32 *err)
 {
-	struct ustate *st;
-	__u64 sp, file_id;
-	__u32 last, c, n, k;
+	struct ustate *st = &s->st;
+	__u64 sp = st->regs[R_SP];
+	__u32 last = s->trail_last & 1, c, n, k;
 	struct trail_ent *e;
 	int rule = -1;
 
-	if (!s || !out || !err)
-		return -1;
-	st = &s->st;
-	sp = st->regs[R_SP];
-	file_id = st->cur.file_id;
-	last = s->trail_last & 1;
 	if (!rule_cache_mask)
 		return find_rule_copy(file_id, addr, out, err);
 	if (st->trail_state == TRAIL_UNCHECKED)
@@ -289,13 +280,20 @@ static __always_inline __u32 fp_step(struct ustate *st)
 }
 
 /* Go's switch to the g0 stack (RULE_CMD_GO_SWITCH in profiler.h): on to
- * the goroutine's own stack, from its saved context. */
-static __always_inline __u32 go_switch(struct ustate *st,
-				       const struct unwind_rule *r)
+ * the goroutine's own stack, from its saved context.  A global function
+ * (as signal_frame): the verifier checks it once, apart from the paths of
+ * the native step, and the call is paid at these frames only. */
+__noinline int go_switch(struct scratch *s, const struct unwind_rule *r)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 g = 0, m = 0, g0 = 0, curg = 0, cm = 0, sp = 0, pc = 0, bp = 0;
-	__s64 tls = r->cfa_off;
+	struct ustate *st;
+	__s64 tls;
+
+	if (!s || !r)
+		return METRIC_ERR_BAD_RULE;
+	st = &s->st;
+	tls = r->cfa_off;
 
 	if (r->flags & RULE_F_GO_FP)
 		return fp_step_to(st, true);
@@ -374,32 +372,14 @@ static __always_inline int cfa_slot(struct scratch *s, __u64 cfa, int slot,
 	return stk_read_u64(s, cfa + (__s64)slot * 8, out);
 }
 
-/* The callee-saved registers other than the frame pointer (rbx,
- * r12..r15) as rule r restores them from the frame whose CFA is cfa.  A
- * slot that cannot be read costs that register, not the frame.  A global
- * function: the verifier checks its loop (five steps, each with four
- * paths) once, where inlined it was checked again for each way the rule
- * got there. */
-__noinline int restore_saved(struct scratch *s, __u64 cfa,
-			     const struct unwind_rule *r)
+/* A signal frame: the registers from the sigcontext the kernel saved
+ * (signal_step, bpf/arch.bpf.h).  A global function: checked once, the
+ * call paid at signal frames only. */
+__noinline int signal_frame(struct scratch *s)
 {
-	__u64 v;
-	int i;
-
-	if (!s || !r)
-		return 0;
-	for (i = 0; i < RULE_SAVED_COUNT; i++) {
-		__s8 slot = r->saved[i];
-		__u32 reg = i == 0 ? RULE_REG_RBX : 11 + i;
-
-		if (slot == RULE_SAVED_SAME)
-			continue;
-		v = 0;
-		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, &v))
-			v = 0;
-		s->st.regs[reg & (RULE_REG_COUNT - 1)] = v;
-	}
-	return 0;
+	if (!s)
+		return METRIC_ERR_BAD_RULE;
+	return signal_step(s);
 }
 
 /* Apply rule idx, r its copy of rules[idx].  Returns 0, or a METRIC_ERR_*
@@ -409,6 +389,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 {
 	struct ustate *st = &s->st;
 	__u64 cfa, ra = 0, v = 0, fp;
+	int i;
 
 	switch (idx) {
 	case RULE_IDX_INVALID:
@@ -420,7 +401,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	case RULE_IDX_FRAME_POINTER:
 		return fp_step(st);
 	case RULE_IDX_SIGNAL:
-		return signal_step(s);
+		return signal_frame(s);
 	}
 	if (r->cmd == RULE_CMD_PLT) {
 		/* GCC's PLT CFI: sp + 8, plus 8 once the stub has pushed;
@@ -429,7 +410,7 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 		cfa = st->regs[R_SP] + (__s64)r->cfa_off +
 		      (((st->pc & 15) >= (__u64)r->cfa_post) ? 8 : 0);
 	} else if (r->cmd == RULE_CMD_GO_SWITCH) {
-		return go_switch(st, r);
+		return go_switch(s, r);
 	} else if (r->cmd == RULE_CMD_NONE) {
 		cfa = st->regs[r->cfa_reg & (RULE_REG_COUNT - 1)] +
 		      (__s64)r->cfa_off;
@@ -445,6 +426,12 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	 * block of the stack; slots outside it (or a window that cannot be
 	 * read at once) are read one by one */
 	stk_cover(s, cfa);
+	/* the CFA read back from the scratch: the ways to it (and the
+	 * block's checks) gave it ranges the verifier told apart, and the
+	 * rest of the rule was checked once for each */
+	s->cfa = cfa;
+	barrier();
+	cfa = s->cfa;
 	switch (r->ra_rule) {
 	case RULE_RA_CFA_OFF:
 		if (cfa_slot(s, cfa, r->ra_off >> 3, &ra))
@@ -477,7 +464,19 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 		fp = 0;
 		break;
 	}
-	restore_saved(s, cfa, r);
+	/* the other callee-saved registers: rbx, r12..r15.  A slot that
+	 * cannot be read costs that register, not the frame. */
+	for (i = 0; i < RULE_SAVED_COUNT; i++) {
+		__s8 slot = r->saved[i];
+		__u32 reg = i == 0 ? RULE_REG_RBX : 11 + i;
+
+		if (slot == RULE_SAVED_SAME)
+			continue;
+		v = 0;
+		if (slot != RULE_SAVED_UNDEF && cfa_slot(s, cfa, slot, &v))
+			v = 0;
+		st->regs[reg & (RULE_REG_COUNT - 1)] = v;
+	}
 	/* a leaf whose return address is in the link register may not have
 	 * moved sp (the CFA is sp itself): it is no loop, since the link
 	 * register serves once */
@@ -565,49 +564,6 @@ static __always_inline bool resolve_mapping(struct ustate *st, __u64 pc)
 	return true;
 }
 
-/* Unwind the native frame at lookup (rel: its offset in the file): by
- * frame pointer in a file that has no tables, else by its rule, and by
- * frame pointer where the rule gives up.  Returns 0, a METRIC_ERR_* code
- * or METRIC_STOP_ENTRY.  A global function: the verifier checks it once,
- * not again on every path of the step that reaches it (it was a third of
- * the unwinder's verification). */
-__noinline int native_frame(struct scratch *s, __u64 rel, __u64 lookup)
-{
-	struct unwind_rule rl = {};
-	struct ustate *st;
-	__u32 err = 0;
-	int rule;
-
-	if (!s)
-		return METRIC_ERR_BAD_RULE;
-	st = &s->st;
-	if (st->cur.flags & MAP_F_FP_ONLY) {
-		st->n_fp++;
-		return fp_step(st);
-	}
-	rule = find_rule_trail(s, rel, lookup, &rl, &err);
-	if (rule < 0) {
-		/* no CFI here: try the frame pointer before giving up */
-		if (fp_step(st) == 0) {
-			metric_inc(err);
-			st->n_fp++;
-			return 0;
-		}
-		return err;
-	}
-	err = apply_rule(s, rule, &rl);
-	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
-	     err == METRIC_ERR_LR_INVALID) &&
-	    fp_step(st) == 0) {
-		metric_inc(err);
-		st->n_fp++;
-		err = 0;
-	}
-	if (!err)
-		st->n_native++;
-	return err;
-}
-
 /* bpf_loop's context must live on the stack. */
 struct loop_ctx {
 	struct scratch *s;
@@ -620,6 +576,7 @@ static long native_step(__u32 i, void *arg)
 	struct ustate *st = &s->st;
 	__u64 pc = st->pc, lookup, rel;
 	__u32 err = 0, flags = 0;
+	int rule;
 
 	if (pc < PC_MIN || pc > USER_MAX) {
 		/* the end of a frame-pointer chain, or garbage */
@@ -663,7 +620,41 @@ static long native_step(__u32 i, void *arg)
 			st->cur.file_id, 0, 1))
 		goto too_deep;
 unwind:
-	err = native_frame(s, rel, lookup);
+
+	if (st->cur.flags & MAP_F_FP_ONLY) {
+		err = fp_step(st);
+		st->n_fp++;
+		goto next;
+	}
+	rule = find_rule_trail(s, st->cur.file_id, rel, lookup, &s->rule, &err);
+	if (rule < 0) {
+		/* no CFI here: try the frame pointer before giving up */
+		if (fp_step(st) == 0) {
+			metric_inc(err);
+			st->n_fp++;
+			err = 0;
+		}
+		goto next;
+	}
+	/* the index and the rule read back from the scratch (struct
+	 * scratch.rule) */
+	s->rule_idx = rule;
+	barrier();
+	err = apply_rule(s, s->rule_idx, &s->rule);
+	/* and its outcome: one value to the verifier, not one state for
+	 * each code apply_rule returns (thirty) */
+	s->step_err = err;
+	barrier();
+	err = s->step_err;
+	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
+	     err == METRIC_ERR_LR_INVALID) &&
+	    fp_step(st) == 0) {
+		metric_inc(err);
+		st->n_fp++;
+		err = 0;
+	}
+	if (!err)
+		st->n_native++;
 
 next:
 	if (err == METRIC_STOP_ENTRY) {
