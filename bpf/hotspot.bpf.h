@@ -114,9 +114,16 @@ static __always_inline int hotspot_wrapper_leaf(struct scratch *s,
 }
 #endif
 
+/* The segment-map walk carries its state in the runtime's cursor row
+ * (the segment, and the last hop: 0 when the blob's first segment is
+ * found, 0xff when the walk failed), not in its context on the stack:
+ * the verifier tracks the stack's values and checked the callback again
+ * for each (thirteen times). */
+#define HS_CUR_SEG 0
+#define HS_CUR_HOP 1
 struct hotspot_hops {
-	__u64 segmap, seg;
-	__u8 hop; /* 0 when the blob's first segment is found */
+	struct scratch *s;
+	__u64 segmap;
 };
 
 /* One hop back through the segment map toward the blob's first segment
@@ -124,16 +131,18 @@ struct hotspot_hops {
 static long hotspot_segmap_hop(__u32 i, void *arg)
 {
 	struct hotspot_hops *hs = arg;
+	__u64 *cur = hs->s->st.icur[INTERP_HOTSPOT], seg = cur[HS_CUR_SEG];
+	__u8 hop = 0;
 
-	if (bpf_probe_read_user(&hs->hop, 1,
-				(const void *)(hs->segmap + hs->seg)) ||
-	    hs->hop == 0xff || (hs->hop && hs->seg < hs->hop)) {
-		hs->hop = 0xff;
+	if (bpf_probe_read_user(&hop, 1, (const void *)(hs->segmap + seg)) ||
+	    hop == 0xff || (hop && seg < hop)) {
+		cur[HS_CUR_HOP] = 0xff;
 		return 1;
 	}
-	if (!hs->hop)
+	cur[HS_CUR_HOP] = hop;
+	if (!hop)
 		return 1;
-	hs->seg -= hs->hop;
+	cur[HS_CUR_SEG] = seg - hop;
 	return 0;
 }
 
@@ -147,7 +156,8 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	struct hotspot_heap *h = NULL;
 	__u64 seg, blob, name = 0, nm_name = 0, method = 0, sp, frame[2];
 	__s32 words = 0;
-	struct hotspot_hops hs = { .hop = 0xff };
+	struct hotspot_hops hs = { .s = s };
+	__u64 *cur = s->st.icur[INTERP_HOTSPOT];
 	__u32 shift;
 	int i;
 
@@ -161,11 +171,12 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	shift = h->log2 & 31;
 	seg = (lookup - h->lo) >> shift;
 	hs.segmap = h->segmap;
-	hs.seg = seg;
+	cur[HS_CUR_SEG] = seg;
+	cur[HS_CUR_HOP] = 0xff;
 	bpf_loop(HOTSPOT_SEGMAP_HOPS, hotspot_segmap_hop, &hs, 0);
-	if (hs.hop)
+	if (cur[HS_CUR_HOP])
 		return INTERP_NOT_HERE;
-	seg = hs.seg;
+	seg = cur[HS_CUR_SEG];
 	blob = h->lo + (seg << shift) + p->heapblock;
 	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
 	    bpf_probe_read_user(&nm_name, 8, (const void *)name))
