@@ -42,7 +42,7 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	    bpf_probe_read_user(&sender, 8,
 				(const void *)(fp + p->sender_sp_slot)) ||
 	    bpf_probe_read_user(frame, 16, (const void *)fp)) {
-		metric_inc(METRIC_ERR_HOTSPOT_READ);
+		metric_inc(s, METRIC_ERR_HOTSPOT_READ);
 		return INTERP_NOT_HERE;
 	}
 	if (!method)
@@ -200,14 +200,14 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		return INTERP_NOT_HERE;
 	sp = s->st.regs[R_SP] + (__u64)words * 8;
 	if (bpf_probe_read_user(frame, 16, (const void *)(sp - 16))) {
-		metric_inc(METRIC_ERR_HOTSPOT_READ);
+		metric_inc(s, METRIC_ERR_HOTSPOT_READ);
 		return INTERP_NOT_HERE;
 	}
 	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0, lookup),
 			method, blob | HOTSPOT_COMPILED, 2))
 		return INTERP_NOT_HERE;
 	s->st.n_interp[INTERP_HOTSPOT]++;
-	metric_inc(METRIC_HOTSPOT_COMPILED);
+	metric_inc(s, METRIC_HOTSPOT_COMPILED);
 	s->st.regs[R_SP] = sp;
 	s->st.regs[R_FP] = frame[0];
 	s->st.pc = strip_ra(frame[1]);
@@ -226,8 +226,8 @@ static __always_inline int hotspot_unwind(struct scratch *s, __u64 lookup)
 	if (!p) {
 		/* a JVM attached before its interpreter existed: ask for
 		 * a sync (rate-limited), so its tables are read again */
-		metric_inc(METRIC_HOTSPOT_NOT_READY);
-		report_pid(s->st.pid, PEV_UNKNOWN_PC, lookup, false);
+		metric_inc(s, METRIC_HOTSPOT_NOT_READY);
+		report_pid(s, s->st.pid, PEV_UNKNOWN_PC, lookup, false);
 		return INTERP_NOT_HERE;
 	}
 	if (lookup >= p->interp_lo && lookup < p->interp_hi)

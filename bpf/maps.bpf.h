@@ -135,6 +135,13 @@ struct trail_hdr {
  * CPU's entry starts a page.  A record is the bytes from hdr, as
  * offcpu_rec's are. */
 struct scratch {
+	/* the CPU's counters (METRIC_*), first, where userland sums them
+	 * through its mmap of the scratch maps (the off-CPU program's
+	 * scratch has its own): a counter is a store at a known offset of
+	 * memory the program holds, where a map of counters cost a lookup
+	 * and a check at each of sixty places (a twentieth of the
+	 * unwinder's verification) */
+	__u64 ctr[METRIC_STRIDE];
 	struct ustate st;
 	/* the rule of the native frame being unwound, from the trail, the
 	 * rule cache or the table, and its index: the native step keeps
@@ -216,20 +223,6 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps") __weak;
 
-/* A CPU's counters: an entry a CPU (resized), METRIC_STRIDE counters
- * each, laid out as one array of u64 that userland sums through an mmap
- * (CPU c's counter id at c * METRIC_STRIDE + id). */
-struct metric_row {
-	__u64 v[METRIC_STRIDE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct metric_row);
-} metrics SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -381,28 +374,19 @@ struct {
 /* ---- helpers ------------------------------------------------------------ */
 
 /* This CPU's counters, or NULL. */
-static __always_inline struct metric_row *metric_row(void)
+static __always_inline void metric_add(struct scratch *s, __u32 id, __u64 n)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	return bpf_map_lookup_elem(&metrics, &cpu);
-}
-
-static __always_inline void metric_add(__u32 id, __u64 n)
-{
-	struct metric_row *r = metric_row();
-
 	/* the check on the register the index uses: an id the verifier
 	 * does not know (a global function's result) is checked on a copy
 	 * otherwise, and 6.1 does not carry a 32-bit check over to it */
 	barrier_var(id);
-	if (r && id < METRIC_STRIDE)
-		r->v[id] += n;
+	if (id < METRIC_STRIDE)
+		s->ctr[id] += n;
 }
 
-static __always_inline void metric_inc(__u32 id)
+static __always_inline void metric_inc(struct scratch *s, __u32 id)
 {
-	metric_add(id, 1);
+	metric_add(s, id, 1);
 }
 
 /* Levels of the cgroup v2 tree checked against the filter; deeper
@@ -448,8 +432,8 @@ static __always_inline struct scratch *get_scratch(void)
 
 /* Send a process event, at most once per report_interval_ns per (pid,
  * type) unless force is set.  Called on the sample path: never logs. */
-static __always_inline void report_pid(__u32 pid, __u32 type, __u64 addr,
-				       bool force)
+static __always_inline void report_pid(struct scratch *s, __u32 pid,
+				       __u32 type, __u64 addr, bool force)
 {
 	__u64 key = ((__u64)pid << 8) | type, now = bpf_ktime_get_ns();
 	__u64 *last = bpf_map_lookup_elem(&reported, &key);
@@ -460,7 +444,7 @@ static __always_inline void report_pid(__u32 pid, __u32 type, __u64 addr,
 	bpf_map_update_elem(&reported, &key, &now, BPF_ANY);
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
-		metric_inc(METRIC_EVENTS_FULL);
+		metric_inc(s, METRIC_EVENTS_FULL);
 		return;
 	}
 	ev->ktime = now;
@@ -472,7 +456,7 @@ static __always_inline void report_pid(__u32 pid, __u32 type, __u64 addr,
 	 * before it in the ring wake nobody, so the ring's own "wake when
 	 * it was empty" would not) */
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
-	metric_inc(METRIC_EVENTS_SENT);
+	metric_inc(s, METRIC_EVENTS_SENT);
 }
 
 /* Append one word to the user part of the trace.  Returns false when the
@@ -489,30 +473,36 @@ static __always_inline bool push_word(struct scratch *s, __u64 w)
 }
 
 /* Append a frame: its header word (FRAME_WORD) and np payload words (p0,
- * p1 in that order; up to FRAME_MAX_PAYLOAD with push_word after it).
- * False when it does not fit: the trace is then marked truncated. */
+ * p1 in that order; np at most 2).  False when it does not fit: the trace
+ * is then marked truncated.  One check of the index for the words: a
+ * check a word (push_word) gave the verifier a path a word, at each of
+ * the frame pushes it inlines. */
 static __always_inline bool push_frame(struct scratch *s, __u64 w0, __u64 p0,
 				       __u64 p1, __u32 np)
 {
 	__u32 n = s->hdr.n_kernel + s->st.n_words;
 
-	/* keep one word for a trailing error frame */
-	if (n + np + 2 > MAX_TRACE_WORDS || s->hdr.n_frames >= max_frames) {
+	/* keep one word for a trailing error frame; the bound on the
+	 * register the stores use */
+	barrier_var(n);
+	if (n > MAX_TRACE_WORDS - 4 || n + np + 2 > MAX_TRACE_WORDS ||
+	    s->hdr.n_frames >= max_frames) {
 		s->hdr.flags |= TRACE_F_TRUNCATED;
 		return false;
 	}
-	push_word(s, w0 | ((__u64)(np & 0xf) << 52));
+	s->words[n] = w0 | ((__u64)(np & 0xf) << 52);
 	if (np > 0)
-		push_word(s, p0);
+		s->words[n + 1] = p0;
 	if (np > 1)
-		push_word(s, p1);
+		s->words[n + 2] = p1;
+	s->st.n_words += 1 + (np > 1 ? 2 : np);
 	s->hdr.n_frames++;
 	return true;
 }
 
 static __always_inline void push_error(struct scratch *s, __u32 err)
 {
-	metric_inc(err);
+	metric_inc(s, err);
 	s->hdr.error = err;
 	s->hdr.flags |= TRACE_F_ERROR;
 	push_word(s, FRAME_WORD(FRAME_ERROR, 0, err));
@@ -521,18 +511,16 @@ static __always_inline void push_error(struct scratch *s, __u32 err)
 /* Per-frame counts, once per stack rather than once per frame. */
 static __always_inline void count_frames(struct scratch *s)
 {
-	struct metric_row *r = metric_row();
+	__u64 *c = s->ctr;
 
-	if (!r)
-		return;
-	r->v[METRIC_FRAMES_NATIVE] += s->st.n_native;
-	r->v[METRIC_FRAMES_FP] += s->st.n_fp;
-	r->v[METRIC_RULE_CACHE_HITS] += s->st.n_cached;
-	r->v[METRIC_MAP_CACHE_HITS] += s->st.n_map_cached;
-	r->v[METRIC_TRAIL_HITS] += s->st.n_trail;
+	c[METRIC_FRAMES_NATIVE] += s->st.n_native;
+	c[METRIC_FRAMES_FP] += s->st.n_fp;
+	c[METRIC_RULE_CACHE_HITS] += s->st.n_cached;
+	c[METRIC_MAP_CACHE_HITS] += s->st.n_map_cached;
+	c[METRIC_TRAIL_HITS] += s->st.n_trail;
 	for (int k = 1; k < INTERP_COUNT; k++)
 		if (s->st.n_interp[k] && METRIC_INTERP_BASE(k) < METRIC_STRIDE)
-			r->v[METRIC_INTERP_BASE(k)] += s->st.n_interp[k];
+			c[METRIC_INTERP_BASE(k)] += s->st.n_interp[k];
 }
 
 /* The trail this sample wrote becomes the one the next sample reads (a
@@ -565,9 +553,9 @@ static __always_inline void send_trace(void *ctx, struct scratch *s)
 				 sizeof(struct trace_hdr) + (__u64)n * 8,
 				 BPF_RB_NO_WAKEUP);
 	if (ret)
-		metric_inc(METRIC_RINGBUF_FULL);
+		metric_inc(s, METRIC_RINGBUF_FULL);
 	else
-		metric_inc(METRIC_SAMPLES_SENT);
+		metric_inc(s, METRIC_SAMPLES_SENT);
 	count_frames(s);
 	trail_commit(s);
 }
@@ -582,11 +570,11 @@ static __always_inline void next_unwinder(void *ctx, struct scratch *s)
 	if (prog != NO_PROG) {
 		if (s->st.tail_calls >= MAX_TAIL_CALLS) {
 			s->hdr.flags |= TRACE_F_TRUNCATED;
-			metric_inc(METRIC_TAIL_CALL_LIMIT);
+			metric_inc(s, METRIC_TAIL_CALL_LIMIT);
 		} else {
 			s->st.tail_calls++;
 			bpf_tail_call(ctx, &progs, prog);
-			metric_inc(METRIC_TAIL_CALL_FAIL);
+			metric_inc(s, METRIC_TAIL_CALL_FAIL);
 		}
 	}
 	send_trace(ctx, s);

@@ -594,8 +594,8 @@ static long native_step(__u32 i, void *arg)
 	if ((st->flags & ST_UNSYNCED) || !resolve_mapping(st, lookup)) {
 		if (!(st->flags & ST_UNSYNCED) && !(st->flags & ST_REPORTED_PC)) {
 			st->flags |= ST_REPORTED_PC;
-			metric_inc(METRIC_ERR_NO_MAPPING);
-			report_pid(st->pid, PEV_UNKNOWN_PC, pc, false);
+			metric_inc(s, METRIC_ERR_NO_MAPPING);
+			report_pid(s, st->pid, PEV_UNKNOWN_PC, pc, false);
 		}
 		if (!push_frame(s, FRAME_WORD(FRAME_RAW, flags, pc), 0, 0, 0))
 			goto too_deep;
@@ -630,7 +630,7 @@ unwind:
 	if (rule < 0) {
 		/* no CFI here: try the frame pointer before giving up */
 		if (fp_step(st) == 0) {
-			metric_inc(err);
+			metric_inc(s, err);
 			st->n_fp++;
 			err = 0;
 		}
@@ -649,7 +649,7 @@ unwind:
 	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
 	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {
-		metric_inc(err);
+		metric_inc(s, err);
 		st->n_fp++;
 		err = 0;
 	}
@@ -658,7 +658,7 @@ unwind:
 
 next:
 	if (err == METRIC_STOP_ENTRY) {
-		metric_inc(METRIC_STOP_ENTRY);
+		metric_inc(s, METRIC_STOP_ENTRY);
 		s->hdr.flags |= TRACE_F_COMPLETE;
 		st->flags |= ST_DONE;
 		return 1;
@@ -673,7 +673,7 @@ next:
 	return 0;
 
 too_deep:
-	metric_inc(METRIC_ERR_TOO_DEEP);
+	metric_inc(s, METRIC_ERR_TOO_DEEP);
 	s->hdr.flags |= TRACE_F_TRUNCATED;
 	st->flags |= ST_DONE;
 	return 1;
@@ -691,7 +691,7 @@ static __always_inline void unwind_user(struct scratch *s)
 	bpf_loop(MAX_USER_FRAMES, native_step, &lc, 0);
 	/* every iteration took a frame and the stack goes on */
 	if (!(s->st.flags & ST_DONE)) {
-		metric_inc(METRIC_ERR_TOO_DEEP);
+		metric_inc(s, METRIC_ERR_TOO_DEEP);
 		s->hdr.flags |= TRACE_F_TRUNCATED;
 		s->st.flags |= ST_DONE;
 	}
@@ -769,7 +769,7 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 		if (s->pic.pid == pid && s->pic.epoch == epoch) {
 			s->st.proc_interps = s->pic.interp_mask;
 			s->st.map_gen = s->pic.map_gen;
-			metric_inc(METRIC_PID_CACHE_HITS);
+			metric_inc(s, METRIC_PID_CACHE_HITS);
 			return;
 		}
 	}
@@ -788,10 +788,10 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 	if (!pi || !(pi->flags & PID_F_SYNCED)) {
 		/* not loaded yet: keep the sample with a frame-pointer walk
 		 * and ask userland to load the process */
-		metric_inc(METRIC_UNSYNCED);
+		metric_inc(s, METRIC_UNSYNCED);
 		s->hdr.flags |= TRACE_F_UNSYNCED;
 		s->st.flags |= ST_UNSYNCED;
-		report_pid(pid, PEV_UNKNOWN_PID, 0, false);
+		report_pid(s, pid, PEV_UNKNOWN_PID, 0, false);
 	}
 }
 
@@ -805,18 +805,18 @@ int sample(struct bpf_perf_event_data *ctx)
 	struct scratch *s;
 	long kbytes;
 
-	metric_inc(METRIC_SAMPLES);
-	if (pid == 0) {
-		metric_inc(METRIC_SAMPLES_IDLE);
-		return 0;
-	}
-	if (!pid_wanted(pid)) {
-		metric_inc(METRIC_SAMPLES_FILTERED);
-		return 0;
-	}
 	s = get_scratch();
 	if (!s)
 		return 0;
+	metric_inc(s, METRIC_SAMPLES);
+	if (pid == 0) {
+		metric_inc(s, METRIC_SAMPLES_IDLE);
+		return 0;
+	}
+	if (!pid_wanted(pid)) {
+		metric_inc(s, METRIC_SAMPLES_FILTERED);
+		return 0;
+	}
 
 	trace_begin(s, pid, tid, 0);
 
@@ -826,7 +826,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (ARCH_CTX_PC(ctx) > USER_MAX) {
 		kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8, 0);
 		if (kbytes < 0) {
-			metric_inc(METRIC_KSTACK_ERR);
+			metric_inc(s, METRIC_KSTACK_ERR);
 			kbytes = 0;
 		}
 	}
@@ -846,7 +846,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	} else {
 		regs = (struct pt_regs *)bpf_task_pt_regs(task);
 		if (!regs) {
-			metric_inc(METRIC_NO_USER_REGS);
+			metric_inc(s, METRIC_NO_USER_REGS);
 			s->hdr.flags |= TRACE_F_KERNEL_ONLY;
 			send_trace(ctx, s);
 			return 0;
@@ -878,7 +878,8 @@ int sample(struct bpf_perf_event_data *ctx)
 #define OFFCPU_SKIP_FRAMES 0
 
 /* next comes back: its record, with the time it was away. */
-static __always_inline void offcpu_in(struct task_struct *next)
+static __always_inline void offcpu_in(struct scratch *s,
+				      struct task_struct *next)
 {
 	__u32 tid = next->pid, n;
 	struct offcpu_rec *r;
@@ -895,19 +896,18 @@ static __always_inline void offcpu_in(struct task_struct *next)
 	if (bpf_ringbuf_output(&traces, r,
 			       sizeof(struct trace_hdr) + ((__u64)n + 1) * 8,
 			       BPF_RB_NO_WAKEUP))
-		metric_inc(METRIC_RINGBUF_FULL);
+		metric_inc(s, METRIC_RINGBUF_FULL);
 	else
-		metric_inc(METRIC_OFFCPU_SENT);
+		metric_inc(s, METRIC_OFFCPU_SENT);
 	bpf_map_delete_elem(&offcpu_stacks, &tid);
 }
 
 /* prev leaves: unwind it and keep the stack, if it is chosen. */
-static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
+static __always_inline void offcpu_out(struct scratch *s, void *ctx,
+				       struct task_struct *prev)
 {
 	__u32 pid = prev->tgid, tid = prev->pid;
 	struct pt_regs *regs;
-	struct scratch *s;
-	__u32 cpu;
 	long kbytes;
 
 	/* the idle task, kernel threads, and a thread on its way out (its
@@ -918,23 +918,19 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 		return;
 	if (!pid_wanted(pid))
 		return;
-	cpu = bpf_get_smp_processor_id();
-	s = bpf_map_lookup_elem(&offcpu_scratch, &cpu);
-	if (!s)
-		return;
 	trace_begin(s, pid, tid, TRACE_F_OFFCPU);
 	/* the kernel part: __schedule, schedule, down to the system call or
 	 * fault that blocked, under the tracepoint's own frames */
 	kbytes = bpf_get_stack(ctx, s->words, MAX_KERNEL_FRAMES * 8,
 			       OFFCPU_SKIP_FRAMES);
 	if (kbytes < 0) {
-		metric_inc(METRIC_KSTACK_ERR);
+		metric_inc(s, METRIC_KSTACK_ERR);
 		kbytes = 0;
 	}
 	s->hdr.n_kernel = kbytes / 8;
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	if (!regs) {
-		metric_inc(METRIC_NO_USER_REGS);
+		metric_inc(s, METRIC_NO_USER_REGS);
 		s->hdr.flags |= TRACE_F_KERNEL_ONLY;
 	} else {
 		load_regs(&s->st, regs);
@@ -947,16 +943,21 @@ static __always_inline void offcpu_out(void *ctx, struct task_struct *prev)
 	/* the time it left, after the unwinding: that was on the CPU */
 	s->hdr.ktime = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&offcpu_stacks, &tid, &s->hdr, BPF_ANY))
-		metric_inc(METRIC_OFFCPU_FULL);
+		metric_inc(s, METRIC_OFFCPU_FULL);
 	else
-		metric_inc(METRIC_OFFCPU_KEPT);
+		metric_inc(s, METRIC_OFFCPU_KEPT);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	offcpu_in(next);
-	offcpu_out(ctx, prev);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct scratch *s = bpf_map_lookup_elem(&offcpu_scratch, &cpu);
+
+	if (!s)
+		return 0;
+	offcpu_in(s, next);
+	offcpu_out(s, ctx, prev);
 	return 0;
 }

@@ -61,7 +61,7 @@ static long perl_step(__u32 i, void *arg)
 		return 1;
 	cx = cur[PERL_CUR_CXSTACK] + (__u64)idx * p->cx_size;
 	if (read_user(&type, 1, cx) || read_user(&oldcop, 8, cx + p->cx_oldcop)) {
-		metric_inc(METRIC_ERR_PERL_READ);
+		metric_inc(s, METRIC_ERR_PERL_READ);
 		cur[3] = 0;
 		return 1;
 	}
@@ -81,7 +81,7 @@ static long perl_step(__u32 i, void *arg)
 	}
 	cur[3] = (__u64)idx;
 	if (i + 1 >= PERL_MAX_PER_CALL)
-		metric_inc(METRIC_ERR_PERL_TOO_DEEP);
+		metric_inc(s, METRIC_ERR_PERL_TOO_DEEP);
 	return 0;
 }
 
@@ -103,7 +103,7 @@ static long perl_stackinfo(__u32 k, void *arg)
 	    read_user(&cxix, 4, si + p->si_cxix) ||
 	    read_user(&type, 4, si + p->si_type)) {
 		if (si)
-			metric_inc(METRIC_ERR_PERL_READ);
+			metric_inc(s, METRIC_ERR_PERL_READ);
 		s->st.interp_done |= 1u << INTERP_PERL;
 		return 1;
 	}
@@ -164,7 +164,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 		}
 		if (read_user(&cur[2], 8, curcop_at) ||
 		    read_user(&cur[0], 8, si_at)) {
-			metric_inc(METRIC_ERR_PERL_READ);
+			metric_inc(s, METRIC_ERR_PERL_READ);
 			s->st.interp_done |= 1u << INTERP_PERL;
 			return INTERP_NOT_HERE;
 		}

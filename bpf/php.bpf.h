@@ -47,7 +47,7 @@ static long php_step(__u32 i, void *arg)
 		return 1;
 	}
 	if (bpf_probe_read_user(s->ibuf, PHP_ED_READ, (const void *)ed)) {
-		metric_inc(METRIC_ERR_PHP_READ);
+		metric_inc(s, METRIC_ERR_PHP_READ);
 		s->st.interp_done |= 1u << INTERP_PHP;
 		return 1;
 	}
@@ -76,7 +76,7 @@ static long php_step(__u32 i, void *arg)
 	if (type_info & PHP_CALL_TOP)
 		return 1;
 	if (i + 1 >= PHP_MAX_PER_CALL)
-		metric_inc(METRIC_ERR_PHP_TOO_DEEP);
+		metric_inc(s, METRIC_ERR_PHP_TOO_DEEP);
 	return 0;
 }
 
@@ -103,7 +103,7 @@ static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 	if (!cur[1]) {
 		cur[1] = 1;
 		if (bpf_probe_read_user(&cur[0], 8, (const void *)p->current)) {
-			metric_inc(METRIC_ERR_PHP_READ);
+			metric_inc(s, METRIC_ERR_PHP_READ);
 			s->st.interp_done |= 1u << INTERP_PHP;
 			return INTERP_NOT_HERE;
 		}
@@ -113,7 +113,7 @@ static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 	if (!jit)
 		return s->st.interp_pushed ? INTERP_REPLACED : INTERP_NOT_HERE;
 	/* JIT code runs on execute_ex's frame: go on from its body */
-	metric_inc(METRIC_PHP_JIT_FRAMES);
+	metric_inc(s, METRIC_PHP_JIT_FRAMES);
 	s->st.pc = p->resume_pc;
 	/* x86-64's JIT code keeps the body's sp (it reuses a red zone
 	 * execute_ex reserves); aarch64's has none and moves sp, while x29

@@ -232,7 +232,7 @@ static long py_step(__u32 i, void *arg)
 			return 1;
 	}
 	if (i + 1 >= PY_MAX_PER_CALL)
-		metric_inc(METRIC_ERR_PYTHON_TOO_DEEP);
+		metric_inc(s, METRIC_ERR_PYTHON_TOO_DEEP);
 	return 0;
 bad:
 	push_error(s, METRIC_ERR_PYTHON_LAYOUT);
@@ -251,7 +251,7 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 	if (!py_cur(st)[PY_CUR_TSTATE]) {
 		err = py_find_frame(s, p);
 		if (err) {
-			metric_inc(err);
+			metric_inc(s, err);
 			st->interp_done |= 1u << INTERP_PYTHON;
 			return 0;
 		}

@@ -67,7 +67,7 @@ static long ruby_step(__u32 i, void *arg)
 		return 1;
 	}
 	if (read_user(s->ibuf, RUBY_CFP_READ, cfp)) {
-		metric_inc(METRIC_ERR_RUBY_READ);
+		metric_inc(s, METRIC_ERR_RUBY_READ);
 		s->st.interp_done |= 1u << INTERP_RUBY;
 		return 1;
 	}
@@ -76,7 +76,7 @@ static long ruby_step(__u32 i, void *arg)
 	ep = ruby_field(s, p->cfp_ep);
 	cur[0] = cfp + p->cfp_size;
 	if (!ep || read_user(&flags, 8, ep)) {
-		metric_inc(METRIC_ERR_RUBY_READ);
+		metric_inc(s, METRIC_ERR_RUBY_READ);
 		s->st.interp_done |= 1u << INTERP_RUBY;
 		return 1;
 	}
@@ -109,7 +109,7 @@ static long ruby_step(__u32 i, void *arg)
 	if (flags & RUBY_FRAME_FLAG_FINISH)
 		return 1;
 	if (i + 1 >= RUBY_MAX_PER_CALL)
-		metric_inc(METRIC_ERR_RUBY_TOO_DEEP);
+		metric_inc(s, METRIC_ERR_RUBY_TOO_DEEP);
 	return 0;
 }
 
@@ -198,7 +198,7 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 	s->st.regs[RULE_REG_SP] = sp + 32;
 	s->st.pc = w[3];
 	s->st.flags |= ST_RETURN_ADDR;
-	metric_inc(METRIC_RUBY_JIT_FRAMES);
+	metric_inc(s, METRIC_RUBY_JIT_FRAMES);
 	return INTERP_UNWOUND;
 }
 
@@ -220,14 +220,14 @@ static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 		cur[1] = 1;
 		ec = ruby_find_ec(s, p);
 		if (!ec) {
-			metric_inc(METRIC_ERR_RUBY_NO_EC);
+			metric_inc(s, METRIC_ERR_RUBY_NO_EC);
 			s->st.interp_done |= 1u << INTERP_RUBY;
 			return INTERP_NOT_HERE;
 		}
 		if (read_user(&stack, 8, ec + p->ec_vm_stack) ||
 		    read_user(&size, 8, ec + p->ec_vm_stack_size) ||
 		    read_user(&cur[0], 8, ec + p->ec_cfp) || size > (1u << 28)) {
-			metric_inc(METRIC_ERR_RUBY_READ);
+			metric_inc(s, METRIC_ERR_RUBY_READ);
 			s->st.interp_done |= 1u << INTERP_RUBY;
 			return INTERP_NOT_HERE;
 		}

@@ -14,9 +14,13 @@
 static __always_inline void send_event(__u32 pid, __u32 type)
 {
 	struct pid_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	/* the counters: the CPU's (its sampler's scratch; a sample that
+	 * interrupts this program touches its other parts only) */
+	struct scratch *s = get_scratch();
 
 	if (!ev) {
-		metric_inc(METRIC_EVENTS_FULL);
+		if (s)
+			metric_inc(s, METRIC_EVENTS_FULL);
 		return;
 	}
 	ev->ktime = bpf_ktime_get_ns();
@@ -27,7 +31,8 @@ static __always_inline void send_event(__u32 pid, __u32 type)
 	 * drain thread's next pass takes them, so a host's hundreds of execs
 	 * a second do not each wake it */
 	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
-	metric_inc(METRIC_EVENTS_SENT);
+	if (s)
+		metric_inc(s, METRIC_EVENTS_SENT);
 }
 
 SEC("raw_tp/sched_process_exec")

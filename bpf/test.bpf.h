@@ -32,12 +32,12 @@ static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 			rec = 0;
 	}
 	if (!rec || bpf_probe_read_user(&f, sizeof(f), (const void *)rec)) {
-		metric_inc(METRIC_ERR_TEST_READ);
+		metric_inc(s, METRIC_ERR_TEST_READ);
 		s->st.interp_done |= 1u << INTERP_TEST;
 		return INTERP_NOT_HERE;
 	}
 	if (f.magic != TEST_FRAME_MAGIC) {
-		metric_inc(METRIC_ERR_TEST_MAGIC);
+		metric_inc(s, METRIC_ERR_TEST_MAGIC);
 		s->st.interp_done |= 1u << INTERP_TEST;
 		return INTERP_NOT_HERE;
 	}

@@ -38,18 +38,18 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 	fp = s->st.regs[R_FP];
 	sp = s->st.regs[R_SP];
 	if ((fp & 7) || fp < sp || fp - sp > (1u << 20)) {
-		metric_inc(METRIC_ERR_V8_FP_BAD);
+		metric_inc(s, METRIC_ERR_V8_FP_BAD);
 		return INTERP_NOT_HERE;
 	}
 	if (bpf_probe_read_user(s->ibuf, V8_WIN_BYTES,
 				(const void *)(fp - V8_WIN_BELOW))) {
-		metric_inc(METRIC_ERR_V8_READ);
+		metric_inc(s, METRIC_ERR_V8_READ);
 		return INTERP_NOT_HERE;
 	}
 	next_fp = v8_slot(s, 0);
 	ra = v8_slot(s, 8);
 	if (next_fp && next_fp <= fp) {
-		metric_inc(METRIC_ERR_V8_FP_BAD);
+		metric_inc(s, METRIC_ERR_V8_FP_BAD);
 		return INTERP_NOT_HERE;
 	}
 	marker = v8_slot(s, p->off_context);
@@ -78,7 +78,7 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 		}
 		s->st.n_interp[INTERP_V8]++;
 	} else {
-		metric_inc(METRIC_V8_TYPED_FRAMES);
+		metric_inc(s, METRIC_V8_TYPED_FRAMES);
 	}
 	s->st.regs[R_SP] = fp + 16;
 	s->st.regs[R_FP] = next_fp;

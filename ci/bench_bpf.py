@@ -15,7 +15,7 @@ WL = os.environ.get("EP_WORKLOADS", "build/workloads")
 SRC = os.environ.get("EP_SRCDIR", ".")
 REPEAT = int(os.environ.get("BENCH_REPEAT", "5"))
 TMP = tempfile.mkdtemp(prefix="ep-bench-bpf-")
-OUR_MAPS = ("traces", "events", "metrics", "scratch_map", "progs", "pid_info",
+OUR_MAPS = ("traces", "events", "offcpu_scratch", "scratch_map", "progs", "pid_info",
             "mappings", "delta_pages", "delta_rows", "delta_chunk", "rules",
             "reported", "pid_filter", "cgroup_filter", "py_procs",
             "profiler.rodata", "profiler.bss", "profiler.data")

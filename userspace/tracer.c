@@ -233,7 +233,6 @@ static void configure(struct tracer *t, struct profiler *skel)
 	 * caches (a power of two, or off: one unused slot) */
 	bpf_map__set_max_entries(skel->maps.scratch_map, t->ncpus_possible);
 	bpf_map__set_max_entries(skel->maps.offcpu_scratch, t->ncpus_possible);
-	bpf_map__set_max_entries(skel->maps.metrics, t->ncpus_possible);
 	skel->rodata->rule_cache_mask =
 		size_cache(skel->maps.rule_cache, o->rule_cache_entries,
 			   t->ncpus_possible, &skel->rodata->rule_cache_shift);
@@ -346,13 +345,21 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 			strerror(-err));
 		goto fail;
 	}
-	t->metrics_len = (size_t)bpf_map__max_entries(skel->maps.metrics) *
-			 bpf_map__value_size(skel->maps.metrics);
-	t->metrics_mem = tr_map_memory(bpf_map__fd(skel->maps.metrics),
-				       t->metrics_len, &err);
-	if (!t->metrics_mem) {
+	/* the counters lie at the start of each CPU's scratch */
+	t->metrics_stride = bpf_map__value_size(skel->maps.scratch_map);
+	t->metrics_len =
+		(size_t)bpf_map__max_entries(skel->maps.scratch_map) *
+		t->metrics_stride;
+	t->metrics_mem[0] = tr_map_memory(bpf_map__fd(skel->maps.scratch_map),
+					  t->metrics_len, &err);
+	if (t->metrics_mem[0])
+		t->metrics_mem[1] =
+			tr_map_memory(bpf_map__fd(skel->maps.offcpu_scratch),
+				      t->metrics_len, &err);
+	if (!t->metrics_mem[1]) {
 		fprintf(stderr,
-			"ebpf-profiler: mmap of the BPF map metrics: %s\n",
+			"ebpf-profiler: mmap of the BPF scratch maps (the "
+			"counters): %s\n",
 			strerror(-err));
 		goto fail;
 	}
@@ -580,16 +587,22 @@ int tracer_enable(struct tracer *t, bool on)
 
 void tracer_read_metrics(struct tracer *t, uint64_t *out)
 {
-	const volatile __u64 *v = t->metrics_mem;
+	const volatile __u64 *v;
 	__u32 id;
-	int c;
+	int m, c;
 
 	memset(out, 0, sizeof(*out) * METRIC_COUNT);
-	if (!v)
-		return;
-	for (c = 0; c < t->ncpus_possible; c++)
-		for (id = 0; id < METRIC_COUNT; id++)
-			out[id] += v[(size_t)c * METRIC_STRIDE + id];
+	for (m = 0; m < 2; m++) {
+		if (!t->metrics_mem[m])
+			continue;
+		for (c = 0; c < t->ncpus_possible; c++) {
+			v = (const volatile __u64 *)((char *)t->metrics_mem[m] +
+						     (size_t)c *
+							     t->metrics_stride);
+			for (id = 0; id < METRIC_COUNT; id++)
+				out[id] += v[id];
+		}
+	}
 }
 
 struct bpfmaps *tracer_maps(struct tracer *t)
@@ -664,8 +677,9 @@ void tracer_free(struct tracer *t)
 	free(t->bm.chunks);
 	if (t->bm.rules)
 		munmap(t->bm.rules, t->rules_len);
-	if (t->metrics_mem)
-		munmap(t->metrics_mem, t->metrics_len);
+	for (i = 0; i < 2; i++)
+		if (t->metrics_mem[i])
+			munmap(t->metrics_mem[i], t->metrics_len);
 	if (t->pid_epoch_mem)
 		munmap(t->pid_epoch_mem, PID_EPOCH_SLOTS * sizeof(__u32));
 	profiler__destroy(t->skel);

@@ -42,10 +42,12 @@ struct tracer {
 	bool exiting; /* tracer_closing(): chunks are not deleted one by one */
 	struct tracer_opts o;
 	size_t rules_len;
-	/* the counters, mmap'ed: METRIC_STRIDE a CPU (read by
-	 * tracer_read_metrics) */
-	void *metrics_mem;
-	size_t metrics_len;
+	/* the counters: the first METRIC_STRIDE words of each CPU's entry
+	 * of the two scratch maps (the CPU sampler's, the off-CPU
+	 * program's), mmap'ed (read by tracer_read_metrics); an entry's
+	 * bytes */
+	void *metrics_mem[2];
+	size_t metrics_len, metrics_stride;
 	/* pid_epoch, mmap'ed: bumped after each change of pid_info
 	 * (tracer_maps.c) */
 	__u32 *pid_epoch_mem;
