@@ -376,9 +376,15 @@ struct {
 /* This CPU's counters, or NULL. */
 static __always_inline void metric_add(struct scratch *s, __u32 id, __u64 n)
 {
-	/* the check on the register the index uses: an id the verifier
-	 * does not know (a global function's result) is checked on a copy
-	 * otherwise, and 6.1 does not carry a 32-bit check over to it */
+	/* a constant id (most) is a store at a known offset */
+	if (__builtin_constant_p(id)) {
+		s->ctr[id] += n;
+		return;
+	}
+	/* else the check on the register the index uses: an id the
+	 * verifier does not know (a global function's result) is checked
+	 * on a copy otherwise, and 6.1 does not carry a 32-bit check over
+	 * to it */
 	barrier_var(id);
 	if (id < METRIC_STRIDE)
 		s->ctr[id] += n;
@@ -482,11 +488,10 @@ static __always_inline bool push_frame(struct scratch *s, __u64 w0, __u64 p0,
 {
 	__u32 n = s->hdr.n_kernel + s->st.n_words;
 
-	/* keep one word for a trailing error frame; the bound on the
-	 * register the stores use */
+	/* room for the largest frame (3 words) and a trailing error frame;
+	 * the bound on the register the stores use */
 	barrier_var(n);
-	if (n > MAX_TRACE_WORDS - 4 || n + np + 2 > MAX_TRACE_WORDS ||
-	    s->hdr.n_frames >= max_frames) {
+	if (n > MAX_TRACE_WORDS - 4 || s->hdr.n_frames >= max_frames) {
 		s->hdr.flags |= TRACE_F_TRUNCATED;
 		return false;
 	}
