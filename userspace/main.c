@@ -529,7 +529,6 @@ static int go_live(struct daemon *d)
 		return err;
 	d->sampling_on = true;
 	d->startup_ns = exe_now_ns() - d->t_start;
-	ksyms_async_start(d->ks);
 	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
 		 "from %s",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
@@ -584,7 +583,7 @@ static int run(struct daemon *d)
 	 * integrity check runs in a child process) and finds the kernel
 	 * types, while this one creates the BPF maps.  Then the processes
 	 * load into the maps on a thread while the verifier checks the
-	 * programs here.  Kernel symbols load once sampling is live. */
+	 * programs here.  Kernel symbols load once those are done. */
 	err = start_debuginfod(d);
 	if (!err)
 		err = ksyms_async_new("/proc/kallsyms", &d->ks);
@@ -675,6 +674,11 @@ static int run(struct daemon *d)
 	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
 	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
+	/* the kernel's symbols (a parse of /proc/kallsyms, tens of ms of a
+	 * CPU) once the start-up's loads are done, not beside them: the
+	 * records wait in the drain queue until this thread serves them,
+	 * and a symbolization before the parse ends waits for it */
+	ksyms_async_start(d->ks);
 	if (!d->sampling_on && (err = go_live(d)))
 		return err;
 
