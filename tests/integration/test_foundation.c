@@ -251,8 +251,10 @@ TEST_ROOT(cli_duration_and_sigterm)
  * instruction on this machine).  A loop the verifier walks iteration by
  * iteration once tripled it unnoticed (51,194 instructions for the main
  * unwinder, start-up 99-129 ms); the budget keeps it in sight.  On 6.18
- * the four programs take 17,020. */
-#define VERIFIED_INSNS_BUDGET 28000
+ * the four programs took 17,020, then 10,351 once loop state and the
+ * values that split the verifier's states went through the scratch
+ * (README, Footprint): half as much again is the budget. */
+#define VERIFIED_INSNS_BUDGET 16000
 
 TEST_ROOT(verifier_work_within_budget)
 {
