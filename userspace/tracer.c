@@ -291,6 +291,8 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	for (i = 0; i < BM_COUNT; i++)
 		t->map_fds[i] = -1;
 	pthread_mutex_init(&t->drain_lock, NULL);
+	pthread_mutex_init(&t->chunk_lock, NULL);
+	t->chunk_defer = true; /* until tracer_attach */
 	{
 		pthread_condattr_t ca;
 
@@ -517,6 +519,9 @@ int tracer_attach(struct tracer *t)
 	bool online[MAX_CPUS] = {};
 	int err, cpu, n;
 
+	/* the chunks of rows made so far are where BPF finds them */
+	tr_chunks_settle(t, true);
+
 	/* the rings drain on their own thread from the first record on */
 	err = tr_start_drain(t);
 	if (err)
@@ -661,6 +666,7 @@ void tracer_free(struct tracer *t)
 	if (!t)
 		return;
 	tr_stop_drain(t);
+	tr_chunks_settle(t, true);
 	for (i = 0; i < t->n_perf; i++) {
 		bpf_link__destroy(t->perf_links[i]);
 		close(t->perf_fds[i]);
@@ -671,6 +677,7 @@ void tracer_free(struct tracer *t)
 	recq_free(t->q);
 	pthread_cond_destroy(&t->drained);
 	pthread_mutex_destroy(&t->drain_lock);
+	pthread_mutex_destroy(&t->chunk_lock);
 	for (i = 0; t->bm.chunks && i < (int)t->bm.max_chunks; i++)
 		if (t->bm.chunks[i])
 			munmap(t->bm.chunks[i], CHUNK_BYTES);

@@ -56,6 +56,20 @@ struct tracer {
 	 * on another thread) */
 	int rows_fd;
 	struct map_shape chunk_shape;
+	/* start-up (until tracer_attach): a batch of new chunks goes into
+	 * the array of maps on a thread of its own, since the kernel waits
+	 * a grace period on every update of a map of maps (15-20 ms), while
+	 * the caller writes rows into their memory; tr_chunks_settle()
+	 * joins it (under chunk_lock) */
+	pthread_mutex_t chunk_lock;
+	bool chunk_defer, chunk_pending;
+	pthread_t chunk_thread;
+	struct chunk_job {
+		struct tracer *t;
+		uint32_t n, placed;
+		uint32_t idx[BM_CHUNK_BATCH_MAX];
+		int fds[BM_CHUNK_BATCH_MAX];
+	} chunk_job;
 	tracer_trace_fn on_trace;
 	tracer_event_fn on_event;
 	void *arg;
@@ -83,6 +97,9 @@ struct profiler;
 /* tracer_maps.c */
 extern const struct bpfmaps_ops tr_libbpf_ops;
 void *tr_map_memory(int fd, size_t len, int *err);
+/* Wait for the start-up's chunks being placed; end_defer: place the next
+ * ones at once (sampling is about to be live). */
+void tr_chunks_settle(struct tracer *t, bool end_defer);
 struct map_shape tr_shape_of(const struct bpf_map *m);
 int tr_reuse_maps(struct tracer *t, struct profiler *skel);
 int tr_create_maps(struct tracer *t);

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "profiler.skel.h"
 
 /* ---- the libbpf bpfmaps implementation ---------------------------------- */
@@ -141,6 +142,9 @@ static int chunk_make(struct tracer *t, struct row_block **mem)
 	return fd;
 }
 
+static bool chunks_place_later(struct tracer *t, const uint32_t *idx,
+			       const int *fds, uint32_t n);
+
 static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 {
 	struct tracer *t = ctx;
@@ -148,6 +152,8 @@ static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 
 	if (fd < 0)
 		return fd;
+	if (chunks_place_later(t, &idx, &fd, 1))
+		return 0;
 	if (bpf_map_update_elem(t->rows_fd, &idx, &fd, BPF_ANY)) {
 		err = -errno;
 		munmap(*mem, CHUNK_BYTES);
@@ -156,6 +162,86 @@ static int lb_chunk_new(void *ctx, uint32_t idx, struct row_block **mem)
 	/* the outer map and our mapping keep the chunk */
 	close(fd);
 	return err;
+}
+
+/* Put chunks fds[0..n) at idx[0..n) of the array of maps, in one batch
+ * update, or one at a time where the kernel has none for it: how many
+ * were placed (the first ones). */
+static uint32_t chunks_place(struct tracer *t, const uint32_t *idx,
+			     const int *fds, uint32_t n)
+{
+	__u32 count = n, i;
+
+	if (!bpf_map_update_batch(t->rows_fd, idx, fds, &count, NULL))
+		return n;
+	for (i = count; i < n; i++)
+		if (bpf_map_update_elem(t->rows_fd, &idx[i], &fds[i], BPF_ANY))
+			break;
+	return i;
+}
+
+static void *chunks_place_job(void *arg)
+{
+	struct chunk_job *j = arg;
+	uint32_t i;
+
+	j->placed = chunks_place(j->t, j->idx, j->fds, j->n);
+	/* the outer map and the caller's mapping keep the chunks */
+	for (i = 0; i < j->n; i++)
+		close(j->fds[i]);
+	return NULL;
+}
+
+/* Wait for the chunks a start-up batch is placing (chunk_lock held).  A
+ * chunk the kernel refused holds rows BPF does not see: their frames are
+ * walked by frame pointer (err_no_page), and the warning says so. */
+static void chunks_settle_locked(struct tracer *t)
+{
+	struct chunk_job *j = &t->chunk_job;
+
+	if (!t->chunk_pending)
+		return;
+	pthread_join(t->chunk_thread, NULL);
+	t->chunk_pending = false;
+	if (j->placed < j->n)
+		log_warn("%u of %u chunks of stack-delta rows could not be put "
+			 "into the array of maps: their files' frames are "
+			 "walked by frame pointer",
+			 j->n - j->placed, j->n);
+}
+
+void tr_chunks_settle(struct tracer *t, bool end_defer)
+{
+	pthread_mutex_lock(&t->chunk_lock);
+	chunks_settle_locked(t);
+	if (end_defer)
+		t->chunk_defer = false;
+	pthread_mutex_unlock(&t->chunk_lock);
+}
+
+/* At start-up: the made chunks placed on a thread (their memory is the
+ * caller's at once: BPF reads them only once attached, after
+ * tr_chunks_settle).  True when the thread took them. */
+static bool chunks_place_later(struct tracer *t, const uint32_t *idx,
+			       const int *fds, uint32_t n)
+{
+	struct chunk_job *j = &t->chunk_job;
+	bool taken = false;
+
+	pthread_mutex_lock(&t->chunk_lock);
+	if (t->chunk_defer) {
+		chunks_settle_locked(t);
+		j->t = t;
+		j->n = n;
+		j->placed = 0;
+		memcpy(j->idx, idx, n * sizeof(*idx));
+		memcpy(j->fds, fds, n * sizeof(*fds));
+		taken = t->chunk_pending =
+			pthread_create(&t->chunk_thread, NULL, chunks_place_job,
+				       j) == 0;
+	}
+	pthread_mutex_unlock(&t->chunk_lock);
+	return taken;
 }
 
 static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
@@ -176,6 +262,10 @@ static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
 			err = fds[made];
 			break;
 		}
+	}
+	if (made && chunks_place_later(t, idx, fds, made)) {
+		*done = made;
+		return err;
 	}
 	/* those made go in all the same: the caller keeps what it got */
 	count = made;
@@ -205,6 +295,8 @@ static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 {
 	struct tracer *t = ctx;
 
+	/* not before a batch being placed is (it may hold this one) */
+	tr_chunks_settle(t, false);
 	/* at exit the outer map goes with the object, its chunks with it:
 	 * a delete would wait for a grace period, per chunk, for nothing */
 	if (!t->exiting)
