@@ -655,6 +655,7 @@ static int run(struct daemon *d)
 	 * process that execs after its maps were read and before the exec
 	 * tracepoint attaches keeps its old mappings until its first sample
 	 * with an unknown pc makes us read them again. */
+	tracer_defer_chunks(d->tr);
 	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	__atomic_store_n(&d->programs_loaded, true, __ATOMIC_RELEASE);

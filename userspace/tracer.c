@@ -292,7 +292,6 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		t->map_fds[i] = -1;
 	pthread_mutex_init(&t->drain_lock, NULL);
 	pthread_mutex_init(&t->chunk_lock, NULL);
-	t->chunk_defer = true; /* until tracer_attach */
 	{
 		pthread_condattr_t ca;
 
@@ -651,6 +650,14 @@ int tracer_nprogs(struct tracer *t)
 int tracer_nevents(struct tracer *t)
 {
 	return t->n_perf;
+}
+
+void tracer_defer_chunks(struct tracer *t)
+{
+	tr_chunks_settle(t, false);
+	pthread_mutex_lock(&t->chunk_lock);
+	t->chunk_defer = true;
+	pthread_mutex_unlock(&t->chunk_lock);
 }
 
 void tracer_closing(struct tracer *t)

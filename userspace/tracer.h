@@ -113,6 +113,13 @@ int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max);
 /* Number of programs loaded, perf events attached. */
 int tracer_nprogs(struct tracer *t);
 int tracer_nevents(struct tracer *t);
+/* Until tracer_attach: new chunks of rows are put into the array of maps
+ * on a thread of their own (the kernel waits a grace period on that
+ * update) while their memory takes rows at once; BPF reads them only
+ * once the programs are attached, and tracer_attach waits for them.  For
+ * the daemon's start-up, before its process loads. */
+void tracer_defer_chunks(struct tracer *t);
+
 /* The daemon is exiting: chunks of rows dropped from here on stay in the
  * array of maps, which tracer_free() closes with them (each delete would
  * wait for an RCU grace period).  Only before tracer_free(): BPF may
