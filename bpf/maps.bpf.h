@@ -223,7 +223,6 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps") __weak;
 
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -373,7 +372,7 @@ struct {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* This CPU's counters, or NULL. */
+/* Count n for counter id in this CPU's scratch. */
 static __always_inline void metric_add(struct scratch *s, __u32 id, __u64 n)
 {
 	/* a constant id (most) is a store at a known offset */
@@ -428,6 +427,17 @@ static __always_inline void pid_info_changed(__u32 pid)
 	if (ep)
 		__sync_fetch_and_add(ep, 1);
 }
+
+/* v stored at slot (scratch memory) and read back past a compiler
+ * barrier: the verifier does not track map memory, so what comes back is
+ * one unknown value, whatever constants or ranges the paths to here gave
+ * v (the code after is checked once, not once for each). */
+#define scratch_forget(slot, v)                                                \
+	({                                                                     \
+		(slot) = (v);                                                  \
+		barrier();                                                     \
+		(slot);                                                        \
+	})
 
 static __always_inline struct scratch *get_scratch(void)
 {

@@ -426,12 +426,10 @@ static __always_inline __u32 apply_rule(struct scratch *s, __u32 idx,
 	 * block of the stack; slots outside it (or a window that cannot be
 	 * read at once) are read one by one */
 	stk_cover(s, cfa);
-	/* the CFA read back from the scratch: the ways to it (and the
-	 * block's checks) gave it ranges the verifier told apart, and the
-	 * rest of the rule was checked once for each */
-	s->cfa = cfa;
-	barrier();
-	cfa = s->cfa;
+	/* the ways to the CFA (and the block's checks) gave it ranges the
+	 * verifier told apart, and the rest of the rule was checked once for
+	 * each */
+	cfa = scratch_forget(s->cfa, cfa);
 	switch (r->ra_rule) {
 	case RULE_RA_CFA_OFF:
 		if (cfa_slot(s, cfa, r->ra_off >> 3, &ra))
@@ -636,16 +634,11 @@ unwind:
 		}
 		goto next;
 	}
-	/* the index and the rule read back from the scratch (struct
-	 * scratch.rule) */
-	s->rule_idx = rule;
-	barrier();
-	err = apply_rule(s, s->rule_idx, &s->rule);
-	/* and its outcome: one value to the verifier, not one state for
-	 * each code apply_rule returns (thirty) */
-	s->step_err = err;
-	barrier();
-	err = s->step_err;
+	/* the index and the rule from the scratch (struct scratch.rule), and
+	 * its outcome: one value to the verifier, not one state for each code
+	 * apply_rule returns (thirty) */
+	err = apply_rule(s, scratch_forget(s->rule_idx, rule), &s->rule);
+	err = scratch_forget(s->step_err, err);
 	if ((err == METRIC_ERR_NO_CFI || err == METRIC_ERR_RULE_UNSUPPORTED ||
 	     err == METRIC_ERR_LR_INVALID) &&
 	    fp_step(st) == 0) {
