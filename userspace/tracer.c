@@ -519,7 +519,7 @@ int tracer_attach(struct tracer *t)
 	int err, cpu, n;
 
 	/* the chunks of rows made so far are where BPF finds them */
-	tr_chunks_settle(t, true);
+	tr_chunks_defer(t, false);
 
 	/* the rings drain on their own thread from the first record on */
 	err = tr_start_drain(t);
@@ -654,10 +654,7 @@ int tracer_nevents(struct tracer *t)
 
 void tracer_defer_chunks(struct tracer *t)
 {
-	tr_chunks_settle(t, false);
-	pthread_mutex_lock(&t->chunk_lock);
-	t->chunk_defer = true;
-	pthread_mutex_unlock(&t->chunk_lock);
+	tr_chunks_defer(t, true);
 }
 
 void tracer_closing(struct tracer *t)
@@ -673,7 +670,7 @@ void tracer_free(struct tracer *t)
 	if (!t)
 		return;
 	tr_stop_drain(t);
-	tr_chunks_settle(t, true);
+	tr_chunks_defer(t, false);
 	for (i = 0; i < t->n_perf; i++) {
 		bpf_link__destroy(t->perf_links[i]);
 		close(t->perf_fds[i]);

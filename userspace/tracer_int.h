@@ -59,7 +59,7 @@ struct tracer {
 	/* start-up (until tracer_attach): a batch of new chunks goes into
 	 * the array of maps on a thread of its own, since the kernel waits
 	 * a grace period on every update of a map of maps (15-20 ms), while
-	 * the caller writes rows into their memory; tr_chunks_settle()
+	 * the caller writes rows into their memory; tr_chunks_defer()
 	 * joins it (under chunk_lock) */
 	pthread_mutex_t chunk_lock;
 	bool chunk_defer, chunk_pending;
@@ -97,9 +97,10 @@ struct profiler;
 /* tracer_maps.c */
 extern const struct bpfmaps_ops tr_libbpf_ops;
 void *tr_map_memory(int fd, size_t len, int *err);
-/* Wait for the start-up's chunks being placed; end_defer: place the next
- * ones at once (sampling is about to be live). */
-void tr_chunks_settle(struct tracer *t, bool end_defer);
+/* Wait for the chunks being placed on their thread; on: place the next
+ * ones there too (the daemon's start-up), else at once (sampling is about
+ * to be live). */
+void tr_chunks_defer(struct tracer *t, bool on);
 struct map_shape tr_shape_of(const struct bpf_map *m);
 int tr_reuse_maps(struct tracer *t, struct profiler *skel);
 int tr_create_maps(struct tracer *t);

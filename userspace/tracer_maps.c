@@ -210,18 +210,17 @@ static void chunks_settle_locked(struct tracer *t)
 			 j->n - j->placed, j->n);
 }
 
-void tr_chunks_settle(struct tracer *t, bool end_defer)
+void tr_chunks_defer(struct tracer *t, bool on)
 {
 	pthread_mutex_lock(&t->chunk_lock);
 	chunks_settle_locked(t);
-	if (end_defer)
-		t->chunk_defer = false;
+	t->chunk_defer = on;
 	pthread_mutex_unlock(&t->chunk_lock);
 }
 
 /* At start-up: the made chunks placed on a thread (their memory is the
  * caller's at once: BPF reads them only once attached, after
- * tr_chunks_settle).  True when the thread took them. */
+ * tr_chunks_defer(t, false)).  True when the thread took them. */
 static bool chunks_place_later(struct tracer *t, const uint32_t *idx,
 			       const int *fds, uint32_t n)
 {
@@ -296,7 +295,9 @@ static void lb_chunk_drop(void *ctx, uint32_t idx, struct row_block *mem)
 	struct tracer *t = ctx;
 
 	/* not before a batch being placed is (it may hold this one) */
-	tr_chunks_settle(t, false);
+	pthread_mutex_lock(&t->chunk_lock);
+	chunks_settle_locked(t);
+	pthread_mutex_unlock(&t->chunk_lock);
 	/* at exit the outer map goes with the object, its chunks with it:
 	 * a delete would wait for a grace period, per chunk, for nothing */
 	if (!t->exiting)
