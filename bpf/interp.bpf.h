@@ -39,6 +39,32 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* The thread's state in runtime kind (its address in the process) that
+ * the CPU's last sample of this thread found, in the same mappings; 0 when
+ * there is none.  A hint: the unwinder checks it (a thread state names its
+ * thread) before it uses it, so a state freed since reads as a miss, and
+ * the search it spares is the walk from the runtime's globals to the
+ * thread's state: dependent reads of cold memory, each sample. */
+static __always_inline __u64 interp_thread_hint(struct scratch *s,
+						__u32 kind)
+{
+	struct trail_hdr *h = &s->trail_hdr[s->trail_last & 1];
+
+	if (h->thread_kind != kind || h->tid != s->hdr.tid ||
+	    h->pid != s->st.pid || h->map_gen != s->st.map_gen)
+		return 0;
+	return h->thread_ctx;
+}
+
+/* The thread's state in runtime kind, found (or checked) by its
+ * unwinder: kept for the next sample of the thread on this CPU. */
+static __always_inline void interp_thread_found(struct scratch *s, __u32 kind,
+						__u64 ctx)
+{
+	s->st.thread_kind = kind;
+	s->st.thread_ctx = ctx;
+}
+
 /* Have s->iblk hold the size bytes at addr (at most INTERP_BUF_MAX), for
  * a runtime whose frames lie in contiguous memory that its walk goes down
  * through (an older frame below a newer one): the block read last when

@@ -55,6 +55,11 @@ struct ustate {
 	 * of the last sample's to compare, the entries written for this
 	 * one, TRAIL_UNCHECKED/VALID/INVALID */
 	__u8 trail_c, trail_n, trail_state, trail_pad;
+	/* the thread's own state in its runtime (a CPython PyThreadState),
+	 * when an unwinder found it: its kind and address, kept for the
+	 * next sample of the thread (trail_hdr, interp_thread_hint) */
+	__u32 thread_kind;
+	__u64 thread_ctx;
 	__u16 n_interp[INTERP_COUNT];
 	__u32 pid;
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
@@ -122,6 +127,9 @@ struct trail_ent {
 _Static_assert(sizeof(struct trail_ent) == 48, "trail_ent layout");
 struct trail_hdr {
 	__u32 pid, tid, map_gen, n;
+	/* the sample's ustate.thread_kind and thread_ctx */
+	__u32 thread_kind, pad;
+	__u64 thread_ctx;
 };
 #define TRAIL_UNCHECKED 0
 #define TRAIL_VALID 1
@@ -539,7 +547,8 @@ static __always_inline void count_frames(struct scratch *s)
 }
 
 /* The trail this sample wrote becomes the one the next sample reads (a
- * sample that looked no rule up leaves the last one). */
+ * sample that looked no rule up leaves the last one), with the thread's
+ * state in its runtime when an unwinder found it. */
 static __always_inline void trail_commit(struct scratch *s)
 {
 	__u32 w = (s->trail_last ^ 1) & 1;
@@ -550,6 +559,8 @@ static __always_inline void trail_commit(struct scratch *s)
 	s->trail_hdr[w].tid = s->hdr.tid;
 	s->trail_hdr[w].map_gen = s->st.map_gen;
 	s->trail_hdr[w].n = s->st.trail_n;
+	s->trail_hdr[w].thread_kind = s->st.thread_kind;
+	s->trail_hdr[w].thread_ctx = s->st.thread_ctx;
 	s->trail_last = w;
 }
 

@@ -102,6 +102,7 @@ enum interp_kind {
 	X(RULE_CACHE_HITS, "stack-delta lookups answered by the per-CPU rule cache") \
 	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
 	X(TRAIL_HITS, "stack-delta lookups answered by the rules of the CPU's last sample of the thread") \
+	X(THREAD_HINT_HITS, "interpreter thread states taken from the CPU's last sample of the thread, checked by one read") \
 	X(PID_CACHE_HITS, "samples that took their process' state from the CPU's last sample of it") \
 	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \

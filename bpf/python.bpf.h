@@ -113,6 +113,15 @@ __noinline int py_find_frame(struct scratch *s, struct py_proc *p)
 		return METRIC_ERR_PYTHON_READ;
 	cur = py_cur(&s->st);
 	c.self = task_tp(task) + (__s64)p->self_off;
+	/* the state the thread's last sample here found, if it still
+	 * names this thread: one read where the search makes two or more */
+	ts = interp_thread_hint(s, INTERP_PYTHON);
+	if (ts && !py_read_tstate(s, p, ts) &&
+	    py_tstate_field(s, p, p->ts_thread_id) == c.self) {
+		metric_inc(s, METRIC_THREAD_HINT_HITS);
+		cur[PY_CUR_TSTATE] = ts;
+		goto found;
+	}
 	interp = p->interp;
 	if (!interp) {
 		if (read_user_u64(p->runtime + p->rt_interp_main, &interp) ||
@@ -134,6 +143,8 @@ __noinline int py_find_frame(struct scratch *s, struct py_proc *p)
 			       METRIC_ERR_PYTHON_READ :
 			       METRIC_ERR_PYTHON_NO_TSTATE;
 	}
+found:
+	interp_thread_found(s, INTERP_PYTHON, cur[PY_CUR_TSTATE]);
 	/* the found state's block is the last one read */
 	frame = py_tstate_field(s, p, p->ts_frame);
 	/* 3.11, 3.12: the _PyCFrame is a local of the innermost loop

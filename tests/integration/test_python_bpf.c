@@ -88,8 +88,12 @@ static bool py_seq(char **fr, int n, const char *const *names, int k)
 
 /* Run script under interpreter p and profile it for duration; fills f
  * and comm.  False (after reporting) when the profiler failed. */
+/* Profile script_name under p (extra profiler flags in extra, may be
+ * NULL); the exit summary in *summary when summary is not NULL (the
+ * caller frees it). */
 static bool profile_script(const struct pyi *p, const char *script_name,
-			   const char *duration, struct folded *f, char comm[16])
+			   const char *duration, const char *const *extra,
+			   struct folded *f, char comm[16], char **summary)
 {
 	char script[512], *err = NULL;
 	char *wargv[] = { (char *)p->bin, script, "12", NULL };
@@ -98,9 +102,12 @@ static bool profile_script(const struct pyi *p, const char *script_name,
 	snprintf(script, sizeof(script), "%s/tests/workloads/python/%s",
 		 test_srcdir(), script_name);
 	comm_of(p->bin, comm);
-	rc = h_profile_workload(wargv, duration, HZ, NULL, f, &err);
+	rc = h_profile_workload(wargv, duration, HZ, extra, f, &err);
 	h_profiled(rc, err);
-	free(err);
+	if (summary && rc == 0)
+		*summary = err;
+	else
+		free(err);
 	return rc == 0;
 }
 
@@ -127,10 +134,12 @@ static void split_one(const struct pyi *p)
 	};
 	const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, full = 0, in[3] = { 0 };
+	char *summary = NULL;
+	long long hints;
 	struct folded f;
 	int i, c;
 
-	if (!profile_script(p, "split.py", "5s", &f, comm))
+	if (!profile_script(p, "split.py", "5s", NULL, &f, comm, &summary))
 		return;
 	for (i = 0; i < f.n; i++) {
 		char *copy = NULL, *fr[2048];
@@ -146,13 +155,19 @@ static void split_one(const struct pyi *p)
 				in[c] += f.lines[i].count;
 		free(copy);
 	}
-	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% light %.1f%%",
+	/* a busy thread's samples take its thread state from its last
+	 * sample on the CPU (checked by one read) */
+	hints = h_summary_value(summary, "bpf_thread_hint_hits");
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% light %.1f%%; %lld thread states from the thread's last sample",
 		  p->label, (unsigned long long)total,
 		  100.0 * full / (total ? total : 1),
 		  100.0 * in[0] / (total ? total : 1),
 		  100.0 * in[1] / (total ? total : 1),
-		  100.0 * in[2] / (total ? total : 1));
+		  100.0 * in[2] / (total ? total : 1), hints);
+	free(summary);
 	ASSERT_GE(total, 1500, "samples");
+	ASSERT_GE((uint64_t)(hints > 0 ? hints : 0) * 2, total,
+		  "at least half the samples took the thread state from the last");
 	if (!ASSERT_GE(full * 100, total * 95,
 		       ">= 95% complete (Python to <module>, native to _start)"))
 		h_dump_top(&f, comm, 5);
@@ -178,7 +193,7 @@ static void sorted_one(const struct pyi *p)
 	struct folded f;
 	int i;
 
-	if (!profile_script(p, "deep.py", "3s", &f, comm))
+	if (!profile_script(p, "deep.py", "3s", NULL, &f, comm, NULL))
 		return;
 	for (i = 0; i < f.n; i++) {
 		char *copy = NULL, *fr[2048];
@@ -240,15 +255,21 @@ TEST_ROOT(python_sorted_key_between_frames)
 }
 
 /* The busy thread's state lies behind 40 newer ones in the interpreter's
- * list: the thread-state scan walks them all and the stacks are whole. */
+ * list: the thread-state scan walks them all and the stacks are whole.
+ * Without the rule cache (and so the trail, which carries the thread's
+ * state to its next sample), every sample scans. */
 static void threads_one(const struct pyi *p)
 {
-	char comm[16];
+	static const char *const no_hint[] = { "-rule-cache-entries", "0",
+					       NULL };
+	char comm[16], *summary = NULL;
 	uint64_t spin = 0, ok = 0;
+	long long hints;
 	struct folded f;
 	int i;
 
-	if (!profile_script(p, "threads.py", "3s", &f, comm))
+	if (!profile_script(p, "threads.py", "3s", no_hint, &f, comm,
+			    &summary))
 		return;
 	for (i = 0; i < f.n; i++) {
 		char *copy = NULL, *fr[2048];
@@ -269,9 +290,12 @@ static void threads_one(const struct pyi *p)
 			ok += f.lines[i].count;
 		free(copy);
 	}
+	hints = h_summary_value(summary, "bpf_thread_hint_hits");
+	free(summary);
 	test_note("%s: %llu samples of threads, %llu with Thread.run;...;spin",
 		  p->label, (unsigned long long)spin, (unsigned long long)ok);
 	ASSERT_GE(spin, 800, "samples of the busy thread");
+	ASSERT_EQ(hints, 0, "every sample scanned (no thread state carried)");
 	if (!ASSERT_GE(ok * 100, spin * 95,
 		       "the busy thread's Python frames, found behind 40 thread states"))
 		h_dump_top(&f, comm, 4);
