@@ -6,12 +6,7 @@
 #include "maps.bpf.h"
 #include "hotspot.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct hotspot_proc);
-} hotspot_procs SEC(".maps") __weak;
+HASH_MAP(hotspot_procs, __u32, struct hotspot_proc, 1024);
 
 /* "nmethod\0" as a little-endian word: the name of every nmethod blob */
 #define HOTSPOT_NMETHOD_NAME 0x00646f6874656d6eULL

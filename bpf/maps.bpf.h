@@ -221,6 +221,16 @@ __weak const volatile __u32 map_cache_shift = 0;
 
 /* ---- maps --------------------------------------------------------------- */
 
+/* A hash map: its name, key and value types, and bound (the bound of the
+ * ones userland sizes is the default). */
+#define HASH_MAP(name, key_type, value_type, entries)                          \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_HASH);                               \
+		__uint(max_entries, entries);                                  \
+		__type(key, key_type);                                         \
+		__type(value, value_type);                                     \
+	} name SEC(".maps") __weak
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* resized by userland */
@@ -276,12 +286,7 @@ struct {
 	__type(value, __u32);
 } progs SEC(".maps") __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct pid_info);
-} pid_info SEC(".maps") __weak;
+HASH_MAP(pid_info, __u32, struct pid_info, 65536);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -299,12 +304,7 @@ struct {
 	__type(value, struct mapping_info);
 } mappings SEC(".maps") __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1 << 16);
-	__type(key, struct page_key);
-	__type(value, struct page_info);
-} delta_pages SEC(".maps") __weak;
+HASH_MAP(delta_pages, struct page_key, struct page_info, 1 << 16);
 
 /* One chunk of rows (DELTA_CHUNK_BLOCKS blocks of 16).  Every chunk has
  * the same size and flags, so the verifier inlines the lookup in a chunk
@@ -364,19 +364,9 @@ struct {
 	__type(value, __u64);
 } reported SEC(".maps") __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} pid_filter SEC(".maps") __weak;
+HASH_MAP(pid_filter, __u32, __u8, 1024);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u8);
-} cgroup_filter SEC(".maps") __weak;
+HASH_MAP(cgroup_filter, __u64, __u8, 1024);
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -11,12 +11,7 @@
 /* Stack infos looked at per runops frame for one with frames. */
 #define PERL_STACKINFOS 4
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct perl_proc);
-} perl_procs SEC(".maps") __weak;
+HASH_MAP(perl_procs, __u32, struct perl_proc, 4096);
 
 /* Cursor in ustate.icur[INTERP_PERL]: [0] the stack info to walk next,
  * [1] set once started, [2] the COP of the next frame, [3] the context

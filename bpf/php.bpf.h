@@ -10,12 +10,7 @@
  * in one invocation, so deep recursion is one invocation's frames. */
 #define PHP_MAX_PER_CALL 256
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct php_proc);
-} php_procs SEC(".maps") __weak;
+HASH_MAP(php_procs, __u32, struct php_proc, 4096);
 
 /* Its cursor in ustate.icur[INTERP_PHP]: [0] the next frame, [1] set once
  * the walk started, [2] set when JIT code pushed the frames of the

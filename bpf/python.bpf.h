@@ -21,12 +21,7 @@
  * invocation; deeper ones are truncated, counted as ERR_PYTHON_TOO_DEEP). */
 #define PY_MAX_PER_CALL 512
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct py_proc);
-} py_procs SEC(".maps") __weak;
+HASH_MAP(py_procs, __u32, struct py_proc, 4096);
 
 /* Its cursor in struct ustate.icur[INTERP_PYTHON]. */
 #define PY_CUR_FRAME 0	/* next Python frame to walk */

@@ -12,12 +12,7 @@
 /* Bytes of a control frame read at once (pc, sp, iseq, self, ep). */
 #define RUBY_CFP_READ 40
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct ruby_proc);
-} ruby_procs SEC(".maps") __weak;
+HASH_MAP(ruby_procs, __u32, struct ruby_proc, 4096);
 
 /* Its cursor in ustate.icur[INTERP_RUBY]: [0] the next control frame,
  * [1] set once the walk started, [2] the end of the VM stack (the first

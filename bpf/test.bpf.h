@@ -6,12 +6,7 @@
 #include "maps.bpf.h"
 #include "test_runtime.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__type(key, __u32);
-	__type(value, struct test_proc);
-} test_procs SEC(".maps") __weak;
+HASH_MAP(test_procs, __u32, struct test_proc, 256);
 
 /* One record per loop invocation, innermost first: the first from
  * ep_fakert_current, each next from the record's prev (the cursor,

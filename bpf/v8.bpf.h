@@ -6,12 +6,7 @@
 #include "maps.bpf.h"
 #include "v8.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct v8_proc);
-} v8_procs SEC(".maps") __weak;
+HASH_MAP(v8_procs, __u32, struct v8_proc, 4096);
 
 /* The window word at fp + off (off a multiple of 8 in the window). */
 _Static_assert(V8_WIN_BYTES >= 8 && V8_WIN_BYTES <= INTERP_BUF_MAX,
