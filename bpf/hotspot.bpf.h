@@ -31,12 +31,10 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	__u64 fp = s->st.regs[R_FP], method = 0, bcp = 0, sender = 0;
 	__u64 frame[2];
 
-	if (!fp || bpf_probe_read_user(&method, 8,
-				       (const void *)(fp + p->method_slot)) ||
-	    bpf_probe_read_user(&bcp, 8, (const void *)(fp + p->bcp_slot)) ||
-	    bpf_probe_read_user(&sender, 8,
-				(const void *)(fp + p->sender_sp_slot)) ||
-	    bpf_probe_read_user(frame, 16, (const void *)fp)) {
+	if (!fp || read_user(&method, 8, fp + p->method_slot) ||
+	    read_user(&bcp, 8, fp + p->bcp_slot) ||
+	    read_user(&sender, 8, fp + p->sender_sp_slot) ||
+	    read_user(frame, 16, fp)) {
 		metric_inc(s, METRIC_ERR_HOTSPOT_READ);
 		return INTERP_NOT_HERE;
 	}
@@ -72,8 +70,7 @@ static __always_inline __s32 hotspot_frame_words(struct hotspot_proc *p,
 {
 	__s32 words = 0;
 
-	if (bpf_probe_read_user(&words, 4,
-				(const void *)(blob + p->blob_frame_size)) ||
+	if (read_user(&words, 4, blob + p->blob_frame_size) ||
 	    words <= 0 || words > HOTSPOT_FRAME_WORDS_MAX)
 		return 0;
 	return words;
@@ -129,7 +126,7 @@ static long hotspot_segmap_hop(__u32 i, void *arg)
 	__u64 *cur = hs->s->st.icur[INTERP_HOTSPOT], seg = cur[HS_CUR_SEG];
 	__u8 hop = 0;
 
-	if (bpf_probe_read_user(&hop, 1, (const void *)(hs->segmap + seg)) ||
+	if (read_user(&hop, 1, hs->segmap + seg) ||
 	    hop == 0xff || (hop && seg < hop)) {
 		cur[HS_CUR_HOP] = 0xff;
 		return 1;
@@ -173,8 +170,8 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		return INTERP_NOT_HERE;
 	seg = cur[HS_CUR_SEG];
 	blob = h->lo + (seg << shift) + p->heapblock;
-	if (bpf_probe_read_user(&name, 8, (const void *)(blob + p->blob_name)) ||
-	    bpf_probe_read_user(&nm_name, 8, (const void *)name))
+	if (read_user(&name, 8, blob + p->blob_name) ||
+	    read_user(&nm_name, 8, name))
 		return INTERP_NOT_HERE;
 	if (nm_name != HOTSPOT_NMETHOD_NAME) {
 		/* a stub, an adapter, a native wrapper: named by userland
@@ -191,10 +188,10 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 	}
 	words = hotspot_frame_words(p, blob);
 	if (!words ||
-	    bpf_probe_read_user(&method, 8, (const void *)(blob + p->nm_method)))
+	    read_user(&method, 8, blob + p->nm_method))
 		return INTERP_NOT_HERE;
 	sp = s->st.regs[R_SP] + (__u64)words * 8;
-	if (bpf_probe_read_user(frame, 16, (const void *)(sp - 16))) {
+	if (read_user(frame, 16, sp - 16)) {
 		metric_inc(s, METRIC_ERR_HOTSPOT_READ);
 		return INTERP_NOT_HERE;
 	}

@@ -41,7 +41,7 @@ static long php_step(__u32 i, void *arg)
 		s->st.interp_done |= 1u << INTERP_PHP;
 		return 1;
 	}
-	if (bpf_probe_read_user(s->ibuf, PHP_ED_READ, (const void *)ed)) {
+	if (read_user(s->ibuf, PHP_ED_READ, ed)) {
 		metric_inc(s, METRIC_ERR_PHP_READ);
 		s->st.interp_done |= 1u << INTERP_PHP;
 		return 1;
@@ -51,11 +51,10 @@ static long php_step(__u32 i, void *arg)
 	type_info = (__u32)php_field(s, p->ed_type_info);
 	cur[0] = php_field(s, p->ed_prev);
 	if (func) {
-		if (bpf_probe_read_user(&type, 1, (const void *)(func + p->fn_type)))
+		if (read_user(&type, 1, func + p->fn_type))
 			type = 0;
 		if (type != PHP_INTERNAL_FUNCTION && opline &&
-		    bpf_probe_read_user(&line, 4,
-					(const void *)(opline + p->op_lineno)))
+		    read_user(&line, 4, opline + p->op_lineno))
 			line = 0;
 		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PHP), 0,
 					      PHP_FRAME_DATA(line, type)),
@@ -97,7 +96,7 @@ static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 	lc.p = p;
 	if (!cur[1]) {
 		cur[1] = 1;
-		if (bpf_probe_read_user(&cur[0], 8, (const void *)p->current)) {
+		if (read_user(&cur[0], 8, p->current)) {
 			metric_inc(s, METRIC_ERR_PHP_READ);
 			s->st.interp_done |= 1u << INTERP_PHP;
 			return INTERP_NOT_HERE;

@@ -22,11 +22,10 @@ static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 		return INTERP_NOT_HERE;
 	if (!cur[1]) {
 		cur[1] = 1;
-		if (bpf_probe_read_user(&rec, sizeof(rec),
-					(const void *)p->current))
+		if (read_user(&rec, sizeof(rec), p->current))
 			rec = 0;
 	}
-	if (!rec || bpf_probe_read_user(&f, sizeof(f), (const void *)rec)) {
+	if (!rec || read_user(&f, sizeof(f), rec)) {
 		metric_inc(s, METRIC_ERR_TEST_READ);
 		s->st.interp_done |= 1u << INTERP_TEST;
 		return INTERP_NOT_HERE;

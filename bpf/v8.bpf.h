@@ -36,8 +36,7 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 		metric_inc(s, METRIC_ERR_V8_FP_BAD);
 		return INTERP_NOT_HERE;
 	}
-	if (bpf_probe_read_user(s->ibuf, V8_WIN_BYTES,
-				(const void *)(fp - V8_WIN_BELOW))) {
+	if (read_user(s->ibuf, V8_WIN_BYTES, fp - V8_WIN_BELOW)) {
 		metric_inc(s, METRIC_ERR_V8_READ);
 		return INTERP_NOT_HERE;
 	}
