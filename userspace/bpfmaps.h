@@ -87,6 +87,10 @@ struct bpfmaps {
 	/* insertions into the array of maps (a grace period each), chunks
 	 * created; chunks_new refused once: single updates from then on */
 	uint64_t chunk_batches, chunks_created;
+	/* created chunks the kernel refused into the array of maps when a
+	 * thread of the tracer placed them (start-up): their rows are not
+	 * seen by BPF (atomic: counted on that thread) */
+	uint64_t chunks_unplaced;
 	bool no_chunk_batch;
 	struct unwind_rule *rules; /* the rules array, MAX_RULES entries */
 	uint32_t max_entries[BM_COUNT];

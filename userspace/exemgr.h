@@ -97,6 +97,7 @@ struct exe_stats {
 	 * waits for an RCU grace period after each), chunks created, and
 	 * of those the start-up's from the last run's hint */
 	uint64_t chunk_batches, chunks_created, chunks_prefilled;
+	uint64_t chunks_unplaced; /* bpfmaps.chunks_unplaced */
 	uint64_t rules_used;  /* rules in the table now (fixed ones too) */
 	uint64_t unloaded;
 	uint64_t rules_freed; /* rules no loaded file held, taken back */

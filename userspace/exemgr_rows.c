@@ -84,6 +84,8 @@ void exe_chunk_stats(struct exe_mgr *m)
 	m->st.rows_alloc = (uint64_t)m->bm->n_chunks * DELTA_CHUNK_ROWS;
 	m->st.chunk_batches = m->bm->chunk_batches;
 	m->st.chunks_created = m->bm->chunks_created;
+	m->st.chunks_unplaced =
+		__atomic_load_n(&m->bm->chunks_unplaced, __ATOMIC_RELAXED);
 }
 
 /* Create the n lowest chunks that do not exist (in one update of the

@@ -91,6 +91,9 @@
 	X(row_chunks_prefilled_total, counter, "",                             \
 	  "Chunks of stack-delta rows created at start-up from the last run's count (the cache's hint).", \
 	  "chunks_prefilled", VALUE(s->es.chunks_prefilled))                   \
+	X(row_chunks_unplaced_total, counter, "",                              \
+	  "Chunks of stack-delta rows made at start-up that the kernel refused into the array of maps: their files' frames are walked by frame pointer.", \
+	  "chunks_unplaced", VALUE(s->es.chunks_unplaced))                     \
 	X(interp_processes, gauge, "runtime",                                  \
 	  "Processes whose frames of this runtime are unwound.",               \
 	  "interp_processes", SERIES(interp_processes))                        \

@@ -194,7 +194,8 @@ static void *chunks_place_job(void *arg)
 
 /* Wait for the chunks a start-up batch is placing (chunk_lock held).  A
  * chunk the kernel refused holds rows BPF does not see: their frames are
- * walked by frame pointer (err_no_page), and the warning says so. */
+ * walked by frame pointer (err_no_page); the warning and chunks_unplaced
+ * say so. */
 static void chunks_settle_locked(struct tracer *t)
 {
 	struct chunk_job *j = &t->chunk_job;
@@ -203,11 +204,14 @@ static void chunks_settle_locked(struct tracer *t)
 		return;
 	pthread_join(t->chunk_thread, NULL);
 	t->chunk_pending = false;
-	if (j->placed < j->n)
+	if (j->placed < j->n) {
+		__atomic_fetch_add(&t->bm.chunks_unplaced, j->n - j->placed,
+				   __ATOMIC_RELAXED);
 		log_warn("%u of %u chunks of stack-delta rows could not be put "
 			 "into the array of maps: their files' frames are "
 			 "walked by frame pointer",
 			 j->n - j->placed, j->n);
+	}
 }
 
 void tr_chunks_defer(struct tracer *t, bool on)
