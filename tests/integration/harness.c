@@ -556,6 +556,17 @@ long long h_summary_value(const char *summary, const char *key)
 	return -1;
 }
 
+long long h_bpf_counter(const char *err, const char *key)
+{
+	const char *p = err ? strstr(err, "bpf counters:") : NULL;
+	long long v;
+
+	if (!p)
+		return 0;
+	v = h_summary_value(p + strlen("bpf counters:"), key);
+	return v < 0 ? 0 : v;
+}
+
 /* One of 8 path buffers in turn. */
 static char *path_slot(void)
 {

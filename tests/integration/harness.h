@@ -150,6 +150,9 @@ int h_count_frame(const char *stack, const char *name);
 double h_share(const struct folded *f, const char *comm, const char *needle);
 /* A value of "key=value" in a summary line, or -1. */
 long long h_summary_value(const char *summary, const char *key);
+/* A BPF counter (KEY=N) of -v's "bpf counters:" line, which leaves out
+ * the counters that stayed 0: 0 when absent. */
+long long h_bpf_counter(const char *err, const char *key);
 /* Path of a workload binary. */
 const char *h_workload(const char *name);
 /* Path of a script of the sources' tests/workloads/<lang>/ (8 buffers

@@ -51,18 +51,6 @@ static void check_summary(const char *err)
 		  "peak RSS (getrusage) under 100 MB");
 }
 
-/* A BPF counter from the -v "bpf counters:" line, 0 when not printed
- * (counters that stayed 0 are not). */
-static long long bpf_counter(const char *err, const char *name)
-{
-	const char *p = err ? strstr(err, "bpf counters:") : NULL;
-	long long v;
-
-	if (!p)
-		return 0;
-	v = h_summary_value(p + strlen("bpf counters:"), name);
-	return v < 0 ? 0 : v;
-}
 
 /* ---- exec storm ---------------------------------------------------------- */
 
@@ -158,7 +146,7 @@ TEST_ROOT(faults_exec_storm)
 	/* every exec is an event: seen, or counted as lost (an exec reads
 	 * nothing: the new image loads on its first sample) */
 	ASSERT_GE(h_summary_value(err, "process_events_exec") +
-			  bpf_counter(err, "EVENTS_FULL"),
+			  h_bpf_counter(err, "EVENTS_FULL"),
 		  n / 2, "execs handled or counted");
 	h_free_folded(&f);
 	free(err);

@@ -399,15 +399,6 @@ static double deep_share(const struct folded *f, uint64_t *burn)
 	return *burn ? (double)deep / *burn : 0;
 }
 
-/* A counter of -v's "bpf counters:" line, which leaves out zero ones:
- * 0 when absent. */
-static long long bpf_counter(const char *err, const char *key)
-{
-	char pat[64];
-
-	snprintf(pat, sizeof(pat), "%s=", key);
-	return err && strstr(err, pat) ? h_summary_value(err, key) : 0;
-}
 
 TEST_ROOT(native_rule_cache_same_stacks)
 {
@@ -435,10 +426,10 @@ TEST_ROOT(native_rule_cache_same_stacks)
 		}
 		share[r] = deep_share(&f, &burn);
 		samples[r] = h_count_comm(&f, "recurse");
-		hits[r] = bpf_counter(err, "RULE_CACHE_HITS");
-		map_hits[r] = bpf_counter(err, "MAP_CACHE_HITS");
-		trail[r] = bpf_counter(err, "TRAIL_HITS");
-		pid_hits[r] = bpf_counter(err, "PID_CACHE_HITS");
+		hits[r] = h_bpf_counter(err, "RULE_CACHE_HITS");
+		map_hits[r] = h_bpf_counter(err, "MAP_CACHE_HITS");
+		trail[r] = h_bpf_counter(err, "TRAIL_HITS");
+		pid_hits[r] = h_bpf_counter(err, "PID_CACHE_HITS");
 		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
 		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache; %lld samples took the process' state from the CPU's last (%llu samples of recurse)",
 			  r ? "off" : "on", (unsigned long long)burn,
