@@ -288,11 +288,14 @@ struct {
 
 HASH_MAP(pid_info, __u32, struct pid_info, 65536);
 
+/* 64-bit counters: an array's memory, which userland mmaps, holds its
+ * values 8 bytes apart whatever their size (a u32 counter's slot k lay at
+ * byte 8k, where userland, indexing an array of u32, bumped byte 4k) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PID_EPOCH_SLOTS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } pid_epoch SEC(".maps") __weak;
 
@@ -420,7 +423,7 @@ static __always_inline bool cgroup_wanted(void)
 static __always_inline void pid_info_changed(__u32 pid)
 {
 	__u32 slot = pid & (PID_EPOCH_SLOTS - 1);
-	__u32 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
+	__u64 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
 
 	if (ep)
 		__sync_fetch_and_add(ep, 1);

@@ -747,7 +747,7 @@ static __always_inline void trace_begin(struct scratch *s, __u32 pid,
 static __always_inline void process_state(struct scratch *s, __u32 pid)
 {
 	__u32 slot = pid & (PID_EPOCH_SLOTS - 1), epoch = 0;
-	__u32 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
+	__u64 *ep = bpf_map_lookup_elem(&pid_epoch, &slot);
 	struct pid_info *pi;
 
 	/* the counter before the entry: an entry changed after this read
@@ -758,7 +758,7 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 	 * userland's update and its bump, a system call apart
 	 * (microseconds), to fall between two loads nanoseconds apart */
 	if (ep) {
-		epoch = *(volatile __u32 *)ep;
+		epoch = (__u32)*(volatile __u64 *)ep;
 		if (s->pic.pid == pid && s->pic.epoch == epoch) {
 			s->st.proc_interps = s->pic.interp_mask;
 			s->st.map_gen = s->pic.map_gen;

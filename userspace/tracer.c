@@ -365,7 +365,7 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		goto fail;
 	}
 	t->pid_epoch_mem = tr_map_memory(bpf_map__fd(skel->maps.pid_epoch),
-					 PID_EPOCH_SLOTS * sizeof(__u32), &err);
+					 PID_EPOCH_SLOTS * sizeof(__u64), &err);
 	if (!t->pid_epoch_mem) {
 		fprintf(stderr,
 			"ebpf-profiler: mmap of the BPF map pid_epoch: %s\n",
@@ -692,7 +692,7 @@ void tracer_free(struct tracer *t)
 		if (t->metrics_mem[i])
 			munmap(t->metrics_mem[i], t->metrics_len);
 	if (t->pid_epoch_mem)
-		munmap(t->pid_epoch_mem, PID_EPOCH_SLOTS * sizeof(__u32));
+		munmap(t->pid_epoch_mem, PID_EPOCH_SLOTS * sizeof(__u64));
 	profiler__destroy(t->skel);
 	for (i = 0; i < t->n_own; i++)
 		close(t->own_fds[i]);

@@ -50,7 +50,7 @@ struct tracer {
 	size_t metrics_len, metrics_stride;
 	/* pid_epoch, mmap'ed: bumped after each change of pid_info
 	 * (tracer_maps.c) */
-	__u32 *pid_epoch_mem;
+	__u64 *pid_epoch_mem;
 	/* the rows: the array of chunks, and a chunk's shape (kept apart
 	 * from the skeleton, which a second load replaces while files load
 	 * on another thread) */

@@ -515,22 +515,27 @@ struct krows {
 	struct row_block blk;
 };
 
-static int krows_open(struct krows *k)
+/* Our descriptor of the BPF map named name of type type, or -1. */
+static int our_map_fd(const char *name, __u32 type)
 {
 	int fd;
 
-	memset(k, 0, sizeof(*k));
-	k->outer = -1;
-	k->cur_chunk = -1;
-	for (fd = 3; fd < 4096 && k->outer < 0; fd++) {
+	for (fd = 3; fd < 4096; fd++) {
 		struct bpf_map_info info = { 0 };
 		__u32 len = sizeof(info);
 
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-		    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS &&
-		    !strcmp(info.name, "delta_rows"))
-			k->outer = fd;
+		    info.type == type && !strcmp(info.name, name))
+			return fd;
 	}
+	return -1;
+}
+
+static int krows_open(struct krows *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->cur_chunk = -1;
+	k->outer = our_map_fd("delta_rows", BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	return k->outer >= 0 ? 0 : -ENOENT;
 }
 
@@ -1183,6 +1188,49 @@ out:
  * delta_rows (or, where the kernel refuses it, one update each), each
  * found by the kernel where BPF looks, holding what we wrote through our
  * mapping.  Timed against four single updates (one grace period each). */
+/* The pid's pid_epoch counter, as BPF reads it. */
+static uint64_t pid_epoch_of(int fd, uint32_t pid)
+{
+	uint32_t slot = pid & (PID_EPOCH_SLOTS - 1);
+	uint64_t v = 0;
+
+	bpf_map_lookup_elem(fd, &slot, &v);
+	return v;
+}
+
+/* BPF keeps a per-CPU copy of a pid's pid_info while the pid's counter
+ * is unchanged: every change of it (and not of other maps) bumps the
+ * counter BPF reads. */
+TEST_ROOT(tracer_pid_entries_bump_epoch)
+{
+	struct tracer_opts o = { .samples_per_second = 19 };
+	struct tracer *tr = NULL;
+	struct bpfmaps *bm;
+	uint32_t pid = 4242;
+	uint64_t before;
+	struct pid_info pi = { .flags = PID_F_SYNCED };
+	struct page_key pk = { .file_id = 1 };
+	struct page_info pg = { 0 };
+	int fd;
+
+	if (!ASSERT_OK(tracer_open(&o, NULL, NULL, NULL, &tr), "tracer_open") ||
+	    !ASSERT_OK(tracer_load(tr, NULL, 0), "tracer_load (not attached)"))
+		goto out;
+	bm = tracer_maps(tr);
+	fd = our_map_fd("pid_epoch", BPF_MAP_TYPE_ARRAY);
+	if (!ASSERT_GE(fd, 0, "pid_epoch among our descriptors"))
+		goto out;
+	before = pid_epoch_of(fd, pid);
+	ASSERT_OK(bm_update(bm, BM_PID_INFO, &pid, &pi), "pid_info");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 1, "pid_info's change");
+	ASSERT_OK(bm_remove(bm, BM_PID_INFO, &pid), "removed");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 2, "its removal");
+	ASSERT_OK(bm_update(bm, BM_PAGES, &pk, &pg), "a page");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 2, "not another map's");
+out:
+	tracer_free(tr);
+}
+
 TEST_ROOT(exemgr_chunks_kernel_batch)
 {
 	struct tracer_opts o = { .samples_per_second = 19 };
