@@ -214,7 +214,7 @@ static __always_inline int hotspot_unwind(struct scratch *s, __u64 lookup)
 	/* only anonymous code: libjvm.so's own frames are native */
 	if (s->st.cur.file_id)
 		return INTERP_NOT_HERE;
-	p = interp_proc(&hotspot_procs, s);
+	p = INTERP_PROC(s, hotspot_procs, HOTSPOT, struct hotspot_proc);
 	if (!p) {
 		/* a JVM attached before its interpreter existed: ask for
 		 * a sync (rate-limited), so its tables are read again */

@@ -152,16 +152,49 @@ __noinline int interp_read(struct scratch *s, __u64 addr, __u32 size,
 		ok_;                                                           \
 	})
 
-/* A runtime's entry for the sampled process, from its per-process map.
- * The key is copied to the stack: in an unwinder (a global function) s
- * is memory of a known size to the verifier, which before 6.x takes no
- * such pointer as a map key. */
-static __always_inline void *interp_proc(void *map, struct scratch *s)
+/* A runtime's entry (kind, size bytes) for the sampled process: the
+ * copy in the scratch while its pid's pid_epoch count is unchanged, else
+ * from its per-process map, copied.  A sample looks it up at the first
+ * frame of the runtime's file and again at each frame of its loop, and
+ * the next sample of the process on this CPU the same: the copy spares
+ * those hash lookups (cold lines each).  Userland bumps the count after
+ * it changes or removes the entry; what the unwinder writes into the
+ * entry stays in the copy.  The key is copied to the stack: in an
+ * unwinder (a global function) s is memory of a known size to the
+ * verifier, which before 6.x takes no such pointer as a map key. */
+static __always_inline void *interp_proc(void *map, struct scratch *s,
+					 __u32 kind, __u32 size)
 {
 	__u32 pid = s->st.pid;
+	void *e;
 
-	return bpf_map_lookup_elem(map, &pid);
+	if (s->ipc.pid == pid && s->ipc.kind == kind &&
+	    s->ipc.epoch == s->st.epoch && (s->st.flags & ST_EPOCH)) {
+		metric_inc(s, METRIC_PROC_COPY_HITS);
+		return s->ipc.data;
+	}
+	e = bpf_map_lookup_elem(map, &pid);
+	if (!e)
+		return NULL;
+	/* always the copy (kept only under a known count): one kind of
+	 * pointer for the verifier to check the unwinder with, not two.
+	 * A helper's copy: inlined, the copy's loads and stores were
+	 * checked at every call site on every path (2,000 instructions) */
+	if (bpf_probe_read_kernel(s->ipc.data, size, e))
+		return NULL;
+	s->ipc.pid = (s->st.flags & ST_EPOCH) ? pid : 0;
+	s->ipc.kind = kind;
+	s->ipc.epoch = s->st.epoch;
+	return s->ipc.data;
 }
+
+/* The sampled process' entry of runtime KIND (struct type) in map. */
+#define INTERP_PROC(s, map, KIND, type)                                        \
+	({                                                                     \
+		_Static_assert(sizeof(type) <= INTERP_PROC_MAX,                \
+			       #type " fits the copy (INTERP_PROC_MAX)");      \
+		(type *)interp_proc(&(map), (s), INTERP_##KIND, sizeof(type)); \
+	})
 
 #include "python.bpf.h"
 #include "test.bpf.h"

@@ -22,6 +22,7 @@
 #define ST_DONE 0x4	   /* the user stack is finished */
 #define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
+#define ST_EPOCH 0x40	   /* ustate.epoch is the process' pid_epoch count */
 #define ST_LR_VALID 0x20   /* arm64: regs[R_LR] is this frame's link
 			    * register (the leaf, or after a signal frame) */
 
@@ -65,6 +66,7 @@ struct ustate {
 	__u32 proc_interps; /* pid_info.interp_mask: runtimes of the process,
 			     * asked at anonymous code (their JIT) */
 	__u32 map_gen;	    /* pid_info.map_gen (map_cache) */
+	__u32 epoch;	    /* its pid_epoch counter at the sample (ST_EPOCH) */
 	__u32 cpu;	    /* trace_hdr.cpu: the caches' slice of this CPU */
 	/* the block of the user stack in scratch.stk: its address and bytes
 	 * (0: none) */
@@ -170,6 +172,13 @@ struct scratch {
 	struct {
 		__u32 pid, epoch, interp_mask, map_gen;
 	} pic;
+	/* a copy of the runtime entry (interp_proc) of kind for pid, valid
+	 * while the pid's pid_epoch counter is still epoch (pid 0: none):
+	 * userland bumps it after each change of the entry */
+	struct {
+		__u32 pid, epoch, kind, pad;
+		__u8 data[INTERP_PROC_MAX] __attribute__((aligned(8)));
+	} ipc;
 	/* the trail: the buffer committed last, the two buffers */
 	__u32 trail_last;
 	struct trail_hdr trail_hdr[2];

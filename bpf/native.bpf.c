@@ -759,6 +759,8 @@ static __always_inline void process_state(struct scratch *s, __u32 pid)
 	 * (microseconds), to fall between two loads nanoseconds apart */
 	if (ep) {
 		epoch = (__u32)*(volatile __u64 *)ep;
+		s->st.epoch = epoch;
+		s->st.flags |= ST_EPOCH;
 		if (s->pic.pid == pid && s->pic.epoch == epoch) {
 			s->st.proc_interps = s->pic.interp_mask;
 			s->st.map_gen = s->pic.map_gen;

@@ -118,7 +118,8 @@ static long perl_stackinfo(__u32 k, void *arg)
 
 static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 {
-	struct perl_proc *p = interp_proc(&perl_procs, s);
+	struct perl_proc *p =
+		INTERP_PROC(s, perl_procs, PERL, struct perl_proc);
 	__u64 *cur = s->st.icur[INTERP_PERL];
 	struct perl_loop_ctx lc = { .s = s };
 	__u64 interp = 0, curcop_at, si_at;

@@ -76,7 +76,7 @@ static long php_step(__u32 i, void *arg)
 
 static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 {
-	struct php_proc *p = interp_proc(&php_procs, s);
+	struct php_proc *p = INTERP_PROC(s, php_procs, PHP, struct php_proc);
 	__u64 *cur = s->st.icur[INTERP_PHP];
 	struct php_loop_ctx lc = { .s = s };
 	bool jit;

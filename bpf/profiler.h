@@ -88,6 +88,8 @@ enum interp_kind {
 /* Cursor words an unwinder keeps in the per-sample state between its calls
  * (struct ustate.icur), and the bytes of its read buffer (scratch.ibuf). */
 #define INTERP_CURSOR_WORDS 6
+/* The largest per-process entry of a runtime (struct <name>_proc). */
+#define INTERP_PROC_MAX 128
 #define INTERP_BUF_MAX 256
 
 /* ---- per-CPU counters (X-macro: name, description) ---------------------- */
@@ -103,6 +105,7 @@ enum interp_kind {
 	X(MAP_CACHE_HITS, "mapping lookups answered by the per-CPU mapping cache") \
 	X(TRAIL_HITS, "stack-delta lookups answered by the rules of the CPU's last sample of the thread") \
 	X(THREAD_HINT_HITS, "interpreter thread states taken from the CPU's last sample of the thread, checked by one read") \
+	X(PROC_COPY_HITS, "runtime entries of a process taken from the CPU's copy, not its map") \
 	X(PID_CACHE_HITS, "samples that took their process' state from the CPU's last sample of it") \
 	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
@@ -255,11 +258,13 @@ struct pid_info {
 _Static_assert(sizeof(struct pid_info) == 16, "pid_info layout");
 
 /* pid_epoch: a counter per group of pids (the pid's low bits), bumped
- * after every change of the pid_info of a pid in the group: userland's
- * updates and removals (tracer_maps.c), the exec program's removal.  A CPU
- * keeps the pid_info of the last process it sampled with its group's
- * counter (scratch.pic), and the next sample of that process takes it
- * from there while the counter is unchanged, without the hash lookup. */
+ * after every change of the pid_info of a pid in the group or of its entry
+ * in a runtime's map: userland's updates and removals (tracer_maps.c), the
+ * exec program's removal.  A CPU keeps the pid_info of the last process it
+ * sampled with its group's counter (scratch.pic), and the runtime entry it
+ * looked up last (scratch.ipc), and the next sample of that process takes
+ * them from there while the counter is unchanged, without the hash
+ * lookups. */
 #define PID_EPOCH_SLOTS 1024
 _Static_assert((PID_EPOCH_SLOTS & (PID_EPOCH_SLOTS - 1)) == 0,
 	       "PID_EPOCH_SLOTS: a power of two");

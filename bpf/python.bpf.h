@@ -275,7 +275,7 @@ static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 	struct py_proc *p = NULL;
 
 	if (!c[PY_CUR_EVAL + 1]) {
-		p = interp_proc(&py_procs, s);
+		p = INTERP_PROC(s, py_procs, PYTHON, struct py_proc);
 		c[PY_CUR_EVAL] = c[PY_CUR_EVAL + 1] = ~0ULL;
 		c[PY_CUR_EVAL + 2] = c[PY_CUR_EVAL + 3] = 0;
 		if (p && p->eval_hi) {
@@ -292,7 +292,7 @@ static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 	/* the entry looked up above when this is the sample's first frame
 	 * in the file (a sample in the loop itself), else once more */
 	if (!p)
-		p = interp_proc(&py_procs, s);
+		p = INTERP_PROC(s, py_procs, PYTHON, struct py_proc);
 	if (!p || py_unwind(s, p) == 0)
 		return INTERP_NOT_HERE;
 	return INTERP_REPLACED;

@@ -199,7 +199,8 @@ static __always_inline int ruby_jit_unwind(struct scratch *s,
 
 static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 {
-	struct ruby_proc *p = interp_proc(&ruby_procs, s);
+	struct ruby_proc *p =
+		INTERP_PROC(s, ruby_procs, RUBY, struct ruby_proc);
 	__u64 *cur = s->st.icur[INTERP_RUBY];
 	struct ruby_loop_ctx lc = { .s = s };
 	__u64 ec, stack = 0, size = 0;

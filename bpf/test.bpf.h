@@ -13,7 +13,8 @@ HASH_MAP(test_procs, __u32, struct test_proc, 256);
  * icur[INTERP_TEST][0]; [1] is set once the walk started). */
 static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 {
-	struct test_proc *p = interp_proc(&test_procs, s);
+	struct test_proc *p =
+		INTERP_PROC(s, test_procs, TEST, struct test_proc);
 	__u64 *cur = s->st.icur[INTERP_TEST];
 	struct test_frame f;
 	__u64 rec = cur[0];

@@ -19,7 +19,7 @@ static __always_inline __u64 v8_slot(struct scratch *s, int off)
 /* One V8 frame per call: the native loop calls again at the caller. */
 static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 {
-	struct v8_proc *p = interp_proc(&v8_procs, s);
+	struct v8_proc *p = INTERP_PROC(s, v8_procs, V8, struct v8_proc);
 	__u64 fp, sp, marker, fn, next_fp, ra, bc, off;
 
 	if (!p)

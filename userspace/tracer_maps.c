@@ -23,13 +23,23 @@
 
 /* ---- the libbpf bpfmaps implementation ---------------------------------- */
 
-/* After a change of a pid's pid_info: the CPUs that keep the old one
- * (process_state in bpf/native.bpf.c) look again. */
-static void pid_info_changed(struct tracer *t, enum bm_map m, const void *key)
+/* The maps keyed by pid whose entries BPF keeps a copy of, per CPU,
+ * while the pid's pid_epoch counter is unchanged: pid_info
+ * (process_state in bpf/native.bpf.c) and the runtimes' (interp_proc in
+ * bpf/interp.bpf.h). */
+static bool copied_by_pid(enum bm_map m)
+{
+	return m == BM_PID_INFO || m >= BM_INTERP_BASE;
+}
+
+/* After a change of such an entry: the CPUs that keep the old one look
+ * again. */
+static void pid_entry_changed(struct tracer *t, enum bm_map m,
+			      const void *key)
 {
 	uint32_t pid;
 
-	if (m != BM_PID_INFO || !t->pid_epoch_mem)
+	if (!copied_by_pid(m) || !t->pid_epoch_mem)
 		return;
 	memcpy(&pid, key, sizeof(pid));
 	__atomic_fetch_add(&t->pid_epoch_mem[pid & (PID_EPOCH_SLOTS - 1)], 1,
@@ -44,7 +54,7 @@ static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
 	if (t->map_fds[m] < 0)
 		return -ENOTSUP;
 	err = bpf_map_update_elem(t->map_fds[m], key, val, BPF_ANY) ? -errno : 0;
-	pid_info_changed(t, m, key);
+	pid_entry_changed(t, m, key);
 	return err;
 }
 
@@ -56,7 +66,7 @@ static int lb_remove(void *ctx, enum bm_map m, const void *key)
 	if (t->map_fds[m] < 0)
 		return -ENOTSUP;
 	err = bpf_map_delete_elem(t->map_fds[m], key) ? -errno : 0;
-	pid_info_changed(t, m, key);
+	pid_entry_changed(t, m, key);
 	return err;
 }
 
@@ -81,8 +91,9 @@ static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
 		return -ENOTSUP;
 	if (!n)
 		return 0;
-	/* pid_info: each change bumps its pid's counter (lb_update) */
-	if (!t->no_batch[m] && m != BM_PID_INFO) {
+	/* pid_info and the runtimes' maps: each change bumps its pid's
+	 * counter (lb_update) */
+	if (!t->no_batch[m] && !copied_by_pid(m)) {
 		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
 					   NULL) ? -errno : 0;
 		*done = err ? count : n;

@@ -86,11 +86,10 @@ static bool py_seq(char **fr, int n, const char *const *names, int k)
 	return j == k;
 }
 
-/* Run script under interpreter p and profile it for duration; fills f
- * and comm.  False (after reporting) when the profiler failed. */
-/* Profile script_name under p (extra profiler flags in extra, may be
- * NULL); the exit summary in *summary when summary is not NULL (the
- * caller frees it). */
+/* Run script_name under interpreter p and profile it for duration (extra
+ * profiler flags in extra, may be NULL); fills f and comm, and the exit
+ * summary in *summary when summary is not NULL (the caller frees it).
+ * False (after reporting) when the profiler failed. */
 static bool profile_script(const struct pyi *p, const char *script_name,
 			   const char *duration, const char *const *extra,
 			   struct folded *f, char comm[16], char **summary)
@@ -135,7 +134,7 @@ static void split_one(const struct pyi *p)
 	const double want[3] = { 60, 30, 10 };
 	uint64_t total = 0, full = 0, in[3] = { 0 };
 	char *summary = NULL;
-	long long hints;
+	long long hints, copies;
 	struct folded f;
 	int i, c;
 
@@ -158,16 +157,20 @@ static void split_one(const struct pyi *p)
 	/* a busy thread's samples take its thread state from its last
 	 * sample on the CPU (checked by one read) */
 	hints = h_summary_value(summary, "bpf_thread_hint_hits");
-	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% light %.1f%%; %lld thread states from the thread's last sample",
+	/* and the process' py_procs entry from the CPU's copy */
+	copies = h_summary_value(summary, "bpf_proc_copy_hits");
+	test_note("%s: %llu samples, %.1f%% complete; heavy %.1f%% medium %.1f%% light %.1f%%; %lld thread states from the thread's last sample, %lld runtime entries from the CPU's copy",
 		  p->label, (unsigned long long)total,
 		  100.0 * full / (total ? total : 1),
 		  100.0 * in[0] / (total ? total : 1),
 		  100.0 * in[1] / (total ? total : 1),
-		  100.0 * in[2] / (total ? total : 1), hints);
+		  100.0 * in[2] / (total ? total : 1), hints, copies);
 	free(summary);
 	ASSERT_GE(total, 1500, "samples");
 	ASSERT_GE((uint64_t)(hints > 0 ? hints : 0) * 2, total,
 		  "at least half the samples took the thread state from the last");
+	ASSERT_GE((uint64_t)(copies > 0 ? copies : 0) * 2, total,
+		  "at least half the samples took the entry from the copy");
 	if (!ASSERT_GE(full * 100, total * 95,
 		       ">= 95% complete (Python to <module>, native to _start)"))
 		h_dump_top(&f, comm, 5);
@@ -180,6 +183,79 @@ static void split_one(const struct pyi *p)
 TEST_ROOT(python_split_60_30_10)
 {
 	pyi_each(split_one);
+}
+
+/* A process that runs one CPython and then execs another (the same pid):
+ * the new interpreter's frames are walked with its own layout, not with a
+ * copy of the old one's entry that a CPU kept (userland's change of the
+ * entry makes every CPU look it up again). */
+TEST_ROOT(python_exec_into_another_version)
+{
+	struct pyi list[PYI_MAX];
+	int n = pyi_find(list, PYI_MAX), i, a = -1, b = -1;
+	char script[512], code[1024], comm[16];
+	uint64_t total = 0, full = 0, heavy = 0;
+	char *wargv[5], *err = NULL;
+	struct folded f;
+	int rc;
+
+	/* the oldest and the newest minor version present */
+	for (i = 0; i < n; i++) {
+		if (a < 0 || list[i].minor < list[a].minor)
+			a = i;
+		if (b < 0 || list[i].minor > list[b].minor)
+			b = i;
+	}
+	if (a < 0 || list[a].minor == list[b].minor) {
+		test_skip("needs two CPython minor versions (found %d builds)", n);
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/tests/workloads/python/split.py",
+		 test_srcdir());
+	/* a second of the old one's loop, then the new one runs split.py */
+	snprintf(code, sizeof(code),
+		 "import os, time\n"
+		 "def old_spin():\n"
+		 "    end = time.time() + 1.5\n"
+		 "    while time.time() < end: pass\n"
+		 "old_spin()\n"
+		 "os.execv('%s', ['%s', '%s', '30'])\n",
+		 list[b].bin, list[b].bin, script);
+	wargv[0] = list[a].bin;
+	wargv[1] = "-c";
+	wargv[2] = code;
+	wargv[3] = NULL;
+	comm_of(list[b].bin, comm);
+	rc = h_profile_workload(wargv, "5s", HZ, NULL, &f, &err);
+	if (!h_profiled(rc, err)) {
+		free(err);
+		return;
+	}
+	free(err);
+	for (i = 0; i < f.n; i++) {
+		char *copy = NULL, *fr[2048];
+		int k = line_frames(&f, i, comm, &copy, fr, 2048);
+
+		if (k < 0)
+			continue;
+		total += f.lines[i].count;
+		if (complete(fr, k))
+			full += f.lines[i].count;
+		if (py_seq(fr, k, (const char *const[]){ "run", "chain_60", "heavy" },
+			   3))
+			heavy += f.lines[i].count;
+		free(copy);
+	}
+	test_note("%s, then exec'd %s: %llu samples of the new one, %.1f%% complete, heavy %.1f%%",
+		  list[a].label, list[b].label, (unsigned long long)total,
+		  100.0 * full / (total ? total : 1),
+		  100.0 * heavy / (total ? total : 1));
+	ASSERT_GE(total, 1500, "samples after the exec");
+	if (!ASSERT_GE(full * 100, total * 95,
+		       ">= 95% complete with the new interpreter's layout"))
+		h_dump_top(&f, comm, 5);
+	ASSERT_NEAR(100.0 * heavy / (total ? total : 1), 60, 5, "heavy");
+	h_free_folded(&f);
 }
 
 /* sorted(key=f): the key function sits above sorted's native frames,

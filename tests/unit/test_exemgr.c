@@ -26,6 +26,7 @@
 #include "exemgr.h"
 #include "fileid.h"
 #include "procmgr.h"
+#include "python.h"
 #include "store.h"
 #include "test.h"
 #include "tracer.h"
@@ -1198,9 +1199,9 @@ static uint64_t pid_epoch_of(int fd, uint32_t pid)
 	return v;
 }
 
-/* BPF keeps a per-CPU copy of a pid's pid_info while the pid's counter
- * is unchanged: every change of it (and not of other maps) bumps the
- * counter BPF reads. */
+/* BPF keeps per-CPU copies of a pid's pid_info and of its entries in the
+ * runtimes' maps while the pid's counter is unchanged: every change of
+ * those (and only those) bumps it. */
 TEST_ROOT(tracer_pid_entries_bump_epoch)
 {
 	struct tracer_opts o = { .samples_per_second = 19 };
@@ -1209,6 +1210,7 @@ TEST_ROOT(tracer_pid_entries_bump_epoch)
 	uint32_t pid = 4242;
 	uint64_t before;
 	struct pid_info pi = { .flags = PID_F_SYNCED };
+	struct py_proc entry = { 0 };
 	struct page_key pk = { .file_id = 1 };
 	struct page_info pg = { 0 };
 	int fd;
@@ -1218,15 +1220,23 @@ TEST_ROOT(tracer_pid_entries_bump_epoch)
 		goto out;
 	bm = tracer_maps(tr);
 	fd = our_map_fd("pid_epoch", BPF_MAP_TYPE_ARRAY);
-	if (!ASSERT_GE(fd, 0, "pid_epoch among our descriptors"))
+	if (!ASSERT_GE(fd, 0, "pid_epoch among our descriptors") ||
+	    !ASSERT_OK(bm_bind(bm, BM_INTERP(INTERP_PYTHON), "py_procs",
+			       sizeof(pid), sizeof(entry)),
+		       "py_procs bound"))
 		goto out;
 	before = pid_epoch_of(fd, pid);
 	ASSERT_OK(bm_update(bm, BM_PID_INFO, &pid, &pi), "pid_info");
 	ASSERT_EQ(pid_epoch_of(fd, pid), before + 1, "pid_info's change");
-	ASSERT_OK(bm_remove(bm, BM_PID_INFO, &pid), "removed");
-	ASSERT_EQ(pid_epoch_of(fd, pid), before + 2, "its removal");
+	ASSERT_OK(bm_update(bm, BM_INTERP(INTERP_PYTHON), &pid, &entry),
+		  "py_procs");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 2, "the runtime entry's");
+	ASSERT_OK(bm_remove(bm, BM_INTERP(INTERP_PYTHON), &pid), "removed");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 3, "its removal");
+	ASSERT_OK(bm_remove(bm, BM_PID_INFO, &pid), "pid_info removed");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 4, "pid_info's removal");
 	ASSERT_OK(bm_update(bm, BM_PAGES, &pk, &pg), "a page");
-	ASSERT_EQ(pid_epoch_of(fd, pid), before + 2, "not another map's");
+	ASSERT_EQ(pid_epoch_of(fd, pid), before + 4, "not another map's");
 out:
 	tracer_free(tr);
 }
