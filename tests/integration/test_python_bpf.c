@@ -123,37 +123,48 @@ static int line_frames(const struct folded *f, int i, const char *comm,
 	return *copy ? frames_of(*copy, fr, max) : -1;
 }
 
-static void split_one(const struct pyi *p)
+/* split.py's samples of comm in f: all, complete ones, and those in each
+ * of its three chains (heavy, medium, light). */
+static void split_tally(const struct folded *f, const char *comm,
+			uint64_t *total, uint64_t *full, uint64_t in[3])
 {
-	char comm[16];
 	static const char *const chains[3][3] = {
 		{ "run", "chain_60", "heavy" },
 		{ "run", "chain_30", "medium" },
 		{ "run", "chain_10", "light" },
 	};
-	const double want[3] = { 60, 30, 10 };
-	uint64_t total = 0, full = 0, in[3] = { 0 };
-	char *summary = NULL;
-	long long hints, copies;
-	struct folded f;
 	int i, c;
 
-	if (!profile_script(p, "split.py", "5s", NULL, &f, comm, &summary))
-		return;
-	for (i = 0; i < f.n; i++) {
+	*total = *full = in[0] = in[1] = in[2] = 0;
+	for (i = 0; i < f->n; i++) {
 		char *copy = NULL, *fr[2048];
-		int n = line_frames(&f, i, comm, &copy, fr, 2048);
+		int n = line_frames(f, i, comm, &copy, fr, 2048);
 
 		if (n < 0)
 			continue;
-		total += f.lines[i].count;
+		*total += f->lines[i].count;
 		if (complete(fr, n))
-			full += f.lines[i].count;
+			*full += f->lines[i].count;
 		for (c = 0; c < 3; c++)
 			if (py_seq(fr, n, chains[c], 3))
-				in[c] += f.lines[i].count;
+				in[c] += f->lines[i].count;
 		free(copy);
 	}
+}
+
+static void split_one(const struct pyi *p)
+{
+	static const char *const names[3] = { "heavy", "medium", "light" };
+	const double want[3] = { 60, 30, 10 };
+	uint64_t total, full, in[3];
+	char comm[16], *summary = NULL;
+	long long hints, copies;
+	struct folded f;
+	int c;
+
+	if (!profile_script(p, "split.py", "5s", NULL, &f, comm, &summary))
+		return;
+	split_tally(&f, comm, &total, &full, in);
 	/* a busy thread's samples take its thread state from its last
 	 * sample on the CPU (checked by one read) */
 	hints = h_summary_value(summary, "bpf_thread_hint_hits");
@@ -176,7 +187,7 @@ static void split_one(const struct pyi *p)
 		h_dump_top(&f, comm, 5);
 	for (c = 0; c < 3; c++)
 		ASSERT_NEAR(100.0 * in[c] / (total ? total : 1), want[c], 3,
-			    chains[c][2]);
+			    names[c]);
 	h_free_folded(&f);
 }
 
@@ -194,7 +205,7 @@ TEST_ROOT(python_exec_into_another_version)
 	struct pyi list[PYI_MAX];
 	int n = pyi_find(list, PYI_MAX), i, a = -1, b = -1;
 	char script[512], code[1024], comm[16];
-	uint64_t total = 0, full = 0, heavy = 0;
+	uint64_t total, full, in[3];
 	char *wargv[5], *err = NULL;
 	struct folded f;
 	int rc;
@@ -232,29 +243,16 @@ TEST_ROOT(python_exec_into_another_version)
 		return;
 	}
 	free(err);
-	for (i = 0; i < f.n; i++) {
-		char *copy = NULL, *fr[2048];
-		int k = line_frames(&f, i, comm, &copy, fr, 2048);
-
-		if (k < 0)
-			continue;
-		total += f.lines[i].count;
-		if (complete(fr, k))
-			full += f.lines[i].count;
-		if (py_seq(fr, k, (const char *const[]){ "run", "chain_60", "heavy" },
-			   3))
-			heavy += f.lines[i].count;
-		free(copy);
-	}
+	split_tally(&f, comm, &total, &full, in);
 	test_note("%s, then exec'd %s: %llu samples of the new one, %.1f%% complete, heavy %.1f%%",
 		  list[a].label, list[b].label, (unsigned long long)total,
 		  100.0 * full / (total ? total : 1),
-		  100.0 * heavy / (total ? total : 1));
+		  100.0 * in[0] / (total ? total : 1));
 	ASSERT_GE(total, 1500, "samples after the exec");
 	if (!ASSERT_GE(full * 100, total * 95,
 		       ">= 95% complete with the new interpreter's layout"))
 		h_dump_top(&f, comm, 5);
-	ASSERT_NEAR(100.0 * heavy / (total ? total : 1), 60, 5, "heavy");
+	ASSERT_NEAR(100.0 * in[0] / (total ? total : 1), 60, 5, "heavy");
 	h_free_folded(&f);
 }
 
