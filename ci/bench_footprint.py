@@ -380,8 +380,9 @@ def loadavg():
 def part_startup():
     """EP_BEFORE: an earlier build run beside EP, each repeat running
     both (cold then warm) in turn, so that both see the same neighbours;
-    which goes first alternates (the one first in every repeat started
-    10-18 ms later, whichever build it was)."""
+    which goes first alternates, so that neither always follows the
+    other's exit.  Two copies of one build differed by 13 ms in medians
+    of 10 (55 and 68): read a difference of that size as noise."""
     procs = start_runtimes()
     pids = {p.pid for p in procs.values()}
     cache = os.path.join(TMP, "cache")
