@@ -22,9 +22,9 @@
 #define ST_DONE 0x4	   /* the user stack is finished */
 #define ST_MAP_VALID 0x8   /* st->cur is a valid mapping */
 #define ST_REPORTED_PC 0x10 /* unknown pc already reported this sample */
-#define ST_EPOCH 0x40	   /* ustate.epoch is the process' pid_epoch count */
 #define ST_LR_VALID 0x20   /* arm64: regs[R_LR] is this frame's link
 			    * register (the leaf, or after a signal frame) */
+#define ST_EPOCH 0x40	   /* ustate.epoch is the process' pid_epoch count */
 
 /* Registers of the frame being unwound, in DWARF numbering (enum
  * rule_reg): all of them at the leaf, from the sample; above it, rsp and
