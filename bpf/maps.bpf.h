@@ -56,9 +56,9 @@ struct ustate {
 	 * of the last sample's to compare, the entries written for this
 	 * one, TRAIL_UNCHECKED/VALID/INVALID */
 	__u8 trail_c, trail_n, trail_state, trail_pad;
-	/* the thread's own state in its runtime (a CPython PyThreadState),
-	 * when an unwinder found it: its kind and address, kept for the
-	 * next sample of the thread (trail_hdr, interp_thread_hint) */
+	/* the thread's own structure in its runtime, when an unwinder
+	 * found it: the runtime's kind and the address, kept for the next
+	 * sample of the thread (trail_hdr, interp_thread_hint) */
 	__u32 thread_kind;
 	__u64 thread_ctx;
 	__u16 n_interp[INTERP_COUNT];

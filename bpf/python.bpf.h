@@ -290,7 +290,8 @@ static __always_inline int python_unwind(struct scratch *s, __u64 lookup)
 	    !(lookup >= c[PY_CUR_EVAL + 2] && lookup < c[PY_CUR_EVAL + 3]))
 		return INTERP_NOT_HERE;
 	/* the entry looked up above when this is the sample's first frame
-	 * in the file (a sample in the loop itself), else once more */
+	 * in the file (a sample in the loop itself), else once more (from
+	 * the CPU's copy while the process' entry is unchanged) */
 	if (!p)
 		p = INTERP_PROC(s, py_procs, PYTHON, struct py_proc);
 	if (!p || py_unwind(s, p) == 0)
