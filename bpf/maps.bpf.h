@@ -240,6 +240,18 @@ __weak const volatile __u32 map_cache_shift = 0;
 		__type(value, value_type);                                     \
 	} name SEC(".maps") __weak
 
+/* An array map indexed by __u32: its name, value type and bound (the bound
+ * of the ones userland sizes is the default).  Mmapable: userland reads or
+ * writes each through its memory, where the values lie 8-byte aligned. */
+#define ARRAY_MAP(name, value_type, entries)                                   \
+	struct {                                                               \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                              \
+		__uint(map_flags, BPF_F_MMAPABLE);                             \
+		__uint(max_entries, entries);                                  \
+		__type(key, __u32);                                            \
+		__type(value, value_type);                                     \
+	} name SEC(".maps") __weak
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* resized by userland */
@@ -250,23 +262,11 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps") __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch_map SEC(".maps") __weak;
+ARRAY_MAP(scratch_map, struct scratch, 1);
 
 /* The off-CPU program's own scratch: a perf sample (an NMI) may interrupt
  * it on its CPU, and the CPU sampler must not overwrite its stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} offcpu_scratch SEC(".maps") __weak;
+ARRAY_MAP(offcpu_scratch, struct scratch, 1);
 
 /* A thread's stack at its switch-out, until its switch-in: the scratch's
  * header and words (laid out as in struct scratch from hdr on, so one
@@ -300,13 +300,7 @@ HASH_MAP(pid_info, __u32, struct pid_info, 65536);
 /* 64-bit counters: an array's memory, which userland mmaps, holds its
  * values 8 bytes apart whatever their size (a u32 counter's slot k lay at
  * byte 8k, where userland, indexing an array of u32, bumped byte 4k) */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PID_EPOCH_SLOTS);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} pid_epoch SEC(".maps") __weak;
+ARRAY_MAP(pid_epoch, __u64, PID_EPOCH_SLOTS);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -341,32 +335,15 @@ struct {
 	__array(values, struct delta_chunk);
 } delta_rows SEC(".maps") __weak;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct unwind_rule);
-} rules SEC(".maps") __weak;
+ARRAY_MAP(rules, struct unwind_rule, MAX_RULES);
 
 /* Recent stack-delta lookups per CPU (struct rule_cache_ent); sized by
  * userland (-rule-cache-entries). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, RULE_CACHE_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct rule_cache_ent);
-} rule_cache SEC(".maps") __weak;
+ARRAY_MAP(rule_cache, struct rule_cache_ent, RULE_CACHE_DEFAULT);
 
 /* Recent mapping lookups per CPU (struct map_cache_ent); sized by
  * userland (-map-cache-entries). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, MAP_CACHE_DEFAULT);
-	__type(key, __u32);
-	__type(value, struct map_cache_ent);
-} map_cache SEC(".maps") __weak;
+ARRAY_MAP(map_cache, struct map_cache_ent, MAP_CACHE_DEFAULT);
 
 /* Rate limit for process events: (pid << 8 | type) -> last ktime. */
 struct {

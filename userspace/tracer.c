@@ -228,7 +228,6 @@ static void configure(struct tracer *t, struct profiler *skel)
 						       (uint64_t)DELTA_ROWS_DEFAULT
 							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
-	bpf_map__set_map_flags(skel->maps.rules, BPF_F_MMAPABLE);
 	/* what each CPU has of its own: a scratch, the counters, the
 	 * caches (a power of two, or off: one unused slot) */
 	bpf_map__set_max_entries(skel->maps.scratch_map, t->ncpus_possible);
