@@ -79,7 +79,19 @@ static void split_60_30_10(bool yjit)
 		  share_of(n[1], total) / 100.0, share_of(n[2], total) / 100.0,
 		  h_summary_value(r.err, "err_ruby_read"),
 		  h_summary_value(r.err, "err_ruby_no_ec"));
-	ASSERT_GE(total, 300, "samples");
+	/* what the daemon saw of the process, when its loop was seen too
+	 * rarely (twice in fresh-clone CI runs, right after the kernel
+	 * matrix: 31 and 33 samples, thousands on the retry) */
+	if (!ASSERT_GE(total, 300, "samples"))
+		test_note("ruby's samples %llu; syncs=%lld waited=%lld "
+			  "wait_expired=%lld bpf_unsynced=%lld "
+			  "interp_processes_ruby=%lld",
+			  (unsigned long long)h_count_comm(&r.f, "ruby"),
+			  h_summary_value(r.err, "syncs"),
+			  h_summary_value(r.err, "waited"),
+			  h_summary_value(r.err, "wait_expired"),
+			  h_summary_value(r.err, "bpf_unsynced"),
+			  h_summary_value(r.err, "interp_processes_ruby"));
 	if (!ASSERT_GE(share_of(complete, total), 9500,
 		       ">= 95% complete (Ruby to <main>, native to _start)"))
 		h_dump_top(&r.f, "ruby", 8);
