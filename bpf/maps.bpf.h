@@ -241,8 +241,10 @@ __weak const volatile __u32 map_cache_shift = 0;
 	} name SEC(".maps") __weak
 
 /* An array map indexed by __u32: its name, value type and bound (the bound
- * of the ones userland sizes is the default).  Mmapable: userland reads or
- * writes each through its memory, where the values lie 8-byte aligned. */
+ * of the ones userland sizes is the default).  Mmapable, so its values
+ * start on a page: userland maps the scratches, the rules and pid_epoch
+ * (values 8 bytes apart whatever their size), and the caches lay each
+ * CPU's entries out by 4 KiB page. */
 #define ARRAY_MAP(name, value_type, entries)                                   \
 	struct {                                                               \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                              \
