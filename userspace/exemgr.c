@@ -696,6 +696,15 @@ static uint64_t inode_key(const struct stat *st)
 	return hm_hash(k, sizeof(k), 1);
 }
 
+struct exe_file *exe_get_known(struct exe_mgr *m, const struct stat *st)
+{
+	uint64_t v;
+
+	if (!hm_get(&m->by_inode, inode_key(st), &v))
+		return NULL;
+	return exe_ref((struct exe_file *)(uintptr_t)v);
+}
+
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 {
 	struct exe_file *f;

@@ -161,6 +161,11 @@ void exe_mgr_free(struct exe_mgr *m);
  * Returns 0 with *out set, or a negative errno (-ENOEXEC: not ELF).
  */
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out);
+struct stat;
+/* exe_get's first step without a descriptor: a reference on the file
+ * loaded already whose device, inode, size and modification time are
+ * st's, or NULL (then exe_get it from a readable descriptor). */
+struct exe_file *exe_get_known(struct exe_mgr *m, const struct stat *st);
 /* Take another reference on a file one is held on; returns f. */
 struct exe_file *exe_ref(struct exe_file *f);
 /* Drop a reference; the file is unloaded some time after the last one. */

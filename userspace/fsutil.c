@@ -7,29 +7,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int fs_open_regular(const char *path)
+int fs_path_regular(const char *path, struct stat *st)
 {
-	char self[32];
-	struct stat st;
-	int pfd, fd;
+	int pfd = open(path, O_PATH | O_CLOEXEC), err;
 
-	pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
-	if (fstat(pfd, &st) < 0) {
-		fd = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fd = -ENOEXEC;
-		goto out;
-	}
+	if (fstat(pfd, st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st->st_mode))
+		err = -ENOEXEC;
+	else
+		return pfd;
+	close(pfd);
+	return err;
+}
+
+int fs_reopen(int pfd)
+{
+	char self[32];
+	int fd;
+
 	/* the inode pfd holds, not whatever the path names by now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = -errno;
-out:
+	return fd < 0 ? -errno : fd;
+}
+
+int fs_open_regular(const char *path)
+{
+	struct stat st;
+	int pfd = fs_path_regular(path, &st), fd;
+
+	if (pfd < 0)
+		return pfd;
+	fd = fs_reopen(pfd);
 	close(pfd);
 	return fd;
 }

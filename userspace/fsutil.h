@@ -17,6 +17,14 @@
  * device, directory: none is opened), or -errno. */
 int fs_open_regular(const char *path);
 
+struct stat;
+/* Its two halves, for a caller that may need no more than the stat:
+ * path opened O_PATH (nothing of the file is opened) if it is a regular
+ * file, *st its stat (the fd, -ENOEXEC or -errno); then a read-only
+ * descriptor of the very inode that O_PATH descriptor holds (-errno). */
+int fs_path_regular(const char *path, struct stat *st);
+int fs_reopen(int pfd);
+
 #include <stddef.h>
 
 /* write() all of p, retrying on EINTR and short writes.  0 or -errno. */

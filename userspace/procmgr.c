@@ -223,34 +223,31 @@ int pm_sync(struct pm *pm, pid_t pid)
 	struct pm_mapping *nm = NULL;
 	uint32_t nn = 0, cap = 0, i, j;
 	struct pid_info pi = { 0 };
-	char path[64], line[4608];
+	struct pm_maps maps, *it = &maps;
+	struct pm_vma v;
 	struct pm_proc *p;
 	uint64_t t0 = exe_now_ns();
-	FILE *f;
-	int err = 0;
+	int err = 0, more;
 
 	pm->st.syncs++;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
+	err = pm_maps_open(it, pid, false);
+	if (err) {
 		pm->st.sync_errors++;
-		return errno == ENOENT ? -ESRCH : -errno;
+		return err;
 	}
 	p = get_proc(pm, pid);
 	if (!p) {
-		fclose(f);
+		pm_maps_close(it);
 		return -ENOMEM;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, off, ino;
+	while ((more = pm_maps_next(it, &v)) > 0) {
+		uint64_t start = v.start, end = v.end, off = v.offset,
+			 ino = v.ino;
 		struct pm_mapping m = { 0 };
-		dev_t dev;
-		char perms[5], *mpath;
+		dev_t dev = v.dev;
+		char *perms = v.perms, *mpath = v.path;
 		int fd = -1;
 
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
-				       &mpath) || perms[2] != 'x')
-			continue;
 		m.start = start;
 		m.end = end;
 		m.offset = off;
@@ -261,8 +258,6 @@ int pm_sync(struct pm *pm, pid_t pid)
 			exe_ref(m.file);
 			m.flags = MAP_F_VDSO;
 			m.offset = 0;
-		} else if (!strcmp(mpath, "[vsyscall]")) {
-			continue;
 		} else if (ino == 0) {
 			/* anonymous executable memory (JIT): walked by frame
 			 * pointer; known, so its pcs do not trigger rescans */
@@ -283,17 +278,28 @@ int pm_sync(struct pm *pm, pid_t pid)
 			if (!m.file) {
 				struct ea_map em = { start, end, off, 0 };
 				enum pm_mismatch why;
+				struct stat st;
+				int pfd;
 
-				fd = pm_open_mapping(pid, &em, dev, ino, mpath,
-						     &why);
+				pfd = pm_path_mapping(pid, &em, dev, ino, mpath,
+						      &st, &why);
 				if (why) {
 					/* another file: none is used; known,
 					 * walked by frame pointer, so that
 					 * its pcs do not trigger rescans */
 					pm->st.mismatch[why]++;
 					m.flags = MAP_F_FP_ONLY;
-				} else if (fd < 0) {
+				} else if (pfd < 0) {
 					continue;
+				} else {
+					/* a file loaded already needs no
+					 * reading: its stat names it */
+					m.file = exe_get_known(pm->em, &st);
+					if (!m.file)
+						fd = fs_reopen(pfd);
+					close(pfd);
+					if (!m.file && fd < 0)
+						continue;
 				}
 			}
 			if (!m.file && fd >= 0) {
@@ -335,7 +341,9 @@ int pm_sync(struct pm *pm, pid_t pid)
 		}
 		nm[nn++] = m;
 	}
-	fclose(f);
+	pm_maps_close(it);
+	if (!err && more < 0)
+		err = more;
 	if (err) {
 		for (i = 0; i < nn; i++)
 			exe_put(pm->em, nm[i].file);
@@ -399,7 +407,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 	p->synced_ns = exe_now_ns();
 	/* once per process, not per sample (the start-up benchmark reads
 	 * it) */
-	log_debug("pid %d (%s) loaded: %u mappings in %.1f ms", (int)pid,
+	log_debug("pid %d (%s) loaded: %u mappings in %.3f ms", (int)pid,
 		  p->comm, nn, (p->synced_ns - t0) / 1e6);
 	return 0;
 }

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The process manager: which files each process maps where.  It reads
- * /proc/PID/maps, opens each executable mapping through
- * /proc/PID/map_files (which works for deleted files and other mount
- * namespaces), takes a reference on the file from the executable manager,
- * and writes the mapping into the BPF trie; then marks the process synced
- * so BPF unwinds it with stack deltas.
+ * The process manager: which files each process maps where.  It lists
+ * the executable mappings (PROCMAP_QUERY, or /proc/PID/maps), finds each
+ * one's file through /proc/PID/map_files (which works for deleted files
+ * and other mount namespaces), takes a reference on the file from the
+ * executable manager (by its stat when loaded already, else opened for
+ * reading), and writes the mapping into the BPF trie; then marks the
+ * process synced so BPF unwinds it with stack deltas.
  */
 #ifndef EP_PROCMGR_H
 #define EP_PROCMGR_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "bpfmaps.h"
@@ -38,7 +40,6 @@ struct pm_proc {
 	char container_id[65];
 	struct pm_mapping *maps;
 	uint32_t n_maps;
-	uint32_t n_prefixes; /* trie entries written */
 	uint32_t interp_mask;
 };
 
@@ -46,7 +47,6 @@ struct pm_proc {
  * not used: its mapping is walked by frame pointer, unnamed). */
 enum pm_mismatch {
 	PM_MISMATCH_NONE,
-	PM_MISMATCH_STAT,   /* fstat failed */
 	PM_MISMATCH_INODE,  /* another inode: the path names another file now */
 	PM_MISMATCH_DEVICE, /* the same inode number on another device */
 	PM_MISMATCH_SIZE,   /* too short to hold the mapping's offset */
@@ -64,7 +64,7 @@ struct pm_stats {
 	uint64_t trie_entries;
 	uint64_t trie_full;   /* trie updates that failed */
 	uint64_t exits;
-	uint64_t opens;	      /* mapped files opened (to identify them) */
+	uint64_t opens;	      /* mapped files opened for reading (new ones) */
 	/* files opened for a mapping and refused, by enum pm_mismatch
 	 * ([PM_MISMATCH_NONE] counts nothing useful) */
 	uint64_t mismatch[PM_MISMATCH_COUNT];
@@ -128,9 +128,9 @@ struct pm_stat {
 };
 /* Returns 0, or a negative errno when the process cannot be read. */
 int pm_proc_stat(pid_t pid, struct pm_stat *out);
-/* Load these n processes, opening each file they map once (pm_sync
- * opens every mapping's file, to tell changed files).  Returns how many
- * were synced. */
+/* Load these n processes, looking each file they map up once (pm_sync
+ * looks up every mapping's file, by the stat of its map_files link, to
+ * tell changed files).  Returns how many were synced. */
 int pm_sync_many(struct pm *pm, const pid_t *pids, int n);
 /* (Re)read one process' mappings and update BPF.  Returns 0, -ESRCH when
  * it is gone, or another negative errno. */
@@ -196,5 +196,31 @@ int pm_vdso_image(const void **data, size_t *len);
 int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 		       char perms[5], uint64_t *offset, dev_t *dev,
 		       uint64_t *inode, char **path);
+
+/*
+ * A process' executable mappings one at a time, in address order (not
+ * the [vsyscall] gate page, which the text lists).  From 6.11 the kernel
+ * answers PROCMAP_QUERY on the maps file: it finds the next executable
+ * mapping and formats nothing else, where the text has a line (and a
+ * path) for every mapping, executable or not (37 for /bin/sleep, 4 of
+ * them executable).  Older kernels, or text_only, read the text.
+ */
+struct pm_vma {
+	uint64_t start, end, offset, ino;
+	dev_t dev;
+	char perms[5]; /* as in the text: "r-xp" */
+	char *path;    /* points into the iterator; "" when none */
+};
+struct pm_maps {
+	int fd;
+	FILE *text; /* the text, once the query is not used */
+	uint64_t next;	  /* the query's next address */
+	char buf[4608];	  /* the text's line, or the query's path */
+};
+/* Open pid's maps: 0, or -errno (-ESRCH when it is gone). */
+int pm_maps_open(struct pm_maps *it, pid_t pid, bool text_only);
+/* 1 with *v set, 0 after the last, or -errno. */
+int pm_maps_next(struct pm_maps *it, struct pm_vma *v);
+void pm_maps_close(struct pm_maps *it);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "elfaddr.h"
@@ -54,6 +55,13 @@ struct pm {
 
 /* procmgr_proc.c */
 struct exe_file *pm_get_vdso(struct pm *pm);
+/* The file of one maps line, not opened yet: an O_PATH descriptor of it
+ * and *st its stat, or a negative errno (-ESTALE when what could be
+ * found is another file; then *why says how it differs). */
+int pm_path_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
+		    uint64_t ino, const char *path, struct stat *st,
+		    enum pm_mismatch *why);
+/* The same file opened for reading: a descriptor or a negative errno. */
 int pm_open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
 		    uint64_t ino, const char *path, enum pm_mismatch *why);
 void pm_read_proc_info(struct pm_proc *p, bool all);

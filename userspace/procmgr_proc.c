@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -52,6 +53,118 @@ int pm_parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	p[strcspn(p, "\n")] = 0;
 	*path = p;
 	return 0;
+}
+
+/* PROCMAP_QUERY (linux/fs.h from 6.11; Debian 12's headers predate it) */
+struct procmap_query {
+	uint64_t size, query_flags, query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+_Static_assert(sizeof(struct procmap_query) == 104, "procmap_query layout");
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PMQ_READABLE 0x01
+#define PMQ_WRITABLE 0x02
+#define PMQ_EXECUTABLE 0x04
+#define PMQ_SHARED 0x08
+#define PMQ_COVERING_OR_NEXT 0x10
+
+/* set once a kernel said it has no such ioctl: the text from then on */
+static bool no_procmap_query;
+
+int pm_maps_open(struct pm_maps *it, pid_t pid, bool text_only)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	it->text = NULL;
+	it->next = 0;
+	it->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (it->fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (text_only || __atomic_load_n(&no_procmap_query, __ATOMIC_RELAXED)) {
+		it->text = fdopen(it->fd, "re");
+		if (!it->text) {
+			close(it->fd);
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* The text's next executable line but [vsyscall]: the kernel's gate
+ * page, listed by the text, not a mapping the query finds (nor one any
+ * process' own code runs in). */
+static int next_text(struct pm_maps *it, struct pm_vma *v)
+{
+	while (fgets(it->buf, sizeof(it->buf), it->text))
+		if (!pm_parse_maps_line(it->buf, &v->start, &v->end, v->perms,
+					&v->offset, &v->dev, &v->ino,
+					&v->path) &&
+		    v->perms[2] == 'x' && strcmp(v->path, "[vsyscall]"))
+			return 1;
+	return 0;
+}
+
+int pm_maps_next(struct pm_maps *it, struct pm_vma *v)
+{
+	struct procmap_query q = {
+		.size = sizeof(q),
+		.query_flags = PMQ_COVERING_OR_NEXT | PMQ_EXECUTABLE,
+		.query_addr = it->next,
+		.vma_name_size = sizeof(it->buf),
+		.vma_name_addr = (uintptr_t)it->buf,
+	};
+
+	if (it->text)
+		return next_text(it, v);
+	if (ioctl(it->fd, PROCMAP_QUERY, &q) < 0) {
+		/* ENOENT: no mapping from there on; ESRCH: the process
+		 * has no memory (a kernel thread, or gone) */
+		if (errno == ENOENT || errno == ESRCH)
+			return 0;
+		if (errno != ENOTTY && errno != EINVAL &&
+		    errno != ENAMETOOLONG)
+			return -errno;
+		/* a kernel without the query (ENOTTY), or a path longer
+		 * than the buffer: the text, from where the query was */
+		if (errno != ENAMETOOLONG)
+			__atomic_store_n(&no_procmap_query, true,
+					 __ATOMIC_RELAXED);
+		it->text = fdopen(it->fd, "re");
+		if (!it->text)
+			return -errno;
+		while (next_text(it, v))
+			if (v->end > it->next)
+				return 1;
+		return 0;
+	}
+	v->start = q.vma_start;
+	v->end = q.vma_end;
+	v->offset = q.vma_offset;
+	v->ino = q.inode;
+	v->dev = makedev(q.dev_major, q.dev_minor);
+	v->perms[0] = q.vma_flags & PMQ_READABLE ? 'r' : '-';
+	v->perms[1] = q.vma_flags & PMQ_WRITABLE ? 'w' : '-';
+	v->perms[2] = 'x';
+	v->perms[3] = q.vma_flags & PMQ_SHARED ? 's' : 'p';
+	v->perms[4] = 0;
+	it->buf[q.vma_name_size ? q.vma_name_size - 1 : 0] = 0;
+	v->path = it->buf;
+	it->next = q.vma_end;
+	return 1;
+}
+
+void pm_maps_close(struct pm_maps *it)
+{
+	if (it->text)
+		fclose(it->text);
+	else if (it->fd >= 0)
+		close(it->fd);
+	it->text = NULL;
+	it->fd = -1;
 }
 
 int pm_vdso_image(const void **data, size_t *len)
@@ -121,7 +234,6 @@ struct exe_file *pm_get_vdso(struct pm *pm)
 const char *pm_mismatch_name(unsigned reason)
 {
 	static const char *const names[PM_MISMATCH_COUNT] = {
-		[PM_MISMATCH_STAT] = "stat",
 		[PM_MISMATCH_INODE] = "inode",
 		[PM_MISMATCH_DEVICE] = "device",
 		[PM_MISMATCH_SIZE] = "size",
@@ -138,29 +250,25 @@ const char *pm_mismatch_name(unsigned reason)
  * line gives the underlying file's device and stat() the overlay's (the
  * inode number is the underlying one): there the inode must match.
  * Returns PM_MISMATCH_NONE or the reason it does not match. */
-static enum pm_mismatch mapping_mismatch(int fd, dev_t dev, uint64_t ino,
+static enum pm_mismatch mapping_mismatch(int fd, const struct stat *st,
+					 dev_t dev, uint64_t ino,
 					 uint64_t offset)
 {
 	struct statfs sf;
-	struct stat st;
 
-	if (fstat(fd, &st) < 0)
-		return PM_MISMATCH_STAT;
-	if (st.st_ino != ino)
+	if (st->st_ino != ino)
 		return PM_MISMATCH_INODE;
-	if (st.st_dev != dev &&
+	if (st->st_dev != dev &&
 	    (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC))
 		return PM_MISMATCH_DEVICE;
-	if ((uint64_t)st.st_size <= offset)
+	if ((uint64_t)st->st_size <= offset)
 		return PM_MISMATCH_SIZE;
 	return PM_MISMATCH_NONE;
 }
 
-/* The file of one maps line, opened: a descriptor, or a negative errno
- * (-ESTALE when what could be opened is another file; then *why says how
- * it differs). */
-int pm_open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
-		    uint64_t ino, const char *path, enum pm_mismatch *why)
+int pm_path_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
+		    uint64_t ino, const char *path, struct stat *st,
+		    enum pm_mismatch *why)
 {
 	char buf[4200];
 	int fd;
@@ -170,17 +278,30 @@ int pm_open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
 		 (int)pid, m->start, m->end);
 	/* a process may map a device; the path in its root may be a FIFO
 	 * or a link by the time we open it */
-	fd = fs_open_regular(buf);
+	fd = fs_path_regular(buf, st);
 	if (fd < 0 && path[0] == '/') {
 		/* map_files needs CAP_SYS_ADMIN (or CHECKPOINT_RESTORE):
 		 * try the path in the process' root */
 		snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, path);
-		fd = fs_open_regular(buf);
+		fd = fs_path_regular(buf, st);
 	}
-	if (fd >= 0 && (*why = mapping_mismatch(fd, dev, ino, m->offset))) {
+	if (fd >= 0 && (*why = mapping_mismatch(fd, st, dev, ino, m->offset))) {
 		close(fd);
 		fd = -ESTALE;
 	}
+	return fd;
+}
+
+int pm_open_mapping(pid_t pid, const struct ea_map *m, dev_t dev,
+		    uint64_t ino, const char *path, enum pm_mismatch *why)
+{
+	struct stat st;
+	int pfd = pm_path_mapping(pid, m, dev, ino, path, &st, why), fd;
+
+	if (pfd < 0)
+		return pfd;
+	fd = fs_reopen(pfd);
+	close(pfd);
 	return fd;
 }
 

@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -137,6 +140,65 @@ TEST(maps_line_parsing)
 		  -EINVAL, "garbage");
 	ASSERT_EQ(pm_parse_maps_line(l5, &s, &e, perms, &off, &dev, &ino, &path),
 		  -EINVAL, "short permissions");
+}
+
+/* The executable mappings by PROCMAP_QUERY (6.11 on) against the text of
+ * /proc/PID/maps: the same mappings, each field and path alike; among
+ * them a deleted file with spaces in its name, mapped at an offset. */
+TEST(maps_query_matches_text)
+{
+	char path[] = "/tmp/ep maps test XXXXXX";
+	struct pm_maps q, t;
+	struct pm_vma vq, vt;
+	void *mem = MAP_FAILED;
+	int fd, rq, rt, n = 0, deleted = 0;
+	bool queried;
+
+	fd = mkstemp(path);
+	if (fd >= 0 && ftruncate(fd, 3 * 4096) == 0)
+		mem = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd,
+			   2 * 4096);
+	if (fd >= 0) {
+		unlink(path);
+		close(fd);
+	}
+	ASSERT_OK(pm_maps_open(&q, getpid(), false), "the maps, queried");
+	ASSERT_OK(pm_maps_open(&t, getpid(), true), "the maps, as text");
+	for (;;) {
+		rq = pm_maps_next(&q, &vq);
+		rt = pm_maps_next(&t, &vt);
+		ASSERT_EQ(rq, rt, "both have a next mapping, or neither");
+		if (rq <= 0)
+			break;
+		ASSERT_EQ(vq.start, vt.start, "start");
+		ASSERT_EQ(vq.end, vt.end, "end");
+		ASSERT_EQ(vq.offset, vt.offset, "offset");
+		ASSERT_EQ(vq.ino, vt.ino, "inode");
+		ASSERT_EQ(vq.dev, vt.dev, "device");
+		ASSERT_STREQ(vq.perms, vt.perms, "permissions");
+		ASSERT_STREQ(vq.path, vt.path, "path");
+		ASSERT_EQ(vq.perms[2], 'x', "executable only");
+		if (strstr(vq.path, "/tmp/ep maps test ") &&
+		    strstr(vq.path, " (deleted)")) {
+			deleted++;
+			ASSERT_EQ(vq.offset, 2 * 4096, "the deleted file's offset");
+			ASSERT_EQ(vq.end - vq.start, 4096, "its length");
+		}
+		n++;
+	}
+	queried = q.text == NULL;
+	pm_maps_close(&q);
+	pm_maps_close(&t);
+	ASSERT_GE(n, 3, "the runner, libc and the loader at least");
+	if (mem != MAP_FAILED) {
+		ASSERT_EQ(deleted, 1, "the deleted file, named as the text names it");
+		munmap(mem, 4096);
+	} else {
+		test_note("no executable mapping of a /tmp file (noexec?)");
+	}
+	test_note("%d executable mappings, %s", n,
+		  queried ? "queried by PROCMAP_QUERY" :
+			    "both from the text (no PROCMAP_QUERY: kernel before 6.11)");
 }
 
 TEST(ksyms_lookup_from_file)

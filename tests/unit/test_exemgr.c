@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -729,7 +730,9 @@ TEST_ROOT(procmgr_sync_many_opens_each_file_once)
 	for (i = 0; i < 4; i++)
 		ASSERT_OK(pm_sync(pm, pids[i]), "pm_sync");
 	pm_get_stats(pm, &ps);
-	ASSERT_EQ(ps.opens, 4 * files, "one by one: every mapping's file");
+	/* the later ones find each file by its link's stat, unread */
+	ASSERT_EQ(ps.opens, files, "one by one: each file read once too");
+	ASSERT_EQ(ps.mappings, 4 * (files + 1), "every mapping one by one");
 out:
 	for (i = 0; i < 4; i++) {
 		kill(pids[i], SIGKILL);
@@ -737,6 +740,69 @@ out:
 	}
 	pm_free(pm);
 	manager_and_maps_free(em, bm);
+}
+
+static pid_t spawn_sleep(const char *path)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(path, "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000); /* exec'd */
+	return pid;
+}
+
+/* A loaded file is found again by the stat of a mapping's link (device,
+ * inode, size, modification time), unread; the same inode modified since
+ * is read again. */
+TEST_ROOT(procmgr_known_file_by_stat_modified_read_again)
+{
+	char dir[] = "/tmp/ep-known-XXXXXX", copy[64], cmd[160];
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000000, 0 } };
+	struct bpfmaps *bm = NULL;
+	struct exe_mgr *em = NULL;
+	struct pm *pm = NULL;
+	struct pm_stats ps;
+	uint64_t opens;
+	pid_t pids[3] = { -1, -1, -1 };
+	int i;
+
+	if (!ASSERT_NEQ(mkdtemp(dir), NULL, "a directory"))
+		return;
+	snprintf(copy, sizeof(copy), "%s/sleep", dir);
+	snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", copy);
+	if (!ASSERT_OK(system(cmd), "a copy of sleep") ||
+	    !maps_and_manager(DELTA_ROWS_DEFAULT, &bm, &em) ||
+	    !ASSERT_OK(pm_new(em, bm, &pm), "process manager"))
+		goto out;
+	pids[0] = spawn_sleep(copy);
+	ASSERT_OK(pm_sync(pm, pids[0]), "the first");
+	pm_get_stats(pm, &ps);
+	opens = ps.opens;
+	ASSERT_GE(opens, 3, "the copy, libc and ld.so read");
+	pids[1] = spawn_sleep(copy);
+	ASSERT_OK(pm_sync(pm, pids[1]), "the second");
+	pm_get_stats(pm, &ps);
+	ASSERT_EQ(ps.opens, opens, "the same files: none read again");
+	/* the copy's inode rewritten in place: another modification time */
+	ASSERT_OK(utimensat(AT_FDCWD, copy, ts, 0), "the copy's time moved");
+	pids[2] = spawn_sleep(copy);
+	ASSERT_OK(pm_sync(pm, pids[2]), "the third");
+	pm_get_stats(pm, &ps);
+	ASSERT_EQ(ps.opens, opens + 1, "the modified copy read again, only it");
+out:
+	for (i = 0; i < 3; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], NULL, 0);
+		}
+	pm_free(pm);
+	manager_and_maps_free(em, bm);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		test_note("%s left behind", dir);
 }
 
 /*
