@@ -39,6 +39,7 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p)
 {
 	__u32 pid = BPF_CORE_READ(p, tgid);
+	bool loaded;
 	__u64 key;
 
 	if (filter_pids && !bpf_map_lookup_elem(&pid_filter, &pid))
@@ -49,13 +50,17 @@ int BPF_PROG(on_exec, struct task_struct *p)
 	 * its first sample asks for its load at once (a fork's child
 	 * sampled before its exec was reported; the rate limit would hold
 	 * the new image's report back for report_interval_ns) */
-	bpf_map_delete_elem(&pid_info, &pid);
+	loaded = bpf_map_delete_elem(&pid_info, &pid) == 0;
 	pid_info_changed(pid);
 	key = (__u64)pid << 8 | PEV_UNKNOWN_PID;
 	bpf_map_delete_elem(&reported, &key);
 	key = (__u64)pid << 8 | PEV_UNKNOWN_PC;
 	bpf_map_delete_elem(&reported, &key);
-	send_event(pid, PEV_EXEC);
+	/* userland has mappings to forget only for a process it loaded
+	 * (it writes pid_info last): a shell's or a build's children,
+	 * exec'd before any sample, cost it nothing */
+	if (loaded)
+		send_event(pid, PEV_EXEC);
 	return 0;
 }
 

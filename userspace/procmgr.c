@@ -444,8 +444,9 @@ int pm_exec(struct pm *pm, pid_t pid)
 
 	/* Nothing is read here: the new image loads on its first sample
 	 * (BPF dropped its pid_info, so that sample comes unsynced and asks),
-	 * and a process that exits before it is sampled is never read.  A
-	 * shell's or a build's short-lived children cost an event each. */
+	 * and a process that exits before it is sampled is never read.  BPF
+	 * reports only the execs of processes loaded (with a pid_info): a
+	 * shell's or a build's short-lived children cost no event. */
 	if (!p)
 		return 0;
 	hm_del(&pm->procs, (uint64_t)pid);
