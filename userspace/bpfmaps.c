@@ -46,6 +46,17 @@ int bm_update_each(const struct bpfmaps_ops *ops, void *ctx, enum bm_map m,
 	return 0;
 }
 
+uint32_t bm_remove_each(const struct bpfmaps_ops *ops, void *ctx,
+			enum bm_map m, const void *keys, uint32_t n)
+{
+	const uint8_t *k = keys;
+	uint32_t i, removed = 0;
+
+	for (i = 0; i < n; i++)
+		removed += ops->remove(ctx, m, k + i * bm_key_size[m]) == 0;
+	return removed;
+}
+
 uint32_t bm_chunks_for(uint64_t max_rows)
 {
 	if (max_rows > DELTA_ROWS_MAX)

@@ -47,6 +47,11 @@ struct bpfmaps_ops {
 	 * without it, bm_update_batch() updates them one by one. */
 	int (*update_batch)(void *ctx, enum bm_map m, const void *keys,
 			    const void *vals, uint32_t n, uint32_t *done);
+	/* Remove n keys (packed), the absent ones skipped; returns how many
+	 * were removed.  Optional: without it, bm_remove_batch() removes
+	 * them one by one. */
+	uint32_t (*remove_batch)(void *ctx, enum bm_map m, const void *keys,
+				 uint32_t n);
 	/* Find the BPF map called name for slot m (an interpreter's), with
 	 * these key and value sizes.  0, -ENOENT (no such map) or -EINVAL
 	 * (other sizes). */
@@ -138,6 +143,20 @@ static inline int bm_bind(struct bpfmaps *bm, enum bm_map m, const char *name,
 static inline int bm_remove(struct bpfmaps *bm, enum bm_map m, const void *k)
 {
 	return bm->ops->remove(bm->ctx, m, k);
+}
+
+/* One removal per key: the fallback of remove_batch. */
+uint32_t bm_remove_each(const struct bpfmaps_ops *ops, void *ctx,
+			enum bm_map m, const void *keys, uint32_t n);
+
+/* Many removals in one call (one system call for the libbpf
+ * implementation, as long as no key is absent); how many were removed. */
+static inline uint32_t bm_remove_batch(struct bpfmaps *bm, enum bm_map m,
+				       const void *keys, uint32_t n)
+{
+	return bm->ops->remove_batch ?
+		       bm->ops->remove_batch(bm->ctx, m, keys, n) :
+		       bm_remove_each(bm->ops, bm->ctx, m, keys, n);
 }
 
 static inline int bm_lookup(struct bpfmaps *bm, enum bm_map m, const void *k,

@@ -78,14 +78,43 @@ int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
 }
 
 #define MAX_PREFIXES 128
+_Static_assert(PM_TRIE_BATCH >= MAX_PREFIXES, "a mapping fits a batch");
 
+/* Send the batch's changes: one system call for a process' mappings
+ * (a few dozen prefixes), not one per mapping or per prefix. */
+static int trie_flush(struct pm *pm)
+{
+	struct pm_trie_batch *b = &pm->tb;
+	uint32_t done;
+	int err = 0;
+
+	if (!b->n)
+		return 0;
+	if (b->add) {
+		err = bm_update_batch(pm->bm, BM_MAPPINGS, b->keys, b->vals,
+				      b->n, &done);
+		pm->st.trie_entries += err ? done : b->n;
+		if (err) {
+			pm->st.trie_full++;
+			log_warn_once("the BPF mapping trie is full: raise "
+				      "-map-scale-factor");
+		}
+	} else {
+		pm->st.trie_entries -=
+			bm_remove_batch(pm->bm, BM_MAPPINGS, b->keys, b->n);
+	}
+	b->n = 0;
+	return err;
+}
+
+/* m's prefixes into the batch, to be added or removed (what the batch
+ * holds goes in first when it is full or of the other kind). */
 static int write_mapping(struct pm *pm, struct pm_proc *p,
 			 const struct pm_mapping *m, bool add)
 {
+	struct pm_trie_batch *b = &pm->tb;
 	uint64_t addrs[MAX_PREFIXES];
-	uint32_t lens[MAX_PREFIXES], done;
-	struct mapping_key keys[MAX_PREFIXES];
-	struct mapping_info vals[MAX_PREFIXES];
+	uint32_t lens[MAX_PREFIXES];
 	const struct mapping_info v = {
 		.file_id = m->file ? m->file->id64 : 0,
 		.bias = m->bias,
@@ -100,27 +129,17 @@ static int write_mapping(struct pm *pm, struct pm_proc *p,
 	n = pm_range_prefixes(m->start, m->end, addrs, lens, MAX_PREFIXES);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
-		keys[i] = (struct mapping_key){
+	if (b->n && (b->add != add || b->n + (uint32_t)n > PM_TRIE_BATCH))
+		err = trie_flush(pm);
+	b->add = add;
+	for (i = 0; i < n; i++, b->n++) {
+		b->keys[b->n] = (struct mapping_key){
 			.prefixlen = 32 + lens[i],
 			.pid_be = htobe32((uint32_t)p->pid),
 			.addr_be = htobe64(addrs[i]),
 		};
 		if (add)
-			vals[i] = v; /* the batch takes one value per key */
-		else if (bm_remove(pm->bm, BM_MAPPINGS, &keys[i]) == 0)
-			pm->st.trie_entries--;
-	}
-	if (!add)
-		return 0;
-	/* the mapping's prefixes in one call */
-	err = bm_update_batch(pm->bm, BM_MAPPINGS, keys, vals, (uint32_t)n,
-			      &done);
-	pm->st.trie_entries += err ? done : (uint32_t)n;
-	if (err) {
-		pm->st.trie_full++;
-		log_warn_once("the BPF mapping trie is full: raise "
-			      "-map-scale-factor");
+			b->vals[b->n] = v;
 	}
 	return err;
 }
@@ -160,6 +179,7 @@ static void drop_mappings(struct pm *pm, struct pm_proc *p)
 		write_mapping(pm, p, &p->maps[i], false);
 		exe_put(pm->em, p->maps[i].file);
 	}
+	trie_flush(pm);
 	pm->st.mappings -= p->n_maps;
 	free(p->maps);
 	p->maps = NULL;
@@ -359,8 +379,22 @@ int pm_sync(struct pm *pm, pid_t pid)
 		return 0;
 	}
 
-	/* write new mappings, remove old ones no longer there; keep the
-	 * trie entries of mappings that did not change */
+	/* remove old mappings no longer there, then write the new ones
+	 * (in this order: a new mapping may share a prefix with an old one
+	 * it replaces); keep the trie entries of mappings that did not
+	 * change */
+	for (j = 0; j < p->n_maps; j++) {
+		bool kept = false;
+
+		for (i = 0; i < nn; i++)
+			if (same_mapping(&nm[i], &p->maps[j])) {
+				kept = true;
+				break;
+			}
+		if (!kept)
+			write_mapping(pm, p, &p->maps[j], false);
+		exe_put(pm->em, p->maps[j].file);
+	}
 	for (i = 0; i < nn; i++) {
 		bool kept = false;
 
@@ -374,18 +408,7 @@ int pm_sync(struct pm *pm, pid_t pid)
 		if (!kept)
 			write_mapping(pm, p, &nm[i], true);
 	}
-	for (j = 0; j < p->n_maps; j++) {
-		bool kept = false;
-
-		for (i = 0; i < nn; i++)
-			if (same_mapping(&nm[i], &p->maps[j])) {
-				kept = true;
-				break;
-			}
-		if (!kept)
-			write_mapping(pm, p, &p->maps[j], false);
-		exe_put(pm->em, p->maps[j].file);
-	}
+	trie_flush(pm);
 	pm->st.mappings += nn;
 	pm->st.mappings -= p->n_maps;
 	free(p->maps);

@@ -18,6 +18,9 @@
 #include "hashmap.h"
 #include "procmgr.h"
 
+/* The trie entries a batch holds: at least a mapping's most prefixes. */
+#define PM_TRIE_BATCH 256
+
 struct pm {
 	struct exe_mgr *em;
 	struct bpfmaps *bm;
@@ -38,6 +41,14 @@ struct pm {
 	 * opened once.  The file's descriptor keeps that inode alive, so the
 	 * pair names no other file meanwhile. */
 	struct hm scan_files;
+	/* the trie's changes not sent yet (a sync's, a forget's), all
+	 * additions or all removals: sent in one call (trie_flush) */
+	struct pm_trie_batch {
+		bool add;
+		uint32_t n;
+		struct mapping_key keys[PM_TRIE_BATCH];
+		struct mapping_info vals[PM_TRIE_BATCH];
+	} tb;
 	bool scanning;
 	/* the request queue: a ring of PM_REQ_MAX entries, and pid -> the
 	 * entry's sequence number for merging */

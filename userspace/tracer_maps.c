@@ -106,6 +106,39 @@ static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
 	return bm_update_each(&tr_libbpf_ops, ctx, m, keys, vals, n, done);
 }
 
+static uint32_t lb_remove_batch(void *ctx, enum bm_map m, const void *keys,
+			       uint32_t n)
+{
+	struct tracer *t = ctx;
+	const uint8_t *k = keys;
+	uint32_t i = 0, removed = 0;
+	__u32 count;
+	int err;
+
+	if (t->map_fds[m] < 0)
+		return 0;
+	while (i < n && !t->no_batch[m] && !copied_by_pid(m)) {
+		count = n - i;
+		err = bpf_map_delete_batch(t->map_fds[m], k + i * bm_key_size[m],
+					   &count, NULL) ? -errno : 0;
+		removed += err ? count : n - i;
+		if (!err)
+			return removed;
+		i += count;
+		if (err == -ENOENT) {
+			i++; /* that one was not there */
+			continue;
+		}
+		/* a map type without batch operations (ENOTSUPP, 524) */
+		if (!count && (err == -524 || err == -EINVAL ||
+			       err == -EOPNOTSUPP))
+			t->no_batch[m] = true;
+		break;
+	}
+	return removed + bm_remove_each(&tr_libbpf_ops, ctx, m,
+					k + i * bm_key_size[m], n - i);
+}
+
 /* An mmap-able array map's memory, shared with the kernel; NULL with
  * *err set when it cannot be mapped. */
 void *tr_map_memory(int fd, size_t len, int *err)
@@ -342,6 +375,7 @@ const struct bpfmaps_ops tr_libbpf_ops = {
 	.remove = lb_remove,
 	.lookup = lb_lookup,
 	.update_batch = lb_update_batch,
+	.remove_batch = lb_remove_batch,
 	.chunk_new = lb_chunk_new,
 	.chunks_new = lb_chunks_new,
 	.chunk_drop = lb_chunk_drop,

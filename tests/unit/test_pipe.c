@@ -7,10 +7,13 @@
  */
 #include "test.h"
 
+#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -260,6 +263,56 @@ TEST(pm_exec_forgets_and_reads_nothing)
 	pm_get_stats(f.pm, &ps);
 	ASSERT_EQ(ps.syncs, syncs + 1, "still one read");
 out:
+	fixture_free(&f);
+}
+
+/* A mapping that shrinks in place (its last page unmapped) keeps its
+ * trie entry: the old mapping's prefixes, which include the new one's
+ * first block, are removed before the new one's are written. */
+TEST(pm_sync_mapping_shrunk_in_place_keeps_its_entry)
+{
+	const long pg = sysconf(_SC_PAGESIZE);
+	struct pm_fixture f;
+	struct mapping_key k;
+	struct mapping_info v;
+	uintptr_t a;
+	void *r = MAP_FAILED;
+	int fd = -1;
+
+	if (!fixture(&f))
+		goto out;
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	/* 3 pages of the runner's file at a 4-page boundary: blocks of 2
+	 * pages and 1, then of 2 pages alone */
+	r = mmap(NULL, 8 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!ASSERT_GE(fd, 0, "the runner's file") ||
+	    !ASSERT_TRUE(r != MAP_FAILED, "an address range"))
+		goto out;
+	a = ((uintptr_t)r + 4 * pg - 1) & ~(uintptr_t)(4 * pg - 1);
+	if (!ASSERT_TRUE(mmap((void *)a, 3 * pg, PROT_READ | PROT_EXEC,
+			      MAP_PRIVATE | MAP_FIXED, fd, 0) != MAP_FAILED,
+			 "3 executable pages"))
+		goto out;
+	k = (struct mapping_key){ .prefixlen = 32 + 64 - __builtin_ctzl(2 * pg),
+				  .pid_be = htobe32((uint32_t)getpid()),
+				  .addr_be = htobe64(a) };
+	ASSERT_OK(pm_sync(f.pm, getpid()), "loaded");
+	ASSERT_OK(bm_lookup(f.bm, BM_MAPPINGS, &k, &v), "the first block's entry");
+	ASSERT_EQ(v.end, a + 3 * pg, "the 3-page mapping");
+	munmap((void *)(a + 2 * pg), pg);
+	ASSERT_OK(pm_sync(f.pm, getpid()), "loaded again");
+	ASSERT_OK(bm_lookup(f.bm, BM_MAPPINGS, &k, &v),
+		  "the first block's entry, kept");
+	ASSERT_EQ(v.end, a + 2 * pg, "now the 2-page mapping's");
+	k.prefixlen = 32 + 64 - __builtin_ctzl(pg);
+	k.addr_be = htobe64(a + 2 * pg);
+	ASSERT_EQ(bm_lookup(f.bm, BM_MAPPINGS, &k, &v), -ENOENT,
+		  "the unmapped page's entry removed");
+out:
+	if (r != MAP_FAILED)
+		munmap(r, 8 * pg);
+	if (fd >= 0)
+		close(fd);
 	fixture_free(&f);
 }
 
