@@ -238,6 +238,66 @@ static void set_biases(struct pm_mapping *ms, uint32_t n)
 	}
 }
 
+/* The file of p's file-backed mapping v, into m (a reference, or none
+ * and MAP_F_FP_ONLY: another file than the maps line names, or code in
+ * a file that is not ELF).  Returns 0, or -1 to leave the mapping out
+ * (its file could not be opened or loaded). */
+static int mapping_file(struct pm *pm, struct pm_proc *p,
+			const struct pm_vma *v, struct pm_mapping *m)
+{
+	struct ea_map em = { v->start, v->end, v->offset, 0 };
+	enum pm_mismatch why;
+	struct stat st;
+	uint32_t i;
+	int pfd, fd, err;
+
+	/* the file of an identical old mapping, or of this scan */
+	for (i = 0; i < p->n_maps; i++)
+		if (p->maps[i].start == v->start && p->maps[i].end == v->end &&
+		    p->maps[i].offset == v->offset && p->maps[i].file &&
+		    p->maps[i].file->ino == v->ino) {
+			m->file = exe_ref(p->maps[i].file);
+			return 0;
+		}
+	if (pm->scanning && (m->file = scanned_file(pm, v->dev, v->ino)))
+		return 0;
+	pfd = pm_path_mapping(p->pid, &em, v->dev, v->ino, v->path, &st,
+			      &why);
+	if (why) {
+		/* another file: none is used; known, walked by frame
+		 * pointer, so that its pcs do not trigger rescans */
+		pm->st.mismatch[why]++;
+		m->flags = MAP_F_FP_ONLY;
+		return 0;
+	}
+	if (pfd < 0)
+		return -1;
+	/* a file loaded already needs no reading: its stat names it */
+	m->file = exe_get_known(pm->em, &st);
+	fd = m->file ? -1 : fs_reopen(pfd);
+	close(pfd);
+	if (m->file)
+		return 0;
+	if (fd < 0)
+		return -1;
+	pm->st.opens++;
+	err = exe_get(pm->em, fd, v->path, &m->file);
+	close(fd);
+	if (err == -ENOEXEC) {
+		/* code in a file that is not ELF: a JIT's buffer in shared
+		 * memory (a shared mapping of /dev/zero or a memfd):
+		 * anonymous code, as above */
+		m->file = NULL;
+		m->flags = MAP_F_FP_ONLY;
+		return 0;
+	}
+	if (err)
+		return -1;
+	if (pm->scanning)
+		note_scanned(pm, v->dev, v->ino, m->file);
+	return 0;
+}
+
 int pm_sync(struct pm *pm, pid_t pid)
 {
 	struct pm_mapping *nm = NULL;
@@ -261,89 +321,24 @@ int pm_sync(struct pm *pm, pid_t pid)
 		return -ENOMEM;
 	}
 	while ((more = pm_maps_next(it, &v)) > 0) {
-		uint64_t start = v.start, end = v.end, off = v.offset,
-			 ino = v.ino;
-		struct pm_mapping m = { 0 };
-		dev_t dev = v.dev;
-		char *perms = v.perms, *mpath = v.path;
-		int fd = -1;
+		struct pm_mapping m = { .start = v.start, .end = v.end,
+					.offset = v.offset };
 
-		m.start = start;
-		m.end = end;
-		m.offset = off;
-		if (!strcmp(mpath, "[vdso]")) {
+		if (!strcmp(v.path, "[vdso]")) {
 			m.file = pm_get_vdso(pm);
 			if (!m.file)
 				continue;
 			exe_ref(m.file);
 			m.flags = MAP_F_VDSO;
 			m.offset = 0;
-		} else if (ino == 0) {
+		} else if (v.ino == 0) {
 			/* anonymous executable memory (JIT): walked by frame
 			 * pointer; known, so its pcs do not trigger rescans */
 			m.flags = MAP_F_FP_ONLY;
-			m.bias = 0;
-		} else {
-			/* reuse the file of an identical old mapping */
-			for (i = 0; i < p->n_maps; i++)
-				if (p->maps[i].start == start &&
-				    p->maps[i].end == end &&
-				    p->maps[i].offset == off && p->maps[i].file &&
-				    p->maps[i].file->ino == ino) {
-					m.file = exe_ref(p->maps[i].file);
-					break;
-				}
-			if (!m.file && pm->scanning)
-				m.file = scanned_file(pm, dev, ino);
-			if (!m.file) {
-				struct ea_map em = { start, end, off, 0 };
-				enum pm_mismatch why;
-				struct stat st;
-				int pfd;
-
-				pfd = pm_path_mapping(pid, &em, dev, ino, mpath,
-						      &st, &why);
-				if (why) {
-					/* another file: none is used; known,
-					 * walked by frame pointer, so that
-					 * its pcs do not trigger rescans */
-					pm->st.mismatch[why]++;
-					m.flags = MAP_F_FP_ONLY;
-				} else if (pfd < 0) {
-					continue;
-				} else {
-					/* a file loaded already needs no
-					 * reading: its stat names it */
-					m.file = exe_get_known(pm->em, &st);
-					if (!m.file)
-						fd = fs_reopen(pfd);
-					close(pfd);
-					if (!m.file && fd < 0)
-						continue;
-				}
-			}
-			if (!m.file && fd >= 0) {
-				pm->st.opens++;
-				err = exe_get(pm->em, fd, mpath, &m.file);
-				close(fd);
-				if (err == -ENOEXEC) {
-					/* code in a file that is not ELF: a
-					 * JIT's buffer in shared memory (a
-					 * shared mapping of /dev/zero or a
-					 * memfd): anonymous code, as above */
-					m.file = NULL;
-					m.flags = MAP_F_FP_ONLY;
-					m.bias = 0;
-				} else if (err) {
-					err = 0;
-					continue;
-				}
-				err = 0;
-				if (pm->scanning && m.file)
-					note_scanned(pm, dev, ino, m.file);
-			}
+		} else if (mapping_file(pm, p, &v, &m)) {
+			continue;
 		}
-		m.prot = ea_prot(perms);
+		m.prot = ea_prot(v.perms);
 		if (m.file) {
 			if (m.file->deltas != EXE_DELTAS_LOADED)
 				m.flags |= MAP_F_FP_ONLY;
