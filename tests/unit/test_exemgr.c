@@ -500,6 +500,18 @@ TEST_ROOT(exemgr_batch_updates_in_the_kernel_maps)
 	ASSERT_EQ(done, 3, "three prefixes");
 	ASSERT_OK(bm_lookup(bm, BM_MAPPINGS, &mk[2], &got), "lookup");
 	ASSERT_EQ(got.file_id, 102, "the value");
+	/* removed in one batch, an absent key among them skipped: the
+	 * kernel stops at it, the rest still go */
+	mk[1].addr_be = htobe64(0x500000);
+	ASSERT_EQ(bm_remove_batch(bm, BM_MAPPINGS, mk, 3), 2,
+		  "two removed, the absent one skipped");
+	mk[1].addr_be = htobe64(0x401000);
+	ASSERT_EQ(bm_lookup(bm, BM_MAPPINGS, &mk[0], &got), -ENOENT,
+		  "the first gone");
+	ASSERT_EQ(bm_lookup(bm, BM_MAPPINGS, &mk[2], &got), -ENOENT,
+		  "the one after the absent key gone");
+	ASSERT_OK(bm_lookup(bm, BM_MAPPINGS, &mk[1], &got), "the other kept");
+	ASSERT_EQ(bm_remove_batch(bm, BM_MAPPINGS, &mk[1], 1), 1, "and removed");
 out:
 	free(keys);
 	free(vals);
