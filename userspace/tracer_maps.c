@@ -46,6 +46,13 @@ static void pid_entry_changed(struct tracer *t, enum bm_map m,
 			   __ATOMIC_SEQ_CST);
 }
 
+/* The error of a batch call on a map type that has no batch operations:
+ * ENOTSUPP (524, the kernel's own), EINVAL or EOPNOTSUPP. */
+static bool no_batch_op(int err)
+{
+	return err == -524 || err == -EINVAL || err == -EOPNOTSUPP;
+}
+
 static int lb_update(void *ctx, enum bm_map m, const void *key, const void *val)
 {
 	struct tracer *t = ctx;
@@ -97,9 +104,7 @@ static int lb_update_batch(void *ctx, enum bm_map m, const void *keys,
 		err = bpf_map_update_batch(t->map_fds[m], keys, vals, &count,
 					   NULL) ? -errno : 0;
 		*done = err ? count : n;
-		/* a map type without batch operations (ENOTSUPP, 524) */
-		if (!err || count || (err != -524 && err != -EINVAL &&
-				      err != -EOPNOTSUPP))
+		if (!err || count || !no_batch_op(err))
 			return err;
 		t->no_batch[m] = true;
 	}
@@ -129,9 +134,7 @@ static uint32_t lb_remove_batch(void *ctx, enum bm_map m, const void *keys,
 			i++; /* that one was not there */
 			continue;
 		}
-		/* a map type without batch operations (ENOTSUPP, 524) */
-		if (!count && (err == -524 || err == -EINVAL ||
-			       err == -EOPNOTSUPP))
+		if (!count && no_batch_op(err))
 			t->no_batch[m] = true;
 		break;
 	}
@@ -319,8 +322,8 @@ static int lb_chunks_new(void *ctx, const uint32_t *idx, uint32_t n,
 	if (made && bpf_map_update_batch(t->rows_fd, idx, fds, &count, NULL)) {
 		int e = -errno;
 
-		/* no batch update for an array of maps (ENOTSUPP, 524) */
-		if (!count && (e == -524 || e == -EINVAL || e == -EOPNOTSUPP))
+		/* no batch update for an array of maps */
+		if (!count && no_batch_op(e))
 			e = -EOPNOTSUPP;
 		err = e;
 	} else {
