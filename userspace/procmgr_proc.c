@@ -170,26 +170,23 @@ void pm_maps_close(struct pm_maps *it)
 int pm_vdso_image(const void **data, size_t *len)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	uint64_t start, end, off, ino;
-	dev_t dev;
-	char line[512], perms[5], *path;
-	FILE *f;
+	struct pm_maps it;
+	struct pm_vma v;
+	int err;
 
 	*len = 0;
 	if (!base)
 		return -ENOENT;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (pm_parse_maps_line(line, &start, &end, perms, &off, &dev, &ino,
-				       &path) == 0 &&
-		    start == base) {
-			*len = end - start;
+	/* the vDSO is executable: among what the iterator lists */
+	err = pm_maps_open(&it, getpid(), false);
+	if (err)
+		return err;
+	while (pm_maps_next(&it, &v) > 0)
+		if (v.start == base) {
+			*len = v.end - v.start;
 			break;
 		}
-	}
-	fclose(f);
+	pm_maps_close(&it);
 	*data = (const void *)base;
 	return *len ? 0 : -ENOENT;
 }
