@@ -220,15 +220,6 @@ int interp_record_check(const struct interp_module *m, const void *data,
 	return m->check(data);
 }
 
-int interp_record_read(const struct interp_module *m, const void *data,
-		       size_t len, void *info, size_t size)
-{
-	if (size != m->record_size || interp_record_check(m, data, len))
-		return -EINVAL;
-	memcpy(info, data, size);
-	return 0;
-}
-
 /* A file's blob for one runtime, from the store or detected and stored.
  * Besides the module's record, the store keeps a verdict (struct
  * interp_verdict): "not this runtime", or "this runtime in a version or

@@ -284,11 +284,6 @@ void interp_verdict(unsigned kind, int err, struct interp_verdict *v);
  * m->check.  0 or -EINVAL. */
 int interp_record_check(const struct interp_module *m, const void *data,
 			size_t len);
-/* interp_record_check, then the record copied to info (size bytes, the
- * module's record_size): how a module's *_record_describe reads a stored
- * blob.  0 or -EINVAL. */
-int interp_record_read(const struct interp_module *m, const void *data,
-		       size_t len, void *info, size_t size);
 
 /* The registry: modules by kind (NULL for INTERP_NONE). */
 const struct interp_module *interp_module(unsigned kind);

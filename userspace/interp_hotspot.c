@@ -19,15 +19,6 @@
 #include "log.h"
 #include "hotspot.h"
 
-#define HS_INFO_FORMAT 1
-
-/* What detection keeps (store record): ELF addresses of the variables. */
-struct hs_info {
-	uint32_t format;
-	uint32_t pad;
-	uint64_t sym[HS_SYM_COUNT];
-};
-
 static const char *const sym_names[] = {
 #define HS_SYM_NAME_(id, name) name,
 	HS_SYMBOLS(HS_SYM_NAME_)
@@ -70,17 +61,6 @@ static int hs_check(const void *record)
 	for (i = 0; i < HS_SYM_COUNT; i++)
 		if (!info->sym[i])
 			return -EINVAL;
-	return 0;
-}
-
-int hs_record_syms(const void *data, size_t len, uint64_t sym[HS_SYM_COUNT])
-{
-	const struct hs_info *info = data;
-
-	if (len != sizeof(*info) || info->format != HS_INFO_FORMAT ||
-	    hs_check(data))
-		return -EINVAL;
-	memcpy(sym, info->sym, sizeof(info->sym));
 	return 0;
 }
 

@@ -152,7 +152,14 @@ int hs_frame_name(interp_read_fn read, void *arg, pid_t pid,
 uint32_t hs_line_of(const uint8_t *tab, size_t len, uint32_t bci,
 		    unsigned excess);
 
-/* What detection kept for a file (its stored record), for tests. */
-int hs_record_syms(const void *data, size_t len, uint64_t sym[HS_SYM_COUNT]);
+/* What detection keeps for a file (its store record): ELF addresses of
+ * the variables.  The unit tests read a stored one with fix_record
+ * (interp_fixture.h). */
+#define HS_INFO_FORMAT 1
+struct hs_info {
+	uint32_t format;
+	uint32_t pad;
+	uint64_t sym[HS_SYM_COUNT];
+};
 
 #endif

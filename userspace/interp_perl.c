@@ -22,18 +22,6 @@
 #include "log.h"
 #include "perl.h"
 
-#define PERL_INFO_FORMAT 3
-
-/* What detection keeps (store record); ELF addresses. */
-struct perl_info {
-	uint32_t format;
-	uint8_t revision, version, subversion, threaded;
-	uint64_t interp;	   /* PL_curinterp (threaded) */
-	uint64_t thr_key;	   /* PL_thr_key, 0 if none */
-	uint64_t curcop, curstackinfo; /* PL_curcop... (non-threaded) */
-	uint64_t loop_lo, loop_hi; /* Perl_runops_standard */
-};
-_Static_assert(sizeof(struct perl_info) == 56, "perl_info layout");
 
 /*
  * Offsets per version and build, from each version's headers: the
@@ -364,23 +352,3 @@ const struct interp_module interp_module_perl = {
 	.detach = interp_procs_detach,
 	.symbolize = perl_symbolize,
 };
-
-int perl_record_describe(const void *data, size_t len, struct perl_record *out)
-{
-	struct perl_info info;
-
-	if (interp_record_read(&interp_module_perl, data, len, &info,
-			       sizeof(info)))
-		return -EINVAL;
-	*out = (struct perl_record){ .revision = info.revision,
-				     .version = info.version,
-				     .subversion = info.subversion,
-				     .threaded = info.threaded,
-				     .interp = info.interp,
-				     .thr_key = info.thr_key,
-				     .curcop = info.curcop,
-				     .curstackinfo = info.curstackinfo,
-				     .loop_lo = info.loop_lo,
-				     .loop_hi = info.loop_hi };
-	return 0;
-}

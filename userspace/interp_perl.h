@@ -47,14 +47,17 @@ int perl_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		    const struct perl_offsets *o, const struct interp_frame *f,
 		    struct interp_symbol *out);
 
-/* What detection kept for a file (its stored record), for tests. */
-struct perl_record {
-	unsigned revision, version, subversion;
-	bool threaded;
-	uint64_t interp, thr_key;	/* threaded: PL_curinterp, PL_thr_key */
-	uint64_t curcop, curstackinfo;	/* non-threaded: the globals */
-	uint64_t loop_lo, loop_hi;	/* Perl_runops_standard */
+/* What detection keeps for a file (its store record; ELF addresses).  The
+ * unit tests read a stored one with fix_record (interp_fixture.h). */
+#define PERL_INFO_FORMAT 3
+struct perl_info {
+	uint32_t format;
+	uint8_t revision, version, subversion, threaded;
+	uint64_t interp;	   /* PL_curinterp (threaded) */
+	uint64_t thr_key;	   /* PL_thr_key, 0 if none */
+	uint64_t curcop, curstackinfo; /* PL_curcop... (non-threaded) */
+	uint64_t loop_lo, loop_hi; /* Perl_runops_standard */
 };
-int perl_record_describe(const void *data, size_t len, struct perl_record *out);
+_Static_assert(sizeof(struct perl_info) == 56, "perl_info layout");
 
 #endif

@@ -22,24 +22,6 @@
 #include "interp_php.h"
 #include "php.h"
 
-/* 4: aarch64 builds' hybrid VM recognised (their resume_pc was 0), and
- * fp_sp */
-#define PHP_INFO_FORMAT 4
-
-/* What detection keeps (store record); ELF addresses. */
-struct php_info {
-	uint32_t format;
-	uint8_t major, minor;
-	uint16_t current_off; /* executor_globals -> current_execute_data */
-	uint64_t eg;	      /* executor_globals */
-	uint64_t loop_lo, loop_hi; /* execute_ex */
-	uint64_t resume_pc; /* in execute_ex's body; 0: hybrid VM not found */
-	uint16_t op_filename, op_line_start; /* zend_op_array */
-	uint16_t fp_sp; /* aarch64: the body's sp is x29 - fp_sp; 0: x86-64 */
-	uint16_t pad;
-};
-_Static_assert(sizeof(struct php_info) == 48, "php_info layout");
-
 /*
  * zend_op_array.filename and .line_start per minor version.  The common
  * head is type, arg_flags, fn_flags, function_name (8), scope (16),
@@ -53,12 +35,7 @@ _Static_assert(sizeof(struct php_info) == 48, "php_info layout");
  * tests (tests/tools/php_offsets.txt: Debian's php7.4-dev, php8.2-dev,
  * php8.4-dev); 8.0, 8.1 and 8.3 are read from PHP's sources.
  */
-static const struct php_layout {
-	uint8_t major, minor;
-	uint16_t filename, line_start;
-	uint16_t current_off; /* 0: only from zend_is_executing's code */
-	uint16_t eg_size;     /* sizeof(zend_executor_globals) with it */
-} layouts[] = {
+static const struct php_layout layouts[] = {
 	{ 7, 4, 136, 144, 488, 1664 }, /* Debian 11's php7.4 */
 	{ 8, 0, 144, 152, 0, 0 },
 	{ 8, 1, 144, 152, 0, 0 },
@@ -67,7 +44,7 @@ static const struct php_layout {
 	{ 8, 4, 168, 176, 488, 1984 }, /* Debian 13's php8.4 */
 };
 
-static const struct php_layout *layout_of(unsigned major, unsigned minor)
+const struct php_layout *php_layout_of(unsigned major, unsigned minor)
 {
 	size_t i;
 
@@ -273,7 +250,7 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 	if (err)
 		goto out;
 	err = -ENOTSUP;
-	l = layout_of(major, minor);
+	l = php_layout_of(major, minor);
 	if (!l)
 		goto out;
 	cur = size[2] ? current_from_code(e, value[2], value[1], size[1]) : 0;
@@ -312,7 +289,7 @@ static int php_check(const void *record)
 	const struct php_info *info = record;
 
 	if (info->loop_hi <= info->loop_lo ||
-	    !layout_of(info->major, info->minor) || !info->current_off)
+	    !php_layout_of(info->major, info->minor) || !info->current_off)
 		return -EINVAL;
 	return 0;
 }
@@ -463,33 +440,3 @@ const struct interp_module interp_module_php = {
 	.detach = interp_procs_detach,
 	.symbolize = php_symbolize,
 };
-
-int php_record_describe(const void *data, size_t len, struct php_record *out)
-{
-	struct php_info info;
-
-	if (interp_record_read(&interp_module_php, data, len, &info,
-			       sizeof(info)))
-		return -EINVAL;
-	*out = (struct php_record){ .major = info.major, .minor = info.minor,
-				    .current_off = info.current_off,
-				    .eg = info.eg, .loop_lo = info.loop_lo,
-				    .loop_hi = info.loop_hi,
-				    .resume_pc = info.resume_pc,
-				    .fp_sp = info.fp_sp };
-	return 0;
-}
-
-int php_layout_describe(unsigned major, unsigned minor,
-			struct php_layout_info *out)
-{
-	const struct php_layout *l = layout_of(major, minor);
-
-	if (!l)
-		return -ENOENT;
-	*out = (struct php_layout_info){ .op_filename = l->filename,
-					 .op_line_start = l->line_start,
-					 .eg_current = l->current_off,
-					 .eg_size = l->eg_size };
-	return 0;
-}

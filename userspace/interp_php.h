@@ -26,13 +26,14 @@
 /* What varies by minor version: zend_op_array's filename and line_start;
  * EG's current_execute_data and size in the build it was checked on (0:
  * known only from the code of zend_is_executing). */
-struct php_layout_info {
-	unsigned op_filename, op_line_start;
-	unsigned eg_current, eg_size;
+struct php_layout {
+	uint8_t major, minor;
+	uint16_t filename, line_start;
+	uint16_t current_off; /* 0: only from zend_is_executing's code */
+	uint16_t eg_size;     /* sizeof(zend_executor_globals) with it */
 };
-/* -ENOENT when the version is not covered. */
-int php_layout_describe(unsigned major, unsigned minor,
-			struct php_layout_info *out);
+/* NULL when the version is not covered. */
+const struct php_layout *php_layout_of(unsigned major, unsigned minor);
 
 /* Name one PHP frame (bpf/php.h: data = line | type << 32, payload = the
  * zend_function) from memory read through read: "Class::method",
@@ -43,15 +44,22 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		   uint16_t filename_off, const struct interp_frame *f,
 		   struct interp_symbol *out);
 
-/* What detection kept for a file (its stored record), for tests. */
-struct php_record {
-	unsigned major, minor;
-	unsigned current_off;	   /* executor_globals -> current_execute_data */
-	uint64_t eg;		   /* executor_globals (ELF address) */
+/* What detection keeps for a file (its store record; ELF addresses).  The
+ * unit tests read a stored one with fix_record (interp_fixture.h). */
+/* 4: aarch64 builds' hybrid VM recognised (their resume_pc was 0), and
+ * fp_sp */
+#define PHP_INFO_FORMAT 4
+struct php_info {
+	uint32_t format;
+	uint8_t major, minor;
+	uint16_t current_off; /* executor_globals -> current_execute_data */
+	uint64_t eg;	      /* executor_globals */
 	uint64_t loop_lo, loop_hi; /* execute_ex */
-	uint64_t resume_pc;	   /* where JIT frames resume, 0: none */
-	unsigned fp_sp;		   /* aarch64: JIT frames' sp is x29 - fp_sp */
+	uint64_t resume_pc; /* in execute_ex's body; 0: hybrid VM not found */
+	uint16_t op_filename, op_line_start; /* zend_op_array */
+	uint16_t fp_sp; /* aarch64: the body's sp is x29 - fp_sp; 0: x86-64 */
+	uint16_t pad;
 };
-int php_record_describe(const void *data, size_t len, struct php_record *out);
+_Static_assert(sizeof(struct php_info) == 48, "php_info layout");
 
 #endif

@@ -250,24 +250,3 @@ const struct interp_module interp_module_ruby = {
 	.detach = ruby_detach,
 	.symbolize = ruby_symbolize,
 };
-
-int ruby_record_describe(const void *data, size_t len, struct ruby_record *out)
-{
-	struct ruby_info info;
-
-	if (interp_record_read(&interp_module_ruby, data, len, &info,
-			       sizeof(info)))
-		return -EINVAL;
-	*out = (struct ruby_record){ .major = info.major, .minor = info.minor,
-				     .patch = info.patch,
-				     .ec_mode = info.ec_mode,
-				     .ec_addr = info.ec_addr,
-				     .ec_off = info.ec_off,
-				     .loop_lo = info.loop_lo,
-				     .loop_hi = info.loop_hi,
-				     .vm_ptr = info.vm_ptr,
-				     .global_symbols = info.global_symbols,
-				     .id_shift = info.id_shift,
-				     .last_op_id = info.last_op_id };
-	return 0;
-}

@@ -74,15 +74,21 @@ uint32_t ruby_iseq_line(interp_read_fn read, void *arg, pid_t pid,
 /* Ruby 3.1's offsets (the version Debian 12 ships), for tests. */
 extern const struct ruby_offsets ruby_offsets_3_1;
 
-/* What detection found in a file, for tests: 0 or -EINVAL. */
-struct ruby_record {
-	unsigned major, minor, patch;
-	unsigned ec_mode;     /* enum ruby_ec_mode */
-	uint64_t ec_addr;     /* ELF address (GOT slot) per mode */
+#define RUBY_INFO_FORMAT 2 /* 2: arm64's TLS (TLSDESC) */
+
+/* What detection keeps for a file (its store record; ELF addresses).  The
+ * unit tests read a stored one with fix_record (interp_fixture.h). */
+struct ruby_info {
+	uint32_t format;
+	uint8_t major, minor, patch, ec_mode;
+	uint64_t ec_addr; /* per ec_mode: GOT slot, or the global */
 	int64_t ec_off;
-	uint64_t loop_lo, loop_hi, vm_ptr, global_symbols;
-	unsigned id_shift, last_op_id;
+	uint64_t loop_lo, loop_hi; /* rb_vm_exec */
+	uint64_t vm_ptr;	   /* ruby_current_vm_ptr, 0 if none */
+	uint64_t global_symbols;   /* ruby_global_symbols, 0 if not found */
+	uint32_t last_op_id;
+	uint8_t id_shift, pad[3];
 };
-int ruby_record_describe(const void *data, size_t len, struct ruby_record *out);
+_Static_assert(sizeof(struct ruby_info) == 64, "ruby_info layout");
 
 #endif

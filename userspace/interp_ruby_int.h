@@ -15,22 +15,6 @@
 
 #include "interp_ruby.h"
 
-#define RUBY_INFO_FORMAT 2 /* 2: arm64's TLS (TLSDESC) */
-
-/* What detection keeps (store record); ELF addresses. */
-struct ruby_info {
-	uint32_t format;
-	uint8_t major, minor, patch, ec_mode;
-	uint64_t ec_addr; /* per ec_mode: GOT slot, or the global */
-	int64_t ec_off;
-	uint64_t loop_lo, loop_hi; /* rb_vm_exec */
-	uint64_t vm_ptr;	   /* ruby_current_vm_ptr, 0 if none */
-	uint64_t global_symbols;   /* ruby_global_symbols, 0 if not found */
-	uint32_t last_op_id;
-	uint8_t id_shift, pad[3];
-};
-_Static_assert(sizeof(struct ruby_info) == 64, "ruby_info layout");
-
 /* What one minor version lays out: the walk's offsets (bpf/ruby.h) and
  * the names' (struct ruby_offsets). */
 struct ruby_layout {

@@ -568,22 +568,3 @@ const struct interp_module interp_module_v8 = {
 	.detach = v8_detach,
 	.symbolize = v8_symbolize,
 };
-
-int v8_record_describe(const void *data, size_t len, struct v8_record *out)
-{
-	struct v8_info info;
-
-	if (interp_record_read(&interp_module_v8, data, len, &info,
-			       sizeof(info)))
-		return -EINVAL;
-	*out = (struct v8_record){
-		.major = info.major, .minor = info.minor, .build = info.build,
-		.patch = info.patch, .blob_lo = info.blob_lo,
-		.blob_hi = info.blob_hi, .off_fp_function = info.off_function,
-		.off_fp_context = info.off_context,
-		.off_fp_bytecode_array = info.off_bytecode_array,
-		.off_fp_bytecode_offset = info.off_bytecode_offset,
-		.layout = info.l, .missing = info.missing
-	};
-	return 0;
-}

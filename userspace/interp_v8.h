@@ -83,15 +83,25 @@ struct v8_sym_stats {
 				 * other level of the same chain */
 };
 
-/* What detection kept for a file (its stored record), for tests. */
-struct v8_record {
-	unsigned major, minor, build, patch;
-	uint64_t blob_lo, blob_hi; /* the embedded builtins (ELF addresses) */
-	int off_fp_function, off_fp_context, off_fp_bytecode_array,
-		off_fp_bytecode_offset;
-	struct v8_layout layout;
-	unsigned missing; /* optional fields not found (layout from defaults) */
+/* What detection keeps for a file (its store record; ELF addresses).  The
+ * unit tests read a stored one with fix_record (interp_fixture.h). */
+#define V8_INFO_FORMAT 5
+struct v8_info {
+	uint32_t format;
+	uint16_t major, minor, build, patch;
+	/* V8's register codes of the interpreter's bytecode offset and
+	 * array (-2: not known) */
+	int8_t reg_bc_offset, reg_bc_array;
+	/* BytecodeArray::wrapper (V8 12 on; 0: none): the source position
+	 * table follows it */
+	uint16_t bca_wrapper;
+	uint64_t blob_lo, blob_hi;
+	int8_t off_function, off_context, off_bytecode_array,
+		off_bytecode_offset;
+	uint32_t missing;
+	struct v8_layout l;
+	uint16_t pad2;
 };
-int v8_record_describe(const void *data, size_t len, struct v8_record *out);
+_Static_assert(sizeof(struct v8_info) == 920, "v8_info layout");
 
 #endif

@@ -17,28 +17,6 @@
 #include "interp.h"
 #include "interp_v8.h"
 
-#define V8_INFO_FORMAT 5
-
-
-/* What detection keeps (store record); ELF addresses. */
-struct v8_info {
-	uint32_t format;
-	uint16_t major, minor, build, patch;
-	/* V8's register codes of the interpreter's bytecode offset and
-	 * array (-2: not known) */
-	int8_t reg_bc_offset, reg_bc_array;
-	/* BytecodeArray::wrapper (V8 12 on; 0: none): the source position
-	 * table follows it */
-	uint16_t bca_wrapper;
-	uint64_t blob_lo, blob_hi;
-	int8_t off_function, off_context, off_bytecode_array,
-		off_bytecode_offset;
-	uint32_t missing;
-	struct v8_layout l;
-	uint16_t pad2;
-};
-_Static_assert(sizeof(struct v8_info) == 920, "v8_info layout");
-
 /* Objects of one process, read through read with one layout. */
 struct v8_reader {
 	interp_read_fn read;

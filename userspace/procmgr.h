@@ -181,7 +181,9 @@ void pm_get_stats(struct pm *pm, struct pm_stats *out);
  * negative errno (then *fd is -1). */
 int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 	      uint64_t *bias);
-/* Number of trie prefixes a range needs (for tests). */
+/* The trie prefixes that cover [start, end): the fewest aligned
+ * power-of-two blocks, at most max (addrs, lens).  Their number, or
+ * -E2BIG when max is too few. */
 int pm_range_prefixes(uint64_t start, uint64_t end, uint64_t *addrs,
 		      uint32_t *lens, int max);
 /* The container id in a /proc/PID/cgroup text (docker, containerd,

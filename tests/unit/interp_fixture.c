@@ -22,6 +22,17 @@ int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 	return err;
 }
 
+int fix_record(unsigned kind, const void *data, size_t len, void *info,
+	       size_t size)
+{
+	const struct interp_module *m = interp_module(kind);
+
+	if (size != m->record_size || interp_record_check(m, data, len))
+		return -EINVAL;
+	memcpy(info, data, size);
+	return 0;
+}
+
 bool fix_arm64_file(const char *env, const char *rel, char *path, size_t cap)
 {
 	const char *v = getenv(env), *dir = getenv("EP_ARM64_DIR");

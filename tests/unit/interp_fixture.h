@@ -14,6 +14,12 @@
  * it, also after an error) and *len, detect's error, or -errno when the
  * file does not open. */
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len);
+/* A stored record of runtime kind (data, len: fix_detect's) checked as
+ * the daemon checks one from the store (interp_record_check) and copied
+ * to info, the module's record struct (interp_<name>.h) of size bytes.
+ * 0 or -EINVAL. */
+int fix_record(unsigned kind, const void *data, size_t len, void *info,
+	       size_t size);
 
 /* A shell command: objdump of the first 64 bytes of the function at the
  * dynamic symbol sym (name@@... too) of file, for a python filter that

@@ -76,6 +76,7 @@ static int jvm_syms(pid_t pid, uint64_t sym[HS_SYM_COUNT])
 {
 	char path[64], line[1024], file[512] = "";
 	unsigned long long lo, off, bias = 0;
+	struct hs_info info = { 0 };
 	void *data = NULL;
 	size_t len = 0;
 	unsigned i;
@@ -101,8 +102,9 @@ static int jvm_syms(pid_t pid, uint64_t sym[HS_SYM_COUNT])
 		return -ENOENT;
 	err = fix_detect(INTERP_HOTSPOT, file, &data, &len);
 	if (!err)
-		err = hs_record_syms(data, len, sym);
+		err = fix_record(INTERP_HOTSPOT, data, len, &info, sizeof(info));
 	free(data);
+	memcpy(sym, info.sym, sizeof(info.sym));
 	for (i = 0; !err && i < HS_SYM_COUNT; i++)
 		sym[i] += bias;
 	return err;

@@ -65,7 +65,7 @@ TEST(interp_libc_tsd_vs_objdump)
 
 TEST(interp_php_detect_vs_objdump)
 {
-	struct php_record r;
+	struct php_info r;
 	unsigned long long lo = 0, size = 0, off = 0;
 	char out[256];
 	void *data = NULL;
@@ -77,7 +77,8 @@ TEST(interp_php_detect_vs_objdump)
 		return;
 	}
 	ASSERT_OK(fix_detect(INTERP_PHP, PHP, &data, &len), "PHP found");
-	if (!ASSERT_OK(php_record_describe(data, len, &r), "its record"))
+	if (!ASSERT_OK(fix_record(INTERP_PHP, data, len, &r,
+				 sizeof(r)), "its record"))
 		goto out;
 	/* cmpq $0x0,DISP(%rax) after lea executor_globals(%rip),%rax */
 	ASSERT_OK(fix_run(DISASM(PHP, "zend_is_executing") " | python3 -c '"

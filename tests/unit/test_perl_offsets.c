@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "interp.h"
+#include "interp_fixture.h"
 #include "interp_perl.h"
 #include "offsets_oracle.h"
 #include "perl.h"
@@ -175,7 +176,7 @@ TEST(perl_detect_threaded_and_not)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct perl_record r;
+		struct perl_info r;
 		void *data = NULL;
 		size_t len = 0;
 		char name[32];
@@ -191,7 +192,8 @@ TEST(perl_detect_threaded_and_not)
 		err = m->detect(NULL, test_tmppath(name), fd, &data, &len);
 		close(fd);
 		ASSERT_EQ(err, cases[i].err, "detection");
-		if (err || !ASSERT_OK(perl_record_describe(data, len, &r),
+		if (err || !ASSERT_OK(fix_record(INTERP_PERL, data, len, &r,
+					       sizeof(r)),
 				      "its record")) {
 			free(data);
 			continue;

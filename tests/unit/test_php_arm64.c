@@ -96,7 +96,7 @@ TEST(php_arm64_detect_vs_objdump)
 	int cfa = 0, slot = 0;
 	unsigned long long pc;
 	char php[1024], cmd[8192], out[256];
-	struct php_record r;
+	struct php_info r;
 	void *data = NULL;
 	size_t len = 0;
 
@@ -112,7 +112,8 @@ TEST(php_arm64_detect_vs_objdump)
 		return;
 	}
 	if (!ASSERT_OK(fix_detect(INTERP_PHP, php, &data, &len), "PHP found") ||
-	    !ASSERT_OK(php_record_describe(data, len, &r), "its record"))
+	    !ASSERT_OK(fix_record(INTERP_PHP, data, len, &r,
+				 sizeof(r)), "its record"))
 		goto out;
 	ASSERT_EQ(r.major, 8, "PHP 8");
 	ASSERT_EQ(r.minor, 2, "PHP 8.2");

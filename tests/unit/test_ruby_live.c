@@ -48,19 +48,20 @@
 
 /* Ruby's record of the file at path, detected and described into *r:
  * 0, or the first error. */
-static int ruby_of(const char *path, struct ruby_record *r)
+static int ruby_of(const char *path, struct ruby_info *r)
 {
 	void *data = NULL;
 	size_t len = 0;
 	int err = fix_detect(INTERP_RUBY, path, &data, &len);
 
 	if (!err)
-		err = ruby_record_describe(data, len, r);
+		err = fix_record(INTERP_RUBY, data, len, r,
+				 sizeof(*r));
 	free(data);
 	return err;
 }
 
-static int detect_libruby(struct ruby_record *r)
+static int detect_libruby(struct ruby_info *r)
 {
 	if (access(LIBRUBY, R_OK)) {
 		test_skip("%s: %s (make deps installs ruby)", LIBRUBY,
@@ -74,7 +75,7 @@ TEST(ruby_detect_vs_rbconfig_readelf_objdump)
 {
 	unsigned long long slot = 0, val = 0, lo = 0, size = 0, gs = 0;
 	unsigned major = 0, minor = 0, teeny = 0, shift = 0, last = 0;
-	struct ruby_record r;
+	struct ruby_info r;
 	char out[512];
 
 	if (detect_libruby(&r)) {
@@ -193,7 +194,7 @@ TEST(ruby_live_offsets)
 		     { "<main>", 14 } };
 	struct interp_symbol sym[LIVE_MAX];
 	struct test_regs regs = { 0 };
-	struct ruby_record r;
+	struct ruby_info r;
 	struct ruby_namer nm;
 	struct cfunc_ctx cc = { 0 };
 	char script[512], *real = NULL;
@@ -337,7 +338,7 @@ static const char fake_ruby_src[] =
  * another architecture) for *want, and detect it into *r.  -ECHILD when
  * it could not be built or run, else detection's result. */
 static int fake_ruby(const char *cc, const char *run, const char *ver,
-		     const char *bin, long *want, struct ruby_record *r)
+		     const char *bin, long *want, struct ruby_info *r)
 {
 	char cmd[2048], out[256];
 
@@ -359,7 +360,7 @@ static int fake_ruby(const char *cc, const char *run, const char *ver,
  * thread's copy really is.  A version without a layout is refused. */
 TEST(ruby_static_exe_tls_offset)
 {
-	struct ruby_record r;
+	struct ruby_info r;
 	char bin[512];
 	long want = 0;
 	int err;
@@ -404,7 +405,7 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
 	char lib[1024], cmd[4096], out[512];
 	unsigned long long sites = 0, gs = 0;
 	unsigned shift = 0, last = 0;
-	struct ruby_record r;
+	struct ruby_info r;
 
 	if (system("command -v aarch64-linux-gnu-readelf >/dev/null && "
 		   "command -v aarch64-linux-gnu-objdump >/dev/null")) {
@@ -502,7 +503,7 @@ TEST(ruby_arm64_tlsdesc_vs_readelf_objdump)
  */
 TEST(ruby_arm64_static_exe_tls_offset)
 {
-	struct ruby_record r;
+	struct ruby_info r;
 	char bin[512];
 	long want = 0;
 	int err;

@@ -59,7 +59,7 @@ TEST(v8_detect_node_vs_nm)
 	long long want[sizeof(names) / sizeof(names[0])];
 	char cmd[4096], out[1024], *p;
 	unsigned long long blob = 0;
-	struct v8_record r;
+	struct v8_info r;
 	void *data = NULL;
 	size_t len = 0, i, n;
 
@@ -69,7 +69,8 @@ TEST(v8_detect_node_vs_nm)
 		return;
 	}
 	ASSERT_OK(fix_detect(INTERP_V8, NODE, &data, &len), "V8 found in node");
-	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
+	if (!ASSERT_OK(fix_record(INTERP_V8, data, len, &r,
+				 sizeof(r)), "its record"))
 		goto out;
 	n = (size_t)snprintf(cmd, sizeof(cmd), "set -- ");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -87,21 +88,21 @@ TEST(v8_detect_node_vs_nm)
 		  "offset %d, %u optional fields defaulted",
 		  r.major, r.minor, r.build, r.patch,
 		  (unsigned long long)r.blob_lo, (unsigned long long)r.blob_hi,
-		  blob, want[16], r.off_fp_function, r.off_fp_context,
-		  r.off_fp_bytecode_array, r.off_fp_bytecode_offset, r.missing);
-	ASSERT_EQ(r.off_fp_function, want[0], "off_fp_function");
-	ASSERT_EQ(r.off_fp_context, want[1], "off_fp_context");
-	ASSERT_EQ(r.off_fp_bytecode_array, want[2], "off_fp_bytecode_array");
-	ASSERT_EQ(r.off_fp_bytecode_offset, want[3], "off_fp_bytecode_offset");
-	ASSERT_EQ(r.layout.fn_shared, want[4], "JSFunction::shared");
-	ASSERT_EQ(r.layout.sfi_name, want[5], "SFI::name_or_scope_info");
-	ASSERT_EQ(r.layout.sfi_script, want[6], "SFI::script_or_debug_info");
-	ASSERT_EQ(r.layout.script_name, want[7], "Script::name");
-	ASSERT_EQ(r.layout.map_type, want[8], "Map::instance_type");
-	ASSERT_EQ(r.layout.map, want[9], "HeapObject::map (in .bss: 0)");
-	ASSERT_EQ(r.layout.type_sfi, want[10], "SHARED_FUNCTION_INFO_TYPE");
-	ASSERT_EQ(r.layout.type_script, want[11], "SCRIPT_TYPE");
-	ASSERT_EQ(r.layout.type_scope_info, want[12], "SCOPE_INFO_TYPE");
+		  blob, want[16], r.off_function, r.off_context,
+		  r.off_bytecode_array, r.off_bytecode_offset, r.missing);
+	ASSERT_EQ(r.off_function, want[0], "off_fp_function");
+	ASSERT_EQ(r.off_context, want[1], "off_fp_context");
+	ASSERT_EQ(r.off_bytecode_array, want[2], "off_fp_bytecode_array");
+	ASSERT_EQ(r.off_bytecode_offset, want[3], "off_fp_bytecode_offset");
+	ASSERT_EQ(r.l.fn_shared, want[4], "JSFunction::shared");
+	ASSERT_EQ(r.l.sfi_name, want[5], "SFI::name_or_scope_info");
+	ASSERT_EQ(r.l.sfi_script, want[6], "SFI::script_or_debug_info");
+	ASSERT_EQ(r.l.script_name, want[7], "Script::name");
+	ASSERT_EQ(r.l.map_type, want[8], "Map::instance_type");
+	ASSERT_EQ(r.l.map, want[9], "HeapObject::map (in .bss: 0)");
+	ASSERT_EQ(r.l.type_sfi, want[10], "SHARED_FUNCTION_INFO_TYPE");
+	ASSERT_EQ(r.l.type_script, want[11], "SCRIPT_TYPE");
+	ASSERT_EQ(r.l.type_scope_info, want[12], "SCOPE_INFO_TYPE");
 	ASSERT_EQ(r.major, want[13], "V8 major");
 	ASSERT_EQ(r.minor, want[14], "V8 minor");
 	ASSERT_EQ(r.build, want[15], "V8 build");
@@ -113,15 +114,15 @@ TEST(v8_detect_node_vs_nm)
 		  "Code's instruction start (two spellings), size and flags "
 		  "(V8 11 lost them) and SharedFunctionInfoWrapper's (V8 13's)");
 	/* Code's fields from those V8 11 names (seen in node 20's memory) */
-	ASSERT_EQ(r.layout.code_deopt, 16, "Code::deoptimization_data");
-	ASSERT_EQ(r.layout.code_positions, 24, "Code::source_position_table");
-	ASSERT_EQ(r.layout.code_instr_start, 40, "Code::instruction_start");
-	ASSERT_EQ(r.layout.code_flags, 48, "Code::flags");
-	ASSERT_EQ(r.layout.code_instr_size, 56, "Code::instruction_size");
-	ASSERT_EQ(r.layout.istream_header, 16, "InstructionStream's header");
+	ASSERT_EQ(r.l.code_deopt, 16, "Code::deoptimization_data");
+	ASSERT_EQ(r.l.code_positions, 24, "Code::source_position_table");
+	ASSERT_EQ(r.l.code_instr_start, 40, "Code::instruction_start");
+	ASSERT_EQ(r.l.code_flags, 48, "Code::flags");
+	ASSERT_EQ(r.l.code_instr_size, 56, "Code::instruction_size");
+	ASSERT_EQ(r.l.istream_header, 16, "InstructionStream's header");
 	/* kBytecodeSizes: 3 scales of every bytecode, the prefixes 1 byte */
-	ASSERT_GT(r.layout.bc_count, 100, "Bytecodes::kBytecodeSizes");
-	ASSERT_EQ(r.layout.bc_sizes[0], 1, "Wide's size");
+	ASSERT_GT(r.l.bc_count, 100, "Bytecodes::kBytecodeSizes");
+	ASSERT_EQ(r.l.bc_sizes[0], 1, "Wide's size");
 out:
 	free(data);
 }
@@ -153,7 +154,7 @@ TEST(v8_detect_not_in_libc)
 TEST(v8_detect_libnode_vs_objdump)
 {
 	unsigned long long lo = 0, size = 0;
-	struct v8_record r;
+	struct v8_info r;
 	char out[256];
 	void *data = NULL;
 	size_t len = 0;
@@ -163,7 +164,8 @@ TEST(v8_detect_libnode_vs_objdump)
 		return;
 	}
 	ASSERT_OK(fix_detect(INTERP_V8, LIBNODE, &data, &len), "V8 found in libnode");
-	if (!ASSERT_OK(v8_record_describe(data, len, &r), "its record"))
+	if (!ASSERT_OK(fix_record(INTERP_V8, data, len, &r,
+				 sizeof(r)), "its record"))
 		goto out;
 	/* the pointer the code loads (objdump's "# addr" comment), then its
 	 * 8 bytes; the size's uint32 likewise */
@@ -191,7 +193,7 @@ TEST(v8_detect_libnode_vs_objdump)
 	ASSERT_EQ(r.major, 10, "V8 10 (node 18)");
 	ASSERT_EQ(r.blob_lo, lo, "the builtins' address");
 	ASSERT_EQ(r.blob_hi - r.blob_lo, size, "their size");
-	ASSERT_EQ(r.off_fp_function, -16, "off_fp_function");
+	ASSERT_EQ(r.off_function, -16, "off_fp_function");
 out:
 	free(data);
 }
