@@ -94,16 +94,17 @@ int pm_maps_open(struct pm_maps *it, pid_t pid, bool text_only)
 	return 0;
 }
 
-/* The text's next executable line but [vsyscall]: the kernel's gate
- * page, listed by the text, not a mapping the query finds (nor one any
- * process' own code runs in). */
+/* The text's next executable line that ends above it->next, but
+ * [vsyscall]: the kernel's gate page, listed by the text, not a mapping
+ * the query finds (nor one any process' own code runs in). */
 static int next_text(struct pm_maps *it, struct pm_vma *v)
 {
 	while (fgets(it->buf, sizeof(it->buf), it->text))
 		if (!pm_parse_maps_line(it->buf, &v->start, &v->end, v->perms,
 					&v->offset, &v->dev, &v->ino,
 					&v->path) &&
-		    v->perms[2] == 'x' && strcmp(v->path, "[vsyscall]"))
+		    v->perms[2] == 'x' && v->end > it->next &&
+		    strcmp(v->path, "[vsyscall]"))
 			return 1;
 	return 0;
 }
@@ -136,10 +137,7 @@ int pm_maps_next(struct pm_maps *it, struct pm_vma *v)
 		it->text = fdopen(it->fd, "re");
 		if (!it->text)
 			return -errno;
-		while (next_text(it, v))
-			if (v->end > it->next)
-				return 1;
-		return 0;
+		return next_text(it, v);
 	}
 	v->start = q.vma_start;
 	v->end = q.vma_end;
@@ -436,26 +434,44 @@ static void read_container_id(struct pm_proc *p)
 	pm_container_id(buf, p->container_id);
 }
 
-/* One line of /proc/PID/maps, parsed. */
-struct maps_line {
-	struct ea_map m;
-	dev_t dev;
-	uint64_t ino;
-	char *path;
-};
-
-static bool next_line(FILE *f, char *buf, size_t len, struct maps_line *l)
+/* The executable mapping of pid that holds pc (a file's, or the vDSO)
+ * into *at, its path into path; then, if peers, the same file's other
+ * executable mappings, as pm_sync uses them (at most max).  Returns how
+ * many peers, or -ENOENT, -ESRCH. */
+static int locate_maps(pid_t pid, uint64_t pc, struct pm_vma *at, char *path,
+		       size_t len, struct ea_map *peers, unsigned max)
 {
-	char perms[5];
+	struct pm_maps it;
+	struct pm_vma v;
+	unsigned k = 0;
+	int err = pm_maps_open(&it, pid, false);
 
-	while (fgets(buf, (int)len, f))
-		if (pm_parse_maps_line(buf, &l->m.start, &l->m.end, perms,
-				       &l->m.offset, &l->dev, &l->ino,
-				       &l->path) == 0) {
-			l->m.prot = ea_prot(perms);
-			return true;
-		}
-	return false;
+	if (err)
+		return err;
+	it.next = pc;
+	err = pm_maps_next(&it, at);
+	/* the first executable mapping that ends above pc: pc's if it
+	 * begins at or below it, and a file's or the vDSO */
+	if (err > 0 && (pc < at->start ||
+			(!at->ino && strcmp(at->path, "[vdso]"))))
+		err = 0;
+	if (err > 0)
+		snprintf(path, len, "%s", at->path);
+	pm_maps_close(&it);
+	if (err <= 0)
+		return err ? err : -ENOENT;
+	err = pm_maps_open(&it, pid, false);
+	if (err)
+		return err;
+	while (k < max && pm_maps_next(&it, &v) > 0)
+		if (v.dev == at->dev && v.ino == at->ino &&
+		    v.start != at->start && (at->ino || !strcmp(v.path, path)))
+			peers[k++] = (struct ea_map){ .start = v.start,
+						      .end = v.end,
+						      .offset = v.offset,
+						      .prot = ea_prot(v.perms) };
+	pm_maps_close(&it);
+	return (int)k;
 }
 
 int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
@@ -463,42 +479,24 @@ int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 {
 	struct ea_map set[BIAS_PEERS];
 	struct ea_seg segs[EA_MAX_SEGS];
-	char name[64], line[4608];
-	struct maps_line l, at;
+	struct pm_vma at;
 	uint32_t n_segs;
-	unsigned k = 1;
-	bool found = false;
-	FILE *f;
-	int err;
+	int k, err;
 
 	*fd = -1;
-	snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
-	f = fopen(name, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!found && next_line(f, line, sizeof(line), &at))
-		found = pc >= at.m.start && pc < at.m.end &&
-			(at.ino || !strcmp(at.path, "[vdso]"));
-	if (!found) {
-		fclose(f);
-		return -ENOENT;
-	}
-	snprintf(path, len, "%s", at.path);
-	set[0] = at.m;
-	/* the file's other executable mappings, as pm_sync uses them */
-	rewind(f);
-	while (k < BIAS_PEERS && next_line(f, line, sizeof(line), &l))
-		if ((l.m.prot & PF_X) && l.dev == at.dev && l.ino == at.ino &&
-		    l.m.start != at.m.start && (at.ino || !strcmp(l.path, path)))
-			set[k++] = l.m;
-	fclose(f);
+	k = locate_maps(pid, pc, &at, path, len, set + 1, BIAS_PEERS - 1);
+	if (k < 0)
+		return k;
+	set[0] = (struct ea_map){ .start = at.start, .end = at.end,
+				  .offset = at.offset,
+				  .prot = ea_prot(at.perms) };
 	if (!strcmp(path, "[vdso]")) {
 		set[0].offset = 0;
 		*fd = vdso_fd();
 	} else {
 		enum pm_mismatch why;
 
-		*fd = pm_open_mapping(pid, &at.m, at.dev, at.ino, path, &why);
+		*fd = pm_open_mapping(pid, &set[0], at.dev, at.ino, path, &why);
 	}
 	if (*fd < 0)
 		return *fd;
@@ -508,6 +506,6 @@ int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 		*fd = -1;
 		return err;
 	}
-	ea_bias(segs, n_segs, set, k, bias);
+	ea_bias(segs, n_segs, set, (unsigned)k + 1, bias);
 	return 0;
 }
