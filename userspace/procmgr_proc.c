@@ -455,8 +455,10 @@ static int locate_maps(pid_t pid, uint64_t pc, struct pm_vma *at, char *path,
 	if (err > 0 && (pc < at->start ||
 			(!at->ino && strcmp(at->path, "[vdso]"))))
 		err = 0;
-	if (err > 0)
+	if (err > 0) {
 		snprintf(path, len, "%s", at->path);
+		at->path = path; /* it.buf goes with the iterator */
+	}
 	pm_maps_close(&it);
 	if (err <= 0)
 		return err ? err : -ENOENT;
