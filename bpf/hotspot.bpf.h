@@ -44,16 +44,12 @@ static __always_inline int hotspot_interpreted(struct scratch *s,
 	 * x22) and writes its slot only at calls: both go, userland takes
 	 * the one inside the method's bytecodes */
 	if (!(s->st.flags & ST_RETURN_ADDR)) {
-		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
-					      s->st.regs[HOTSPOT_BCP_SLOT]),
-				method, bcp, 2))
+		if (!interp_push(s, INTERP_HOTSPOT,
+				 s->st.regs[HOTSPOT_BCP_SLOT], method, bcp, 2))
 			return INTERP_NOT_HERE;
-	} else if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0,
-					     bcp),
-			       method, 0, 1)) {
+	} else if (!interp_push(s, INTERP_HOTSPOT, bcp, method, 0, 1)) {
 		return INTERP_NOT_HERE;
 	}
-	s->st.n_interp[INTERP_HOTSPOT]++;
 	if (sender < fp + 16 || sender - fp > (1u << 20))
 		sender = fp + 16;
 	s->st.regs[R_SP] = sender;
@@ -195,10 +191,9 @@ static __always_inline int hotspot_compiled(struct scratch *s,
 		metric_inc(s, METRIC_ERR_HOTSPOT_READ);
 		return INTERP_NOT_HERE;
 	}
-	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_HOTSPOT), 0, lookup),
-			method, blob | HOTSPOT_COMPILED, 2))
+	if (!interp_push(s, INTERP_HOTSPOT, lookup, method,
+			 blob | HOTSPOT_COMPILED, 2))
 		return INTERP_NOT_HERE;
-	s->st.n_interp[INTERP_HOTSPOT]++;
 	metric_inc(s, METRIC_HOTSPOT_COMPILED);
 	s->st.regs[R_SP] = sp;
 	s->st.regs[R_FP] = frame[0];

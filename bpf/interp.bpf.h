@@ -39,6 +39,23 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* Push a frame of runtime kind (data in its header word; np payload
+ * words p0, p1: push_frame) and count it.  False when the trace is full:
+ * the runtime's walk ends there (its interp_done bit). */
+static __always_inline bool interp_push(struct scratch *s, __u32 kind,
+					__u64 data, __u64 p0, __u64 p1,
+					__u32 np)
+{
+	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(kind), 0, data), p0, p1,
+			np)) {
+		s->st.interp_done |= 1u << kind;
+		return false;
+	}
+	s->st.n_interp[kind]++;
+	s->st.interp_pushed++;
+	return true;
+}
+
 /* The thread's state in runtime kind (its address in the process) that
  * the CPU's last sample of this thread found, in the same mappings; 0 when
  * there is none.  A hint: the unwinder checks it (a thread state names its

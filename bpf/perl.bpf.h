@@ -34,12 +34,7 @@ static __always_inline bool perl_push(struct scratch *s, struct perl_proc *p,
 
 	if (cop)
 		read_user(&line, 4, cop + p->cop_line);
-	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PERL), 0, line), cv,
-			cop, 2))
-		return false;
-	s->st.n_interp[INTERP_PERL]++;
-	s->st.interp_pushed++;
-	return true;
+	return interp_push(s, INTERP_PERL, line, cv, cop, 2);
 }
 
 static long perl_step(__u32 i, void *arg)

@@ -56,14 +56,9 @@ static long php_step(__u32 i, void *arg)
 		if (type != PHP_INTERNAL_FUNCTION && opline &&
 		    read_user(&line, 4, opline + p->op_lineno))
 			line = 0;
-		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PHP), 0,
-					      PHP_FRAME_DATA(line, type)),
-				func, 0, 1)) {
-			s->st.interp_done |= 1u << INTERP_PHP;
+		if (!interp_push(s, INTERP_PHP, PHP_FRAME_DATA(line, type),
+				 func, 0, 1))
 			return 1;
-		}
-		s->st.n_interp[INTERP_PHP]++;
-		s->st.interp_pushed++;
 	}
 	/* the first frame of this execute_ex invocation: the rest belong
 	 * to the invocations below it on the native stack */

@@ -221,13 +221,8 @@ static long py_step(__u32 i, void *arg)
 		if (d >= 0)
 			instr = (__u32)((__u64)d >> 1);
 	}
-	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_PYTHON), 0, instr),
-			code, 0, 1)) {
-		st->interp_done |= 1u << INTERP_PYTHON;
+	if (!interp_push(s, INTERP_PYTHON, instr, code, 0, 1))
 		return 1;
-	}
-	st->n_interp[INTERP_PYTHON]++;
-	st->interp_pushed++;
 	py_cur(st)[PY_CUR_FRAME] = next;
 	if (p->frame_model == PY_FRAMES_OBJECT)
 		return 1; /* one frame per loop invocation */

@@ -76,11 +76,11 @@ static long ruby_step(__u32 i, void *arg)
 		return 1;
 	}
 	magic = (__u32)flags & RUBY_FRAME_MAGIC_MASK;
-	w = 0;
+	w = 0; /* the frame's data (never 0: RUBY_FRAME_ISEQ, _CFUNC) */
 	if (magic == RUBY_FRAME_MAGIC_CFUNC) {
 		if (read_user(&me, 8, ep + RUBY_EP_ME_CREF))
 			me = 0;
-		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0, RUBY_FRAME_CFUNC);
+		w = RUBY_FRAME_CFUNC;
 		iseq = me;
 		pc = 0;
 	} else if (iseq && magic != RUBY_FRAME_MAGIC_IFUNC &&
@@ -88,17 +88,10 @@ static long ruby_step(__u32 i, void *arg)
 		me = ruby_local_me(ep, flags);
 		if (me >= RUBY_ME_LIMIT)
 			me = 0;
-		w = FRAME_WORD(FRAME_INTERP(INTERP_RUBY), 0,
-			       RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, me));
+		w = RUBY_FRAME_DATA(RUBY_FRAME_ISEQ, me);
 	}
-	if (w) {
-		if (!push_frame(s, w, iseq, pc, 2)) {
-			s->st.interp_done |= 1u << INTERP_RUBY;
-			return 1;
-		}
-		s->st.n_interp[INTERP_RUBY]++;
-		s->st.interp_pushed++;
-	}
+	if (w && !interp_push(s, INTERP_RUBY, w, iseq, pc, 2))
+		return 1;
 	/* the first frame of this rb_vm_exec invocation: the rest belong
 	 * to the invocations below it on the native stack */
 	if (flags & RUBY_FRAME_FLAG_FINISH)

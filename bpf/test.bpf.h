@@ -36,10 +36,8 @@ static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 		s->st.interp_done |= 1u << INTERP_TEST;
 		return INTERP_NOT_HERE;
 	}
-	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_TEST), 0, 0), f.code,
-			0, 1))
+	if (!interp_push(s, INTERP_TEST, 0, f.code, 0, 1))
 		return INTERP_NOT_HERE;
-	s->st.n_interp[INTERP_TEST]++;
 	cur[0] = f.prev;
 	if (!f.prev)
 		s->st.interp_done |= 1u << INTERP_TEST;

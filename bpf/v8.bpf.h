@@ -65,12 +65,9 @@ static __always_inline int v8_unwind(struct scratch *s, __u64 lookup)
 		off = s->st.cur.file_id ?
 			V8_FRAME_DATA(off >> 32, !(off & 0xffffffffULL)) :
 			V8_FRAME_PC(lookup);
-		if (!push_frame(s, FRAME_WORD(FRAME_INTERP(INTERP_V8), 0, off),
-				fn, (bc & 3) == 1 ? bc : 0, 2)) {
-			s->st.interp_done |= 1u << INTERP_V8;
+		if (!interp_push(s, INTERP_V8, off, fn,
+				 (bc & 3) == 1 ? bc : 0, 2))
 			return INTERP_NOT_HERE;
-		}
-		s->st.n_interp[INTERP_V8]++;
 	} else {
 		metric_inc(s, METRIC_V8_TYPED_FRAMES);
 	}
