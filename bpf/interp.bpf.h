@@ -11,13 +11,14 @@
  * its JIT's) (lookup: the frame's pc, minus one for a return address),
  * returning enum interp_result.  It keeps its state in
  * s->st.icur[INTERP_<NAME>] (zeroed before its first call in a sample),
- * reads into s->ibuf or s->iblk, counts frames in
- * s->st.n_interp[INTERP_<NAME>] and its errors in its own
- * METRIC_INTERP_BASE range, and sets its bit in s->st.interp_done
- * once its whole VM stack is walked.  The unwinders run inside the native
- * program's loop (each in its own nested bpf_loop when it walks frames):
- * no tail calls, so mixed stacks of any depth fit.  A new runtime adds its
- * line to INTERPRETERS (profiler.h) and one include here.
+ * reads into s->ibuf or s->iblk, pushes its frames with interp_push
+ * (which counts them in s->st.n_interp[INTERP_<NAME>]), and calls
+ * interp_end once its whole VM stack is walked or an error (counted in
+ * its own METRIC_INTERP_BASE range) ends the walk.  The unwinders run
+ * inside the native program's loop (each in its own nested bpf_loop when
+ * it walks frames): no tail calls, so mixed stacks of any depth fit.  A
+ * new runtime adds its line to INTERPRETERS (profiler.h) and one include
+ * here.
  */
 #ifndef EP_INTERP_BPF_H
 #define EP_INTERP_BPF_H
@@ -39,6 +40,16 @@ static __always_inline __u64 interp_ibuf_u64(struct scratch *s, __u32 o,
 	return *(__u64 *)&s->ibuf[o];
 }
 
+/* The walk of runtime kind is over for this sample: its whole VM stack
+ * walked, or an error, err (a METRIC_ERR_* counter; 0: none). */
+static __always_inline void interp_end(struct scratch *s, __u32 kind,
+				       __u32 err)
+{
+	if (err)
+		metric_inc(s, err);
+	s->st.interp_done |= 1u << kind;
+}
+
 /* Push a frame of runtime kind (data in its header word; np payload
  * words p0, p1: push_frame) and count it.  False when the trace is full:
  * the runtime's walk ends there (its interp_done bit). */
@@ -48,7 +59,7 @@ static __always_inline bool interp_push(struct scratch *s, __u32 kind,
 {
 	if (!push_frame(s, FRAME_WORD(FRAME_INTERP(kind), 0, data), p0, p1,
 			np)) {
-		s->st.interp_done |= 1u << kind;
+		interp_end(s, kind, 0);
 		return false;
 	}
 	s->st.n_interp[kind]++;

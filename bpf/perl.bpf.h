@@ -92,9 +92,8 @@ static long perl_stackinfo(__u32 k, void *arg)
 	    read_user(&prev, 8, si + p->si_prev) ||
 	    read_user(&cxix, 4, si + p->si_cxix) ||
 	    read_user(&type, 4, si + p->si_type)) {
-		if (si)
-			metric_inc(s, METRIC_ERR_PERL_READ);
-		s->st.interp_done |= 1u << INTERP_PERL;
+		/* a stack info not there (si 0) ends the walk, unread */
+		interp_end(s, INTERP_PERL, si ? METRIC_ERR_PERL_READ : 0);
 		return 1;
 	}
 	cur[PERL_CUR_CXSTACK] = cxstack;
@@ -105,7 +104,7 @@ static long perl_stackinfo(__u32 k, void *arg)
 	if (cur[PERL_CUR_MAIN_SI]) {
 		/* the program's own frame, where it is now */
 		perl_push(s, p, 0, cur[2]);
-		s->st.interp_done |= 1u << INTERP_PERL;
+		interp_end(s, INTERP_PERL, 0);
 		return 1;
 	}
 	return s->st.interp_pushed ? 1 : 0;
@@ -147,7 +146,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 				read_user(&interp, 8, p->interp);
 			}
 			if (!interp) {
-				s->st.interp_done |= 1u << INTERP_PERL;
+				interp_end(s, INTERP_PERL, 0);
 				return INTERP_NOT_HERE;
 			}
 			curcop_at = interp + p->i_curcop;
@@ -155,8 +154,7 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 		}
 		if (read_user(&cur[2], 8, curcop_at) ||
 		    read_user(&cur[0], 8, si_at)) {
-			metric_inc(s, METRIC_ERR_PERL_READ);
-			s->st.interp_done |= 1u << INTERP_PERL;
+			interp_end(s, INTERP_PERL, METRIC_ERR_PERL_READ);
 			return INTERP_NOT_HERE;
 		}
 	}

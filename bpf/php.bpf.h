@@ -38,12 +38,11 @@ static long php_step(__u32 i, void *arg)
 	__u8 type = 0;
 
 	if (!ed) {
-		s->st.interp_done |= 1u << INTERP_PHP;
+		interp_end(s, INTERP_PHP, 0);
 		return 1;
 	}
 	if (read_user(s->ibuf, PHP_ED_READ, ed)) {
-		metric_inc(s, METRIC_ERR_PHP_READ);
-		s->st.interp_done |= 1u << INTERP_PHP;
+		interp_end(s, INTERP_PHP, METRIC_ERR_PHP_READ);
 		return 1;
 	}
 	func = php_field(s, p->ed_func);
@@ -92,8 +91,7 @@ static __always_inline int php_unwind(struct scratch *s, __u64 lookup)
 	if (!cur[1]) {
 		cur[1] = 1;
 		if (read_user(&cur[0], 8, p->current)) {
-			metric_inc(s, METRIC_ERR_PHP_READ);
-			s->st.interp_done |= 1u << INTERP_PHP;
+			interp_end(s, INTERP_PHP, METRIC_ERR_PHP_READ);
 			return INTERP_NOT_HERE;
 		}
 	}

@@ -178,7 +178,7 @@ static long py_step(__u32 i, void *arg)
 	int base;
 
 	if (!cur) {
-		st->interp_done |= 1u << INTERP_PYTHON;
+		interp_end(s, INTERP_PYTHON, 0);
 		return 1;
 	}
 	/* userland's bound (py_info_check): an error here, not a clamp,
@@ -191,7 +191,7 @@ static long py_step(__u32 i, void *arg)
 	base = interp_read(s, cur, size, p->frame_model != PY_FRAMES_OBJECT);
 	if (base < 0) {
 		push_error(s, METRIC_ERR_PYTHON_READ);
-		st->interp_done |= 1u << INTERP_PYTHON;
+		interp_end(s, INTERP_PYTHON, 0);
 		return 1;
 	}
 	if (!PY_FIELD(s, p->f_back, __u64, next))
@@ -237,7 +237,7 @@ static long py_step(__u32 i, void *arg)
 	return 0;
 bad:
 	push_error(s, METRIC_ERR_PYTHON_LAYOUT);
-	st->interp_done |= 1u << INTERP_PYTHON;
+	interp_end(s, INTERP_PYTHON, 0);
 	return 1;
 }
 
@@ -252,8 +252,7 @@ static __always_inline __u32 py_unwind(struct scratch *s, struct py_proc *p)
 	if (!py_cur(st)[PY_CUR_TSTATE]) {
 		err = py_find_frame(s, p);
 		if (err) {
-			metric_inc(s, err);
-			st->interp_done |= 1u << INTERP_PYTHON;
+			interp_end(s, INTERP_PYTHON, err);
 			return 0;
 		}
 	}

@@ -58,12 +58,11 @@ static long ruby_step(__u32 i, void *arg)
 	__u32 magic;
 
 	if (!cfp || cfp + RUBY_CFP_READ > cur[2]) {
-		s->st.interp_done |= 1u << INTERP_RUBY;
+		interp_end(s, INTERP_RUBY, 0);
 		return 1;
 	}
 	if (read_user(s->ibuf, RUBY_CFP_READ, cfp)) {
-		metric_inc(s, METRIC_ERR_RUBY_READ);
-		s->st.interp_done |= 1u << INTERP_RUBY;
+		interp_end(s, INTERP_RUBY, METRIC_ERR_RUBY_READ);
 		return 1;
 	}
 	pc = ruby_field(s, p->cfp_pc);
@@ -71,8 +70,7 @@ static long ruby_step(__u32 i, void *arg)
 	ep = ruby_field(s, p->cfp_ep);
 	cur[0] = cfp + p->cfp_size;
 	if (!ep || read_user(&flags, 8, ep)) {
-		metric_inc(s, METRIC_ERR_RUBY_READ);
-		s->st.interp_done |= 1u << INTERP_RUBY;
+		interp_end(s, INTERP_RUBY, METRIC_ERR_RUBY_READ);
 		return 1;
 	}
 	magic = (__u32)flags & RUBY_FRAME_MAGIC_MASK;
@@ -209,15 +207,13 @@ static __always_inline int ruby_unwind(struct scratch *s, __u64 lookup)
 		cur[1] = 1;
 		ec = ruby_find_ec(s, p);
 		if (!ec) {
-			metric_inc(s, METRIC_ERR_RUBY_NO_EC);
-			s->st.interp_done |= 1u << INTERP_RUBY;
+			interp_end(s, INTERP_RUBY, METRIC_ERR_RUBY_NO_EC);
 			return INTERP_NOT_HERE;
 		}
 		if (read_user(&stack, 8, ec + p->ec_vm_stack) ||
 		    read_user(&size, 8, ec + p->ec_vm_stack_size) ||
 		    read_user(&cur[0], 8, ec + p->ec_cfp) || size > (1u << 28)) {
-			metric_inc(s, METRIC_ERR_RUBY_READ);
-			s->st.interp_done |= 1u << INTERP_RUBY;
+			interp_end(s, INTERP_RUBY, METRIC_ERR_RUBY_READ);
 			return INTERP_NOT_HERE;
 		}
 		cur[2] = stack + size * 8;

@@ -27,20 +27,18 @@ static __always_inline int test_unwind(struct scratch *s, __u64 lookup)
 			rec = 0;
 	}
 	if (!rec || read_user(&f, sizeof(f), rec)) {
-		metric_inc(s, METRIC_ERR_TEST_READ);
-		s->st.interp_done |= 1u << INTERP_TEST;
+		interp_end(s, INTERP_TEST, METRIC_ERR_TEST_READ);
 		return INTERP_NOT_HERE;
 	}
 	if (f.magic != TEST_FRAME_MAGIC) {
-		metric_inc(s, METRIC_ERR_TEST_MAGIC);
-		s->st.interp_done |= 1u << INTERP_TEST;
+		interp_end(s, INTERP_TEST, METRIC_ERR_TEST_MAGIC);
 		return INTERP_NOT_HERE;
 	}
 	if (!interp_push(s, INTERP_TEST, 0, f.code, 0, 1))
 		return INTERP_NOT_HERE;
 	cur[0] = f.prev;
 	if (!f.prev)
-		s->st.interp_done |= 1u << INTERP_TEST;
+		interp_end(s, INTERP_TEST, 0);
 	return INTERP_REPLACED;
 }
 

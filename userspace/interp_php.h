@@ -45,9 +45,9 @@ int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
 		   struct interp_symbol *out);
 
 /* What detection keeps for a file (its store record; ELF addresses).  The
- * unit tests read a stored one with fix_record (interp_fixture.h). */
-/* 4: aarch64 builds' hybrid VM recognised (their resume_pc was 0), and
- * fp_sp */
+ * unit tests read a stored one with fix_record (interp_fixture.h).
+ * Format 4: aarch64 builds' hybrid VM recognised (their resume_pc was 0),
+ * and fp_sp. */
 #define PHP_INFO_FORMAT 4
 struct php_info {
 	uint32_t format;
