@@ -245,7 +245,7 @@ static void set_biases(struct pm_mapping *ms, uint32_t n)
 static int mapping_file(struct pm *pm, struct pm_proc *p,
 			const struct pm_vma *v, struct pm_mapping *m)
 {
-	struct ea_map em = { v->start, v->end, v->offset, 0 };
+	struct ea_map em = pm_vma_map(v);
 	enum pm_mismatch why;
 	struct stat st;
 	uint32_t i;

@@ -66,6 +66,8 @@ struct pm {
 
 /* procmgr_proc.c */
 struct exe_file *pm_get_vdso(struct pm *pm);
+/* A mapping the iterator listed, as elfaddr.h takes it. */
+struct ea_map pm_vma_map(const struct pm_vma *v);
 /* The file of one maps line, not opened yet: an O_PATH descriptor of it
  * and *st its stat, or a negative errno (-ESTALE when what could be
  * found is another file; then *why says how it differs). */

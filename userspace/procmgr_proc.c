@@ -434,6 +434,12 @@ static void read_container_id(struct pm_proc *p)
 	pm_container_id(buf, p->container_id);
 }
 
+struct ea_map pm_vma_map(const struct pm_vma *v)
+{
+	return (struct ea_map){ .start = v->start, .end = v->end,
+				.offset = v->offset, .prot = ea_prot(v->perms) };
+}
+
 /* The executable mapping of pid that holds pc (a file's, or the vDSO)
  * into *at, its path into path; then, if peers, the same file's other
  * executable mappings, as pm_sync uses them (at most max).  Returns how
@@ -468,10 +474,7 @@ static int locate_maps(pid_t pid, uint64_t pc, struct pm_vma *at, char *path,
 	while (k < max && pm_maps_next(&it, &v) > 0)
 		if (v.dev == at->dev && v.ino == at->ino &&
 		    v.start != at->start && (at->ino || !strcmp(v.path, path)))
-			peers[k++] = (struct ea_map){ .start = v.start,
-						      .end = v.end,
-						      .offset = v.offset,
-						      .prot = ea_prot(v.perms) };
+			peers[k++] = pm_vma_map(&v);
 	pm_maps_close(&it);
 	return (int)k;
 }
@@ -489,9 +492,7 @@ int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,
 	k = locate_maps(pid, pc, &at, path, len, set + 1, BIAS_PEERS - 1);
 	if (k < 0)
 		return k;
-	set[0] = (struct ea_map){ .start = at.start, .end = at.end,
-				  .offset = at.offset,
-				  .prot = ea_prot(at.perms) };
+	set[0] = pm_vma_map(&at);
 	if (!strcmp(path, "[vdso]")) {
 		set[0].offset = 0;
 		*fd = vdso_fd();
