@@ -68,7 +68,7 @@ int interp_parse_tracers(const char *tracers, uint32_t *mask)
 	*mask = 0;
 	if (!tracers || !strcmp(tracers, "all")) {
 		for (k = 1; k < INTERP_COUNT; k++)
-			if (modules[k]->on_by_default)
+			if (!modules[k]->opt_in)
 				*mask |= 1u << k;
 		return 0;
 	}
@@ -199,7 +199,9 @@ int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 	if (!im->bm)
 		return 0;
 	if (bm_update(im->bm, BM_INTERP(kind), key, val)) {
-		im->st[kind].map_full++;
+		if (!im->st[kind].map_full++)
+			log_warn("%s map is full: %s frames of new processes are not unwound (raise -map-scale-factor)",
+				 modules[kind]->map_name, module_names[kind]);
 		return -ENOSPC;
 	}
 	return 0;
@@ -437,6 +439,9 @@ void interp_synced(void *arg, struct pm_proc *p)
 		/* a resync replaces the process' entry: counted once */
 		if (modules[k]->attach(im->state[k], im, &at)) {
 			im->st[k].attach_errors++;
+			/* what the refused attach kept (a resync's too) */
+			if (!(mask & (1u << k)) && modules[k]->detach)
+				modules[k]->detach(im->state[k], p->pid);
 			mask = detach_kind(im, p->pid, mask, k);
 			continue;
 		}

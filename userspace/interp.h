@@ -83,7 +83,7 @@ struct interp_attach {
 
 struct interp_module {
 	/* its name and kind are its line in INTERPRETERS (interp_name) */
-	bool on_by_default;    /* in -tracers all */
+	bool opt_in; /* only when named in -tracers, not in -tracers all */
 	/* its counters' names and help (METRIC_INTERP_BASE(kind) + i) */
 	const char *const *metric_names, *const *metric_help;
 	unsigned n_metrics;
@@ -111,7 +111,8 @@ struct interp_module {
 	 * aligned as malloc aligns) */
 	int (*check)(const void *record);
 	/* Fill the BPF map for the process (interp_map_update).  0, or a
-	 * negative errno (the process is then detached). */
+	 * negative errno: the process is then detached (detach is called
+	 * whatever attach kept before it failed). */
 	int (*attach)(void *state, struct interp_mgr *im,
 		      const struct interp_attach *a);
 	/* Forget the process (the manager removes the map entry). */
@@ -136,15 +137,23 @@ struct interp_module {
 	.n_metrics = sizeof((const char *const[]){ LIST(INTERP_METRIC_NAME_) }) / \
 		     sizeof(const char *)
 
-/* The BPF map a module's unwinder reads: its name, keyed by pid (u32),
- * values of type val. */
-#define INTERP_MODULE_MAP(map, val)                                            \
-	.map_name = map, .map_key_size = sizeof(uint32_t),                     \
-	.map_val_size = sizeof(val)
+/* The BPF map a module's unwinder reads, named NAME_procs, keyed by pid
+ * (u32), its values a struct NAME_proc (attach writes it through
+ * interp_map_update); and what the module's detect keeps: a struct type
+ * record whose first u32 is format. */
+#define INTERP_MODULE_DATA(name, record, format)                               \
+	.map_name = #name "_procs", .map_key_size = sizeof(uint32_t),          \
+	.map_val_size = sizeof(struct name##_proc),                            \
+	.record_size = sizeof(record), .record_format = format
 
-/* What a module's detect keeps: a struct type whose first u32 is format. */
-#define INTERP_MODULE_RECORD(type, format)                                     \
-	.record_size = sizeof(type), .record_format = format
+/* A runtime's functions, named by two prefixes: its own PREFIX_detect,
+ * PREFIX_check, PREFIX_attach and PREFIX_symbolize, and its state's
+ * STATE_init, STATE_fini and STATE_detach (interp_procs: the pid -> word
+ * table below, when that is all the module keeps). */
+#define INTERP_MODULE_FUNCS(prefix, state)                                     \
+	.init = state##_init, .fini = state##_fini, .detach = state##_detach,  \
+	.detect = prefix##_detect, .check = prefix##_check,                    \
+	.attach = prefix##_attach, .symbolize = prefix##_symbolize
 
 /* Counters per runtime, kept by the manager. */
 struct interp_stats {

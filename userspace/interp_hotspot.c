@@ -65,7 +65,13 @@ static int hs_check(const void *record)
 }
 
 /* State: pid -> its struct hs_vm (malloc'd), bounded by
- * INTERP_PROCS_MAX; the map of interp_procs_init. */
+ * INTERP_PROCS_MAX: interp.c's pid -> word table, whose words are freed
+ * with their entries. */
+static int hs_init(void **state)
+{
+	return interp_procs_init(state);
+}
+
 static void hs_fini(void *state)
 {
 	struct hm *m = state;
@@ -140,12 +146,7 @@ static int hs_attach(void *state, struct interp_mgr *im,
 	err = hm_put(state, (uint64_t)a->pid, (uint64_t)(uintptr_t)vm);
 	if (err)
 		goto fail;
-	err = interp_map_update(im, INTERP_HOTSPOT, &key, &hp);
-	if (err) {
-		log_warn_once("hotspot_procs map is full: Java frames of new processes are not unwound");
-		hs_detach(state, a->pid);
-	}
-	return err;
+	return interp_map_update(im, INTERP_HOTSPOT, &key, &hp);
 fail:
 	free(vm);
 	return err;
@@ -164,14 +165,6 @@ static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_hotspot = {
 	INTERP_MODULE_METRICS(HOTSPOT_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("hotspot_procs", struct hotspot_proc),
-	.init = interp_procs_init,
-	.fini = hs_fini,
-	.detect = hs_detect,
-	INTERP_MODULE_RECORD(struct hs_info, HS_INFO_FORMAT),
-	.check = hs_check,
-	.attach = hs_attach,
-	.detach = hs_detach,
-	.symbolize = hs_symbolize,
+	INTERP_MODULE_DATA(hotspot, struct hs_info, HS_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(hs, hs),
 };

@@ -186,12 +186,7 @@ static int perl_attach(void *state, struct interp_mgr *im,
 			       info->version | (uint64_t)info->threaded << 8);
 	if (err)
 		return err;
-	err = interp_map_update(im, INTERP_PERL, &key, &pp);
-	if (err) {
-		log_warn_once("perl_procs map is full: Perl frames of new processes are not unwound");
-		interp_procs_detach(state, a->pid);
-	}
-	return err;
+	return interp_map_update(im, INTERP_PERL, &key, &pp);
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -341,14 +336,6 @@ static int perl_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_perl = {
 	INTERP_MODULE_METRICS(PERL_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("perl_procs", struct perl_proc),
-	.init = interp_procs_init,
-	.fini = interp_procs_fini,
-	.detect = perl_detect,
-	INTERP_MODULE_RECORD(struct perl_info, PERL_INFO_FORMAT),
-	.check = perl_check,
-	.attach = perl_attach,
-	.detach = interp_procs_detach,
-	.symbolize = perl_symbolize,
+	INTERP_MODULE_DATA(perl, struct perl_info, PERL_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(perl, interp_procs),
 };

@@ -294,8 +294,7 @@ static int php_check(const void *record)
 	return 0;
 }
 
-static int php_attach(void *state, struct interp_mgr *im,
-		      const struct interp_attach *a)
+static int php_attach_map(struct interp_mgr *im, const struct interp_attach *a)
 {
 	const struct php_info *info = a->files[0].data;
 	uint64_t bias = a->files[0].bias;
@@ -313,13 +312,8 @@ static int php_attach(void *state, struct interp_mgr *im,
 		.op_lineno = PHP_OP_LINENO,
 		.fn_type = PHP_FN_TYPE,
 	};
-	int err;
 
-	(void)state;
-	err = interp_map_update(im, INTERP_PHP, &key, &pp);
-	if (err)
-		log_warn_once("php_procs map is full: PHP frames of new processes are not unwound");
-	return err;
+	return interp_map_update(im, INTERP_PHP, &key, &pp);
 }
 
 /* ---- names ---------------------------------------------------------------- */
@@ -361,20 +355,14 @@ static int read_zstr(const struct php_reader *r, uint64_t addr, char *out,
 	return strlen(out) == len ? 0 : -EINVAL;
 }
 
-static int php_attach_state(void *state, struct interp_mgr *im,
-			    const struct interp_attach *a)
+static int php_attach(void *state, struct interp_mgr *im,
+		      const struct interp_attach *a)
 {
 	const struct php_info *info = a->files[0].data;
-	int err;
-
 	/* the op_array offset of its version, for the names */
-	err = interp_procs_put(state, a->pid, info->op_filename);
-	if (err)
-		return err;
-	err = php_attach(state, im, a);
-	if (err)
-		interp_procs_detach(state, a->pid);
-	return err;
+	int err = interp_procs_put(state, a->pid, info->op_filename);
+
+	return err ? err : php_attach_map(im, a);
 }
 
 int php_frame_name(interp_read_fn read, void *arg, pid_t pid,
@@ -429,14 +417,6 @@ static int php_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_php = {
 	INTERP_MODULE_METRICS(PHP_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("php_procs", struct php_proc),
-	.init = interp_procs_init,
-	.fini = interp_procs_fini,
-	.detect = php_detect,
-	INTERP_MODULE_RECORD(struct php_info, PHP_INFO_FORMAT),
-	.check = php_check,
-	.attach = php_attach_state,
-	.detach = interp_procs_detach,
-	.symbolize = php_symbolize,
+	INTERP_MODULE_DATA(php, struct php_info, PHP_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(php, interp_procs),
 };

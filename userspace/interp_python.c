@@ -894,12 +894,7 @@ static int python_attach(void *state, struct interp_mgr *im,
 	 * no libc read (musl, a static build) 0, as on x86-64 */
 	if (interp_libc_self(im, a->proc, &pp.self_off))
 		pp.self_off = 0;
-	err = interp_map_update(im, INTERP_PYTHON, &key, &pp);
-	if (err) {
-		log_warn_once("py_procs map is full: Python frames of new processes are not unwound");
-		py_ctx_remove_proc(state, a->pid);
-	}
-	return err;
+	return interp_map_update(im, INTERP_PYTHON, &key, &pp);
 }
 
 static void python_detach(void *state, pid_t pid)
@@ -928,14 +923,6 @@ static int python_symbolize(void *state, pid_t pid,
 
 const struct interp_module interp_module_python = {
 	INTERP_MODULE_METRICS(PYTHON_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("py_procs", struct py_proc),
-	.init = python_init,
-	.fini = python_fini,
-	.detect = python_detect,
-	INTERP_MODULE_RECORD(struct py_info, PY_INFO_FORMAT),
-	.check = python_check,
-	.attach = python_attach,
-	.detach = python_detach,
-	.symbolize = python_symbolize,
+	INTERP_MODULE_DATA(py, struct py_info, PY_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(python, python),
 };

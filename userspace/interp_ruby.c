@@ -157,12 +157,7 @@ static int ruby_attach(void *state, struct interp_mgr *im,
 	err = interp_procs_put(rs->procs, a->pid, (uint64_t)slot << 56 | bias);
 	if (err)
 		return err;
-	err = interp_map_update(im, INTERP_RUBY, &key, &rp);
-	if (err) {
-		log_warn_once("ruby_procs map is full: Ruby frames of new processes are not unwound");
-		interp_procs_detach(rs->procs, a->pid);
-	}
-	return err;
+	return interp_map_update(im, INTERP_RUBY, &key, &rp);
 }
 
 /* The C function at a process address, by the file's own symbols: only
@@ -239,14 +234,6 @@ static int ruby_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_ruby = {
 	INTERP_MODULE_METRICS(RUBY_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("ruby_procs", struct ruby_proc),
-	.init = ruby_init,
-	.fini = ruby_fini,
-	.detect = ruby_detect,
-	INTERP_MODULE_RECORD(struct ruby_info, RUBY_INFO_FORMAT),
-	.check = ruby_check,
-	.attach = ruby_attach,
-	.detach = ruby_detach,
-	.symbolize = ruby_symbolize,
+	INTERP_MODULE_DATA(ruby, struct ruby_info, RUBY_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(ruby, ruby),
 };

@@ -129,10 +129,9 @@ static int test_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_test = {
 	INTERP_MODULE_METRICS(TEST_METRICS),
-	.on_by_default = false, /* only when named in -tracers */
-	INTERP_MODULE_MAP("test_procs", struct test_proc),
+	.opt_in = true,
+	INTERP_MODULE_DATA(test, struct test_info, TEST_INFO_FORMAT),
 	.detect = test_detect,
-	INTERP_MODULE_RECORD(struct test_info, TEST_INFO_FORMAT),
 	.check = test_check,
 	.attach = test_attach,
 	.symbolize = test_symbolize,

@@ -533,12 +533,7 @@ static int v8_attach(void *state, struct interp_mgr *im,
 	err = interp_procs_put(st->procs, a->pid, i);
 	if (err)
 		return err;
-	err = interp_map_update(im, INTERP_V8, &key, &vp);
-	if (err) {
-		interp_procs_detach(st->procs, a->pid);
-		log_warn_once("v8_procs map is full: JavaScript frames of new processes are not unwound");
-	}
-	return err;
+	return interp_map_update(im, INTERP_V8, &key, &vp);
 }
 
 static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
@@ -557,14 +552,6 @@ static int v8_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 
 const struct interp_module interp_module_v8 = {
 	INTERP_MODULE_METRICS(V8_METRICS),
-	.on_by_default = true,
-	INTERP_MODULE_MAP("v8_procs", struct v8_proc),
-	.init = v8_init,
-	.fini = v8_fini,
-	.detect = v8_detect,
-	INTERP_MODULE_RECORD(struct v8_info, V8_INFO_FORMAT),
-	.check = v8_check,
-	.attach = v8_attach,
-	.detach = v8_detach,
-	.symbolize = v8_symbolize,
+	INTERP_MODULE_DATA(v8, struct v8_info, V8_INFO_FORMAT),
+	INTERP_MODULE_FUNCS(v8, v8),
 };

@@ -78,10 +78,12 @@ static void consume(unsigned kind, const void *buf, size_t len)
 					      .bias = 0x1000, .map = &map };
 		struct interp_attach a = { .pid = 1, .files = &fm, .n_files = 1 };
 
-		if (interp_record_check(m, buf, len) == 0 &&
-		    m->attach(state[k], im, &a) == 0 &&
-		    m->detach)
-			m->detach(state[k], 1);
+		/* detached whatever attach said, as interp_synced does */
+		if (interp_record_check(m, buf, len) == 0) {
+			m->attach(state[k], im, &a);
+			if (m->detach)
+				m->detach(state[k], 1);
+		}
 	}
 }
 
