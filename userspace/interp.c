@@ -880,6 +880,21 @@ int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
 	return -ENAMETOOLONG;
 }
 
+const void *interp_version_row(const void *rows, size_t n, size_t size,
+			       unsigned major, unsigned minor)
+{
+	const uint8_t *row = rows;
+	struct interp_version_key k;
+	size_t i;
+
+	for (i = 0; i < n; i++, row += size) {
+		memcpy(&k, row, sizeof(k));
+		if (k.major == major && k.minor == minor)
+			return row;
+	}
+	return NULL;
+}
+
 int interp_procs_init(void **state)
 {
 	struct hm *m = calloc(1, sizeof(*m));

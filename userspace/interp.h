@@ -243,6 +243,18 @@ int interp_read_paged(void *arg, pid_t pid, uint64_t addr, void *buf,
 int interp_read_cstr(const struct interp_reader *r, uint64_t addr, char *out,
 		     size_t n);
 
+/* The row of a runtime's table of versions, whose rows start with
+ * uint8_t major, minor (struct interp_version_key first): NULL when the
+ * version is not in it. */
+struct interp_version_key {
+	uint8_t major, minor;
+};
+const void *interp_version_row(const void *rows, size_t n, size_t size,
+			       unsigned major, unsigned minor);
+#define INTERP_VERSION_ROW(table, major, minor)                                \
+	interp_version_row(table, sizeof(table) / sizeof((table)[0]),          \
+			   sizeof((table)[0]), major, minor)
+
 /* A module state that is one word per attached process (the version or
  * offsets its symbolize needs), up to INTERP_PROCS_MAX processes: usable
  * as a module's init, fini and detach. */

@@ -44,14 +44,13 @@ static const struct php_layout layouts[] = {
 	{ 8, 4, 168, 176, 488, 1984 }, /* Debian 13's php8.4 */
 };
 
+_Static_assert(offsetof(struct php_layout, major) == 0 &&
+		       offsetof(struct php_layout, minor) == 1,
+	       "a row starts with struct interp_version_key");
+
 const struct php_layout *php_layout_of(unsigned major, unsigned minor)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i].major == major && layouts[i].minor == minor)
-			return &layouts[i];
-	return NULL;
+	return INTERP_VERSION_ROW(layouts, major, minor);
 }
 
 /* "X-Powered-By: PHP/8.2.36" in the file's read-only data. */

@@ -75,14 +75,13 @@ const struct ruby_offsets ruby_offsets_3_1 = {
 	.last_op_id = 0xa9,
 };
 
+_Static_assert(offsetof(struct ruby_layout, major) == 0 &&
+		       offsetof(struct ruby_layout, minor) == 1,
+	       "a row starts with struct interp_version_key");
+
 const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i].major == major && layouts[i].minor == minor)
-			return &layouts[i];
-	return NULL;
+	return INTERP_VERSION_ROW(layouts, major, minor);
 }
 
 /* "3.1.2" at ruby_version. */

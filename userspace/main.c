@@ -470,6 +470,30 @@ static void set_sampling(struct daemon *d, bool on)
 	log_info("probabilistic: sampling %s", on ? "on" : "off");
 }
 
+/* A start-up step run on a thread beside the caller's own work
+ * (beside_start); beside_join waits for it, or, when no thread could be
+ * started, runs it there if the caller's work went well. */
+struct beside {
+	void *(*fn)(void *);
+	void *arg;
+	pthread_t thread;
+	bool started;
+};
+
+static void beside_start(struct beside *b, void *(*fn)(void *), void *arg)
+{
+	*b = (struct beside){ .fn = fn, .arg = arg };
+	b->started = pthread_create(&b->thread, NULL, fn, arg) == 0;
+}
+
+static void beside_join(struct beside *b, int err)
+{
+	if (b->started)
+		pthread_join(b->thread, NULL);
+	else if (!err)
+		b->fn(b->arg);
+}
+
 /* Open the cache and find the kernel types (a thread's start routine). */
 static void *prepare(void *arg)
 {
@@ -538,8 +562,7 @@ static int go_live(struct daemon *d)
 
 static int run(struct daemon *d)
 {
-	pthread_t prep_thread, load_thread;
-	bool prep_started, load_started;
+	struct beside prep, load;
 	struct tracer_opts to = { 0 };
 	struct tp_opts po = { 0 };
 	uint64_t cg[CONFIG_MAX_LIST];
@@ -589,12 +612,9 @@ static int run(struct daemon *d)
 		err = ksyms_async_new("/proc/kallsyms", &d->ks);
 	if (err)
 		return err;
-	prep_started = pthread_create(&prep_thread, NULL, prepare, d) == 0;
+	beside_start(&prep, prepare, d);
 	err = tracer_open(&to, on_trace, on_event, d, &d->tr);
-	if (prep_started)
-		pthread_join(prep_thread, NULL);
-	else if (!err)
-		prepare(d);
+	beside_join(&prep, err);
 	if (err)
 		return err;
 	log_debug("start-up: maps created, cache open, kernel types (%s) at %.0f ms",
@@ -656,7 +676,7 @@ static int run(struct daemon *d)
 	 * tracepoint attaches keeps its old mappings until its first sample
 	 * with an unknown pc makes us read them again. */
 	tracer_defer_chunks(d->tr);
-	load_started = pthread_create(&load_thread, NULL, load_processes, d) == 0;
+	beside_start(&load, load_processes, d);
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
 	__atomic_store_n(&d->programs_loaded, true, __ATOMIC_RELEASE);
 	/* The whole system's sampling goes live now: the scan queues what
@@ -666,10 +686,7 @@ static int run(struct daemon *d)
 	 * first. */
 	if (!err && !d->cfg.n_pids)
 		err = go_live(d);
-	if (load_started)
-		pthread_join(load_thread, NULL);
-	else if (!err)
-		load_processes(d);
+	beside_join(&load, err);
 	if (err)
 		return err;
 	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
