@@ -90,7 +90,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: all clean deps test unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss bench-footprint fuzz run install help
+.PHONY: FORCE all clean deps test unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss bench-footprint fuzz run install help
 .SUFFIXES:
 
 all: $(BIN)
@@ -142,6 +142,17 @@ $(O)/gen/%.pb-c.o: $(O)/gen/%.pb-c.c $(PROTO_H)
 $(O)/libprofiler.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# The version and revision the binary names (-version, /metrics, OTLP's
+# scope and User-Agent) come from -D flags: the objects that use them are
+# built again when they change (a new commit), not only when their
+# sources do.
+REV_STAMP := $(O)/gen/revision
+$(REV_STAMP): FORCE | $(O)/gen
+	$(Q)echo '$(VERSION) $(GIT_REV)' | cmp -s - $@ || echo '$(VERSION) $(GIT_REV)' > $@
+$(MAIN_OBJ) $(O)/userspace/metrics.o $(O)/userspace/reporter/otlp.o \
+	$(O)/userspace/reporter/otlp_sink.o: $(REV_STAMP)
+FORCE:
 
 # Only the tracer (tracer.c, tracer_maps.c) includes the skeleton.
 $(O)/userspace/tracer.o $(O)/userspace/tracer_maps.o: $(SKEL)
