@@ -175,15 +175,14 @@ int pm_vdso_image(const void **data, size_t *len)
 	*len = 0;
 	if (!base)
 		return -ENOENT;
-	/* the vDSO is executable: among what the iterator lists */
+	/* the vDSO is executable: the first mapping the iterator lists
+	 * from its address */
 	err = pm_maps_open(&it, getpid(), false);
 	if (err)
 		return err;
-	while (pm_maps_next(&it, &v) > 0)
-		if (v.start == base) {
-			*len = v.end - v.start;
-			break;
-		}
+	it.next = base;
+	if (pm_maps_next(&it, &v) > 0 && v.start == base)
+		*len = v.end - v.start;
 	pm_maps_close(&it);
 	*data = (const void *)base;
 	return *len ? 0 : -ENOENT;
