@@ -201,6 +201,32 @@ TEST(maps_query_matches_text)
 			    "both from the text (no PROCMAP_QUERY: kernel before 6.11)");
 }
 
+/* Our own vDSO's image (what the daemon reads for every process' vDSO)
+ * against the [vdso] line of /proc/self/maps: the same start and
+ * length, an ELF header first. */
+TEST(maps_vdso_image_matches_text)
+{
+	unsigned long lo = 0, hi = 0;
+	const void *data = NULL;
+	char line[512];
+	size_t len = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	ASSERT_TRUE(f != NULL, "/proc/self/maps");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%lx-%lx", &lo, &hi);
+	fclose(f);
+	if (!lo) {
+		ASSERT_EQ(pm_vdso_image(&data, &len), -ENOENT, "no vDSO");
+		return;
+	}
+	ASSERT_OK(pm_vdso_image(&data, &len), "the vDSO's image");
+	ASSERT_EQ((uintptr_t)data, lo, "at the [vdso] line's start");
+	ASSERT_EQ(len, hi - lo, "its length");
+	ASSERT_EQ(memcmp(data, "\177ELF", 4), 0, "an ELF header");
+}
+
 TEST(ksyms_lookup_from_file)
 {
 	char path[512];
