@@ -221,8 +221,12 @@ struct pm_maps {
 };
 /* Open pid's maps: 0, or -errno (-ESRCH when it is gone). */
 int pm_maps_open(struct pm_maps *it, pid_t pid, bool text_only);
-/* 1 with *v set, 0 after the last, or -errno. */
+/* 1 with *v set, 0 after the last, or -errno.  The first is the one
+ * that holds it->next, or the next above it (0 after open: from the
+ * start). */
 int pm_maps_next(struct pm_maps *it, struct pm_vma *v);
+/* From the start again: 0, or -errno. */
+int pm_maps_rewind(struct pm_maps *it);
 void pm_maps_close(struct pm_maps *it);
 
 #endif

@@ -155,6 +155,14 @@ int pm_maps_next(struct pm_maps *it, struct pm_vma *v)
 	return 1;
 }
 
+int pm_maps_rewind(struct pm_maps *it)
+{
+	it->next = 0;
+	if (it->text && fseek(it->text, 0, SEEK_SET))
+		return -errno;
+	return 0;
+}
+
 void pm_maps_close(struct pm_maps *it)
 {
 	if (it->text)
@@ -462,20 +470,17 @@ static int locate_maps(pid_t pid, uint64_t pc, struct pm_vma *at, char *path,
 		err = 0;
 	if (err > 0) {
 		snprintf(path, len, "%s", at->path);
-		at->path = path; /* it.buf goes with the iterator */
+		at->path = path; /* it.buf is the next one's */
+		err = pm_maps_rewind(&it);
+	} else if (!err) {
+		err = -ENOENT;
 	}
-	pm_maps_close(&it);
-	if (err <= 0)
-		return err ? err : -ENOENT;
-	err = pm_maps_open(&it, pid, false);
-	if (err)
-		return err;
-	while (k < max && pm_maps_next(&it, &v) > 0)
+	while (!err && k < max && pm_maps_next(&it, &v) > 0)
 		if (v.dev == at->dev && v.ino == at->ino &&
 		    v.start != at->start && (at->ino || !strcmp(v.path, path)))
 			peers[k++] = pm_vma_map(&v);
 	pm_maps_close(&it);
-	return (int)k;
+	return err ? err : (int)k;
 }
 
 int pm_locate(pid_t pid, uint64_t pc, int *fd, char *path, size_t len,

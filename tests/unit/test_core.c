@@ -150,6 +150,7 @@ TEST(maps_query_matches_text)
 	char path[] = "/tmp/ep maps test XXXXXX";
 	struct pm_maps q, t;
 	struct pm_vma vq, vt;
+	uint64_t first = 0;
 	void *mem = MAP_FAILED;
 	int fd, rq, rt, n = 0, deleted = 0;
 	bool queried;
@@ -171,6 +172,8 @@ TEST(maps_query_matches_text)
 		if (rq <= 0)
 			break;
 		ASSERT_EQ(vq.start, vt.start, "start");
+		if (!n)
+			first = vq.start;
 		ASSERT_EQ(vq.end, vt.end, "end");
 		ASSERT_EQ(vq.offset, vt.offset, "offset");
 		ASSERT_EQ(vq.ino, vt.ino, "inode");
@@ -187,6 +190,13 @@ TEST(maps_query_matches_text)
 		n++;
 	}
 	queried = q.text == NULL;
+	/* from the start again: the first mapping once more, both ways */
+	ASSERT_OK(pm_maps_rewind(&q), "rewind the query");
+	ASSERT_OK(pm_maps_rewind(&t), "rewind the text");
+	ASSERT_EQ(pm_maps_next(&q, &vq), 1, "the first mapping, queried");
+	ASSERT_EQ(pm_maps_next(&t, &vt), 1, "the first mapping, as text");
+	ASSERT_EQ(vq.start, vt.start, "the first mapping again");
+	ASSERT_EQ(vq.start, first, "the same as before the rewind");
 	pm_maps_close(&q);
 	pm_maps_close(&t);
 	ASSERT_GE(n, 3, "the runner, libc and the loader at least");
