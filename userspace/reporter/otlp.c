@@ -51,6 +51,12 @@ typedef Opentelemetry__Proto__Common__V1__KeyValue OKeyValue;
 typedef Opentelemetry__Proto__Common__V1__InstrumentationScope OScope;
 typedef Opentelemetry__Proto__Resource__V1__Resource OResource;
 
+/* The dictionary's table (its member table and n_table) of n messages
+ * of the profiles' type, in the arena. */
+#define OT_TABLE(o, d, table, n, type)                                         \
+	REP_MSG_TABLE(&(o)->arena, (d)->table, (d)->n_##table, n,              \
+		      opentelemetry__proto__profiles__v1development__##type##__init)
+
 #define SCOPE_NAME "ebpf-profiler"
 #ifndef EP_VERSION
 #define EP_VERSION "0.0.0"
@@ -341,10 +347,8 @@ static int build_attributes(struct ot *o, ODict *d)
 {
 	size_t i;
 
-	if (!REP_MSG_TABLE(&o->arena, d->attribute_table, o->attrs.n,
-			   opentelemetry__proto__profiles__v1development__key_value_and_unit__init))
+	if (!OT_TABLE(o, d, attribute_table, o->attrs.n, key_value_and_unit))
 		return -ENOMEM;
-	d->n_attribute_table = o->attrs.n;
 	for (i = 1; i < o->attrs.n; i++) { /* the zero element stays empty */
 		const struct attr_key *k = intern_key(&o->attrs, i, NULL);
 		OKeyValueAndUnit *a = d->attribute_table[i];
@@ -375,10 +379,8 @@ static int build_mappings(struct ot *o, ODict *d)
 {
 	size_t i;
 
-	if (!REP_MSG_TABLE(&o->arena, d->mapping_table, o->maps.n,
-			   opentelemetry__proto__profiles__v1development__mapping__init))
+	if (!OT_TABLE(o, d, mapping_table, o->maps.n, mapping))
 		return -ENOMEM;
-	d->n_mapping_table = o->maps.n;
 	for (i = 0; i < o->maps.n; i++) {
 		const struct otlp_mapping_key *k = intern_key(&o->maps, i, NULL);
 		OMapping *m = d->mapping_table[i];
@@ -399,10 +401,8 @@ static int build_functions(struct ot *o, ODict *d)
 {
 	size_t i;
 
-	if (!REP_MSG_TABLE(&o->arena, d->function_table, o->funcs.n,
-			   opentelemetry__proto__profiles__v1development__function__init))
+	if (!OT_TABLE(o, d, function_table, o->funcs.n, function))
 		return -ENOMEM;
-	d->n_function_table = o->funcs.n;
 	for (i = 0; i < o->funcs.n; i++) {
 		const struct function_key *k = intern_key(&o->funcs, i, NULL);
 
@@ -445,11 +445,9 @@ static int build_locations(struct ot *o, ODict *d)
 	size_t i;
 	int err = 0;
 
-	if (!REP_MSG_TABLE(&o->arena, d->location_table, o->locs.n,
-			   opentelemetry__proto__profiles__v1development__location__init) ||
+	if (!OT_TABLE(o, d, location_table, o->locs.n, location) ||
 	    !ARENA_ARRAY(o, ln, o->locs.n))
 		return -ENOMEM;
-	d->n_location_table = o->locs.n;
 	for (i = 1; i < o->locs.n; i++) { /* the zero element stays empty */
 		const struct location_key *k = intern_key(&o->locs, i, NULL);
 		OLocation *l = d->location_table[i];
@@ -481,10 +479,8 @@ static int build_stacks(struct ot *o, ODict *d)
 {
 	size_t i;
 
-	if (!REP_MSG_TABLE(&o->arena, d->stack_table, o->stacks.n,
-			   opentelemetry__proto__profiles__v1development__stack__init))
+	if (!OT_TABLE(o, d, stack_table, o->stacks.n, stack))
 		return -ENOMEM;
-	d->n_stack_table = o->stacks.n;
 	for (i = 0; i < o->stacks.n; i++) {
 		OStack *s = d->stack_table[i];
 		size_t len;

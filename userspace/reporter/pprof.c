@@ -101,10 +101,10 @@ static int build_mappings(struct pp *pp, PProfile *p)
 	bool *unnamed;
 	uint32_t i;
 
-	p->n_mapping = pp->n_maps;
 	unnamed = arena_calloc(&pp->arena, b->n_mappings + 1, sizeof(*unnamed));
-	if (!REP_MSG_TABLE(&pp->arena, p->mapping, pp->n_maps,
-			   perftools__profiles__mapping__init) || !unnamed)
+	if (!REP_MSG_TABLE(&pp->arena, p->mapping, p->n_mapping, pp->n_maps,
+			   perftools__profiles__mapping__init) ||
+	    !unnamed)
 		return -ENOMEM;
 	for (i = 0; i < b->n_locations; i++)
 		if (pp->loc_id[i] && b->locations[i].mapping < b->n_mappings &&
@@ -158,7 +158,6 @@ static int build_locations(struct pp *pp, PProfile *p)
 	PLine *lines;
 	uint32_t i;
 
-	p->n_location = pp->n_locs;
 	lines = arena_calloc(&pp->arena, pp->n_locs + 1, sizeof(*lines));
 	/* a location of an inline chain names several functions: at most
 	 * one per location of the batch (n_function counts those named, and
@@ -166,7 +165,7 @@ static int build_locations(struct pp *pp, PProfile *p)
 	p->function = arena_calloc(&pp->arena, b->n_locations + 1,
 				   sizeof(*p->function));
 	pp->fs = arena_alloc(&pp->arena, b->n_locations + 1, sizeof(*pp->fs));
-	if (!REP_MSG_TABLE(&pp->arena, p->location, pp->n_locs,
+	if (!REP_MSG_TABLE(&pp->arena, p->location, p->n_location, pp->n_locs,
 			   perftools__profiles__location__init) ||
 	    !p->function || !pp->fs || !lines)
 		return -ENOMEM;

@@ -41,11 +41,11 @@ void rep_buf_free(struct rep_buf *b);
 /*
  * A repeated message field of n messages in the arena: field gets the
  * array of n pointers that protobuf-c takes, to n messages of field's
- * type in one block, each initialised by init (the type's __init).  One
- * spare slot each, so that n == 0 still gives non-NULL arrays.  False
- * when memory is short.
+ * type in one block, each initialised by init (the type's __init), and
+ * count (the field's n_ member) gets n.  One spare slot each, so that
+ * n == 0 still gives non-NULL arrays.  False when memory is short.
  */
-#define REP_MSG_TABLE(arena, field, n, init)                                   \
+#define REP_MSG_TABLE(arena, field, count, n, init)                            \
 	({                                                                     \
 		size_t n_ = (n), i_;                                           \
 		__typeof__(*(field)) m_ = arena_calloc((arena), n_ + 1,        \
@@ -55,6 +55,7 @@ void rep_buf_free(struct rep_buf *b);
 			init(&m_[i_]);                                         \
 			(field)[i_] = &m_[i_];                                 \
 		}                                                              \
+		(count) = n_;                                                  \
 		m_ && (field);                                                 \
 	})
 
