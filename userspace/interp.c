@@ -200,7 +200,7 @@ int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 		return 0;
 	if (bm_update(im->bm, BM_INTERP(kind), key, val)) {
 		if (!im->st[kind].map_full++)
-			log_warn("%s map is full: %s frames of new processes are not unwound (raise -map-scale-factor)",
+			log_warn("%s map is full: %s frames of new processes are not unwound",
 				 modules[kind]->map_name, module_names[kind]);
 		return -ENOSPC;
 	}
