@@ -33,6 +33,26 @@ static struct unwind_rule at(const struct dt_file *f, uint64_t addr)
 	return *dt_file_rule(f, idx);
 }
 
+/* Add a row at addr whose rule is "CFA = SP + off". */
+static int add_sp(struct dt_builder *b, uint64_t addr, int off)
+{
+	struct unwind_rule r = sp(off);
+
+	return dt_builder_add(b, addr, &r);
+}
+
+/* Finish the table and free its builder: the table, or NULL after a
+ * failed assertion. */
+static struct dt_file *finish(struct dt_builder *b)
+{
+	struct dt_file *f = NULL;
+
+	ASSERT_OK(dt_builder_finish(b, &f), "finish");
+	dt_builder_free(b);
+	ASSERT_NOT_NULL(f, "file");
+	return f;
+}
+
 #define ASSERT_RULE(f, addr, want, what)                                       \
 	({                                                                     \
 		struct unwind_rule got_ = at(f, addr), want_ = (want);         \
@@ -82,7 +102,7 @@ static void check_invariants(const struct dt_file *f)
 TEST(deltas_builder_basic)
 {
 	struct dt_builder *b;
-	struct dt_file *f = NULL;
+	struct dt_file *f;
 
 	ASSERT_OK(dt_builder_new(&b), "new");
 	dt_builder_set_source(b, DT_SRC_EH_FRAME);
@@ -90,34 +110,19 @@ TEST(deltas_builder_basic)
 	/* Two functions, rows given out of order; a gap between them. */
 	ASSERT_OK(dt_builder_add(b, 0x1104, &(struct unwind_rule){ 0 }), "add");
 	ASSERT_OK(dt_builder_add_range(b, 0x1100, 0x1180), "range 2");
-	{
-		struct unwind_rule r = sp(8);
-		ASSERT_OK(dt_builder_add(b, 0x1100, &r), "add");
-	}
-	{
-		struct unwind_rule r = sp(16);
-		ASSERT_OK(dt_builder_add(b, 0x1104, &r), "replaces 0x1104");
-	}
-	{
-		struct unwind_rule r = sp(8);
-		ASSERT_OK(dt_builder_add(b, 0x1000, &r), "add");
-		r = sp(16);
-		ASSERT_OK(dt_builder_add(b, 0x1001, &r), "add");
-		r = sp(16); /* same as before: merged */
-		ASSERT_OK(dt_builder_add(b, 0x1010, &r), "add");
-		r = sp(8);
-		ASSERT_OK(dt_builder_add(b, 0x10f0, &r), "add");
-	}
+	ASSERT_OK(add_sp(b, 0x1100, 8), "add");
+	ASSERT_OK(add_sp(b, 0x1104, 16), "replaces 0x1104");
+	ASSERT_OK(add_sp(b, 0x1000, 8), "add");
+	ASSERT_OK(add_sp(b, 0x1001, 16), "add");
+	ASSERT_OK(add_sp(b, 0x1010, 16), "add"); /* same as before: merged */
+	ASSERT_OK(add_sp(b, 0x10f0, 8), "add");
 	ASSERT_OK(dt_builder_add_range(b, 0x1000, 0x10f1), "range 1");
 	/* A third function starting exactly where the second ends. */
-	{
-		struct unwind_rule r = sp(8);
-		ASSERT_OK(dt_builder_add(b, 0x1180, &r), "add");
-	}
+	ASSERT_OK(add_sp(b, 0x1180, 8), "add");
 	ASSERT_OK(dt_builder_add_range(b, 0x1180, 0x1190), "range 3");
-	ASSERT_OK(dt_builder_finish(b, &f), "finish");
-	if (!ASSERT_NOT_NULL(f, "file"))
-		goto out;
+	f = finish(b);
+	if (!f)
+		return;
 	check_invariants(f);
 	ASSERT_RULE(f, 0x0fff, cmd(RULE_CMD_INVALID), "before");
 	ASSERT_RULE(f, 0x1000, sp(8), "entry");
@@ -141,45 +146,39 @@ TEST(deltas_builder_basic)
 	ASSERT_EQ(f->source, DT_SRC_EH_FRAME, "source");
 	ASSERT_EQ(f->text_lo, 0x1000, "text_lo");
 	ASSERT_EQ(f->text_hi, 0x2000, "text_hi");
-out:
 	dt_file_free(f);
-	dt_builder_free(b);
 }
 
 TEST(deltas_sources_layer)
 {
 	struct dt_builder *b;
-	struct dt_file *f = NULL;
+	struct dt_file *f;
 	struct unwind_rule r;
 
 	ASSERT_OK(dt_builder_new(&b), "new");
 	/* debug_frame first, eh_frame later: eh_frame wins at the same
 	 * address, whatever the order. */
 	dt_builder_set_source(b, DT_SRC_DEBUG_FRAME);
-	r = sp(24);
-	dt_builder_add(b, 0x2000, &r);
-	dt_builder_add(b, 0x2100, &r);
+	add_sp(b, 0x2000, 24);
+	add_sp(b, 0x2100, 24);
 	dt_builder_add_range(b, 0x2000, 0x2200);
 	/* debug_frame alone covers this function. */
-	r = sp(40);
-	dt_builder_add(b, 0x3000, &r);
+	add_sp(b, 0x3000, 40);
 	dt_builder_add_range(b, 0x3000, 0x3010);
 	dt_builder_set_source(b, DT_SRC_EH_FRAME);
-	r = sp(8);
-	dt_builder_add(b, 0x2000, &r);
+	add_sp(b, 0x2000, 8);
 	/* eh_frame says "unsupported" here: the lower layer shows. */
 	r = cmd(RULE_CMD_INVALID);
 	dt_builder_add(b, 0x2100, &r);
 	dt_builder_add_range(b, 0x2000, 0x2180);
 	/* Synthetic rows only fill what nothing else covers. */
 	dt_builder_set_source(b, DT_SRC_SYNTH);
-	r = sp(99);
-	dt_builder_add(b, 0x2000, &r);
-	dt_builder_add(b, 0x4000, &r);
+	add_sp(b, 0x2000, 99);
+	add_sp(b, 0x4000, 99);
 	dt_builder_add_range(b, 0x2000, 0x4010);
-	ASSERT_OK(dt_builder_finish(b, &f), "finish");
-	if (!ASSERT_NOT_NULL(f, "file"))
-		goto out;
+	f = finish(b);
+	if (!f)
+		return;
 	check_invariants(f);
 	ASSERT_RULE(f, 0x2000, sp(8), "eh_frame over debug_frame");
 	ASSERT_RULE(f, 0x2100, sp(24), "debug_frame under unsupported");
@@ -190,34 +189,27 @@ TEST(deltas_sources_layer)
 	ASSERT_RULE(f, 0x4010, cmd(RULE_CMD_INVALID), "end");
 	ASSERT_EQ(f->source, DT_SRC_EH_FRAME | DT_SRC_DEBUG_FRAME | DT_SRC_SYNTH,
 		  "sources");
-out:
 	dt_file_free(f);
-	dt_builder_free(b);
 }
 
 TEST(deltas_pages)
 {
 	struct dt_builder *b;
-	struct dt_file *f = NULL;
-	struct unwind_rule r;
+	struct dt_file *f;
 
 	ASSERT_OK(dt_builder_new(&b), "new");
 	dt_builder_set_source(b, DT_SRC_EH_FRAME);
 	/* A function across three page boundaries, with a row in the middle
 	 * page, then one starting mid-page after a gap. */
-	r = sp(8);
-	dt_builder_add(b, 0x1fff0, &r);
-	r = sp(64);
-	dt_builder_add(b, 0x1fff4, &r);
-	r = sp(72);
-	dt_builder_add(b, 0x30010, &r);
+	add_sp(b, 0x1fff0, 8);
+	add_sp(b, 0x1fff4, 64);
+	add_sp(b, 0x30010, 72);
 	dt_builder_add_range(b, 0x1fff0, 0x50020);
-	r = sp(8);
-	dt_builder_add(b, 0x70100, &r);
+	add_sp(b, 0x70100, 8);
 	dt_builder_add_range(b, 0x70100, 0x70200);
-	ASSERT_OK(dt_builder_finish(b, &f), "finish");
-	if (!ASSERT_NOT_NULL(f, "file"))
-		goto out;
+	f = finish(b);
+	if (!f)
+		return;
 	check_invariants(f);
 	/* Pages 1, 2, 3, 4, 5 and 7; page 6 is all gap. */
 	ASSERT_EQ(f->n_pages, 6, "pages");
@@ -232,15 +224,13 @@ TEST(deltas_pages)
 	ASSERT_RULE(f, 0x70000, cmd(RULE_CMD_INVALID), "page 7 start");
 	ASSERT_RULE(f, 0x70100, sp(8), "fn 2");
 	ASSERT_EQ(f->covered, 0x50020 - 0x1fff0 + 0x100, "covered");
-out:
 	dt_file_free(f);
-	dt_builder_free(b);
 }
 
 TEST(deltas_canonical_rules)
 {
 	struct dt_builder *b;
-	struct dt_file *f = NULL;
+	struct dt_file *f;
 	struct unwind_rule r;
 
 	ASSERT_OK(dt_builder_new(&b), "new");
@@ -249,8 +239,7 @@ TEST(deltas_canonical_rules)
 	r.fp_off = 123; /* fp_rule SAME: fp_off unused */
 	r.cfa_post = 5; /* no deref: unused */
 	dt_builder_add(b, 0x1000, &r);
-	r = sp(16);
-	dt_builder_add(b, 0x1010, &r);
+	add_sp(b, 0x1010, 16);
 	r = (struct unwind_rule){ .cmd = RULE_CMD_STOP, .cfa_off = 77 };
 	dt_builder_add(b, 0x1020, &r);
 	r = (struct unwind_rule){ .cmd = RULE_CMD_PLT, .cfa_reg = RULE_REG_SP,
@@ -259,17 +248,15 @@ TEST(deltas_canonical_rules)
 	r = (struct unwind_rule){ .cmd = 9 };
 	ASSERT_EQ(dt_builder_add(b, 0x1040, &r), -EINVAL, "bad command");
 	dt_builder_add_range(b, 0x1000, 0x1040);
-	ASSERT_OK(dt_builder_finish(b, &f), "finish");
-	if (!ASSERT_NOT_NULL(f, "file"))
-		goto out;
+	f = finish(b);
+	if (!f)
+		return;
 	ASSERT_EQ(f->n_rules, RULE_FIXED_COUNT + 1, "one rule besides fixed");
 	ASSERT_EQ(dt_file_lookup(f, 0x1020), RULE_IDX_STOP, "STOP is fixed");
 	ASSERT_EQ(dt_file_lookup(f, 0x1030), RULE_IDX_PLT, "PLT is fixed");
 	/* 0 (page start), 1000, 1020, 1030, 1040 (end). */
 	ASSERT_EQ(f->n_rows, 5, "rows merged across canonical twins");
-out:
 	dt_file_free(f);
-	dt_builder_free(b);
 }
 
 TEST(deltas_too_many_rules)
@@ -279,9 +266,7 @@ TEST(deltas_too_many_rules)
 
 	ASSERT_OK(dt_builder_new(&b), "new");
 	for (i = 0; i < MAX_RULES && !err; i++) {
-		struct unwind_rule r = sp(8 + i);
-
-		err = dt_builder_add(b, 0x1000 + i, &r);
+		err = add_sp(b, 0x1000 + i, 8 + i);
 	}
 	ASSERT_EQ(err, -E2BIG, "distinct rules are bounded");
 	ASSERT_EQ(i, MAX_RULES - RULE_FIXED_COUNT + 1, "where it stops");
