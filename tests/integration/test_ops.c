@@ -375,6 +375,41 @@ static bool move_to_cgroup(const char *cg, pid_t pid)
 	return write_file(path, buf);
 }
 
+/* A cgroup v2 directory of the test's, and one below it. */
+struct test_cgroup {
+	char mnt[256], parent[600], child[800];
+};
+
+/* Make the cgroups mnt/rel and mnt/rel/leaf: false, the test skipped,
+ * where cgroup v2 is not mounted or they cannot be made. */
+static bool cgroup_make(struct test_cgroup *cg, const char *rel,
+			const char *leaf)
+{
+	if (!h_cgroup2_mount(cg->mnt, sizeof(cg->mnt))) {
+		test_skip("cgroup v2 is not mounted");
+		return false;
+	}
+	snprintf(cg->parent, sizeof(cg->parent), "%s%s", cg->mnt, rel);
+	snprintf(cg->child, sizeof(cg->child), "%s/%s", cg->parent, leaf);
+	if (mkdir(cg->parent, 0755) || mkdir(cg->child, 0755)) {
+		test_skip("cannot create a cgroup under %s: %s", cg->mnt,
+			  strerror(errno));
+		rmdir(cg->parent);
+		return false;
+	}
+	return true;
+}
+
+/* Remove both; the child is empty once its processes are reaped. */
+static void cgroup_remove(const struct test_cgroup *cg)
+{
+	int i;
+
+	for (i = 0; i < 50 && rmdir(cg->child) && errno == EBUSY; i++)
+		usleep(100000);
+	rmdir(cg->parent);
+}
+
 /* Profile the whole machine for 3 s with one -cgroup value. */
 static int profile_cgroup(const char *cg, struct folded *f, char **err)
 {
@@ -393,32 +428,24 @@ static int profile_cgroup(const char *cg, struct folded *f, char **err)
  * child appears, one outside does not; the parent selects its subtree. */
 TEST_ROOT(ops_cgroup_filter)
 {
-	char mnt[256], parent[600], child[700], rel[64];
+	struct test_cgroup cg;
+	char rel[64];
 	struct folded f;
 	char *err = NULL;
 	pid_t in = 0, out = 0;
 	int i;
 
-	if (!h_cgroup2_mount(mnt, sizeof(mnt))) {
-		test_skip("cgroup v2 is not mounted");
-		return;
-	}
 	snprintf(rel, sizeof(rel), "/ep-test-%d", (int)getpid());
-	snprintf(parent, sizeof(parent), "%s%s", mnt, rel);
-	snprintf(child, sizeof(child), "%s/inner", parent);
-	if (mkdir(parent, 0755) || mkdir(child, 0755)) {
-		test_skip("cannot create a cgroup under %s: %s", mnt, strerror(errno));
-		rmdir(parent);
+	if (!cgroup_make(&cg, rel, "inner"))
 		return;
-	}
 	in = workload("split-fp", "20");
 	out = workload("split-nofp-pie", "20");
-	if (!ASSERT_TRUE(move_to_cgroup(child, in), "move the workload in"))
+	if (!ASSERT_TRUE(move_to_cgroup(cg.child, in), "move the workload in"))
 		goto cleanup;
 	usleep(200000);
 
 	if (test_start_subtest("exact_cgroup_path")) {
-		ASSERT_EQ(profile_cgroup(child, &f, &err), 0, "exit code");
+		ASSERT_EQ(profile_cgroup(cg.child, &f, &err), 0, "exit code");
 		test_note("inside: %llu samples, outside: %llu, all: %llu",
 			  (unsigned long long)h_count_comm(&f, "split-fp"),
 			  (unsigned long long)h_count_comm(&f, "split-nofp-pie"),
@@ -447,7 +474,7 @@ TEST_ROOT(ops_cgroup_filter)
 			const char *args[] = { "-cgroup", v1[i], "-duration", "1s", NULL };
 			struct stat stt;
 
-			if (!strcmp(v1[i], mnt) || stat(v1[i], &stt))
+			if (!strcmp(v1[i], cg.mnt) || stat(v1[i], &stt))
 				continue;
 			ASSERT_EQ(h_profile(args, &err, 30), 1, v1[i]);
 			ASSERT_TRUE(err && strstr(err, "no such cgroup v2 directory"),
@@ -458,11 +485,8 @@ TEST_ROOT(ops_cgroup_filter)
 cleanup:
 	stop_pid(in);
 	stop_pid(out);
-	/* the cgroup is empty once its process is reaped */
-	for (i = 0; i < 50 && rmdir(child) && errno == EBUSY; i++)
-		usleep(100000);
-	rmdir(parent);
-	ASSERT_NEQ(access(parent, F_OK), 0, "test cgroup removed");
+	cgroup_remove(&cg);
+	ASSERT_NEQ(access(cg.parent, F_OK), 0, "test cgroup removed");
 }
 
 /* -pid twice: both processes, not a third. */
@@ -638,23 +662,17 @@ TEST_ROOT(ops_otlp_resource_attributes)
 {
 	static const char id[] =
 		"4f1c0ffee0ddba11deadbeefcafe0123456789abcdef0123456789abcdef0123";
-	char mnt[256], slice[512], scope[700], rdir[512], cmd[2048], want[256];
+	char slice[64], scope[128], rdir[512], cmd[2048], want[256];
 	char endpoint[64], pidarg[16], *attrs = NULL, *err = NULL, *port_s = NULL;
+	struct test_cgroup cg;
 	struct utsname u;
 	pid_t w = 0, rcv = 0;
 	int i;
 
-	if (!h_cgroup2_mount(mnt, sizeof(mnt))) {
-		test_skip("cgroup v2 is not mounted");
+	snprintf(slice, sizeof(slice), "/ep-test-%d.slice", (int)getpid());
+	snprintf(scope, sizeof(scope), "cri-containerd-%s.scope", id);
+	if (!cgroup_make(&cg, slice, scope))
 		return;
-	}
-	snprintf(slice, sizeof(slice), "%s/ep-test-%d.slice", mnt, (int)getpid());
-	snprintf(scope, sizeof(scope), "%s/cri-containerd-%s.scope", slice, id);
-	if (mkdir(slice, 0755) || mkdir(scope, 0755)) {
-		test_skip("cannot create a cgroup under %s: %s", mnt, strerror(errno));
-		rmdir(slice);
-		return;
-	}
 	snprintf(rdir, sizeof(rdir), "%s/otlp", test_tmpdir());
 	mkdir(rdir, 0755);
 	snprintf(cmd, sizeof(cmd),
@@ -671,7 +689,7 @@ TEST_ROOT(ops_otlp_resource_attributes)
 	if (!ASSERT_NOT_NULL(port_s, "receiver listening"))
 		goto out;
 	w = workload("split-fp", "15");
-	if (!ASSERT_TRUE(move_to_cgroup(scope, w), "workload into the container cgroup"))
+	if (!ASSERT_TRUE(move_to_cgroup(cg.child, w), "workload into the container cgroup"))
 		goto out;
 	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%d", atoi(port_s));
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)w);
@@ -714,9 +732,7 @@ out:
 		kill(rcv, SIGTERM);
 		h_wait(rcv, 10);
 	}
-	for (i = 0; i < 50 && rmdir(scope) && errno == EBUSY; i++)
-		usleep(100000);
-	rmdir(slice);
+	cgroup_remove(&cg);
 	free(attrs);
 	free(err);
 	free(port_s);
