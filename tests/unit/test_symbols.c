@@ -171,6 +171,21 @@ TEST(symbols_not_elf)
 	close(fd);
 }
 
+/* The symbols of an ELF image of the n sections secs: the table, or NULL
+ * after a failed assertion. */
+static struct symb_table *load_image(const struct synth_sec *secs, int n)
+{
+	struct symb_table *t = NULL;
+	int fd = synth_elf_fd(secs, n);
+	bool ok;
+
+	if (!ASSERT_GE(fd, 0, "image"))
+		return NULL;
+	ok = ASSERT_OK(symb_load_fd(fd, &t), "load");
+	close(fd);
+	return ok ? t : NULL;
+}
+
 /* Names and tables a hostile file may hold (elfm_for_each_sym): a name
  * that runs off the end of its string table, an offset past it, a table
  * of entries that are not Elf64_Sym, one linked to no section.  The good
@@ -193,23 +208,18 @@ TEST(symbols_hostile_tables)
 		{ ".symtab.2", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 99,
 		  sizeof(Elf64_Sym) },
 	};
-	struct symb_table *t = NULL;
+	struct symb_table *t = load_image(secs, 5);
 	uint64_t off;
-	int fd;
 
-	fd = synth_elf_fd(secs, 5);
-	if (!ASSERT_GE(fd, 0, "image"))
+	if (!t)
 		return;
-	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
-		ASSERT_EQ(symb_count(t), 1, "only the whole name");
-		ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
-		ASSERT_TRUE(symb_lookup(t, 0x1104, &off) == NULL,
-			    "a name without its NUL is no name");
-		ASSERT_TRUE(symb_lookup(t, 0x1204, &off) == NULL,
-			    "a name past the table is no name");
-	}
+	ASSERT_EQ(symb_count(t), 1, "only the whole name");
+	ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
+	ASSERT_TRUE(symb_lookup(t, 0x1104, &off) == NULL,
+		    "a name without its NUL is no name");
+	ASSERT_TRUE(symb_lookup(t, 0x1204, &off) == NULL,
+		    "a name past the table is no name");
 	symb_free(t);
-	close(fd);
 }
 
 /* Two symbols at one address with sizes past INT_MAX apart: the sort
@@ -227,21 +237,15 @@ TEST(symbols_huge_sizes)
 	struct synth_sec secs[3] = {
 		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
 	};
-	struct symb_table *t = NULL;
+	struct symb_table *t = load_image(secs, 3);
 	uint64_t off;
-	int fd;
 
-	fd = synth_elf_fd(secs, 3);
-	if (!ASSERT_GE(fd, 0, "image"))
+	if (!t)
 		return;
-	if (ASSERT_OK(symb_load_fd(fd, &t), "load")) {
-		ASSERT_EQ(symb_count(t), 2, "one symbol per address");
-		ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big",
-			     "the larger size wins");
-		ASSERT_STREQ(symb_lookup(t, 0x2004, &off), "next", "next");
-	}
+	ASSERT_EQ(symb_count(t), 2, "one symbol per address");
+	ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big", "the larger size wins");
+	ASSERT_STREQ(symb_lookup(t, 0x2004, &off), "next", "next");
 	symb_free(t);
-	close(fd);
 }
 
 /* An image of n function symbols at 0x1000 + i, all named name, or with
