@@ -179,6 +179,7 @@ TEST(perl_detect_threaded_and_not)
 		struct perl_info r;
 		void *data = NULL;
 		size_t len = 0;
+		const char *bin;
 		char name[32];
 		int fd, err;
 
@@ -189,7 +190,8 @@ TEST(perl_detect_threaded_and_not)
 		fd = fake_perl(name, cases[i].version, cases[i].threaded);
 		if (!ASSERT_GE(fd, 0, "cc"))
 			continue;
-		err = m->detect(NULL, test_tmppath(name), fd, &data, &len);
+		bin = test_tmppath(name);
+		err = m->detect(NULL, bin, fd, &data, &len);
 		close(fd);
 		ASSERT_EQ(err, cases[i].err, "detection");
 		if (err || !ASSERT_OK(fix_record(INTERP_PERL, data, len, &r,
@@ -201,23 +203,18 @@ TEST(perl_detect_threaded_and_not)
 		ASSERT_EQ(r.version, cases[i].version, "version");
 		ASSERT_EQ(r.subversion, 1, "subversion");
 		ASSERT_EQ(r.threaded, cases[i].threaded, "build");
-		ASSERT_EQ(r.loop_lo,
-			  nm_addr(test_tmppath(name), "Perl_runops_standard"),
+		ASSERT_EQ(r.loop_lo, nm_addr(bin, "Perl_runops_standard"),
 			  "runops");
 		if (cases[i].threaded) {
-			ASSERT_EQ(r.interp,
-				  nm_addr(test_tmppath(name), "PL_curinterp"),
+			ASSERT_EQ(r.interp, nm_addr(bin, "PL_curinterp"),
 				  "PL_curinterp");
-			ASSERT_EQ(r.thr_key,
-				  nm_addr(test_tmppath(name), "PL_thr_key"),
+			ASSERT_EQ(r.thr_key, nm_addr(bin, "PL_thr_key"),
 				  "PL_thr_key");
 			ASSERT_EQ(r.curcop, 0, "no globals");
 		} else {
-			ASSERT_EQ(r.curcop,
-				  nm_addr(test_tmppath(name), "PL_curcop"),
+			ASSERT_EQ(r.curcop, nm_addr(bin, "PL_curcop"),
 				  "PL_curcop");
-			ASSERT_EQ(r.curstackinfo,
-				  nm_addr(test_tmppath(name), "PL_curstackinfo"),
+			ASSERT_EQ(r.curstackinfo, nm_addr(bin, "PL_curstackinfo"),
 				  "PL_curstackinfo");
 			ASSERT_EQ(r.interp, 0, "no interpreter struct");
 		}
