@@ -33,6 +33,23 @@ int fix_record(unsigned kind, const void *data, size_t len, void *info,
 	return 0;
 }
 
+bool fix_installed_record(unsigned kind, const char *path, const char *how,
+			  const char *found, void *info, size_t size)
+{
+	void *data = NULL;
+	size_t len = 0;
+	bool ok;
+
+	if (access(path, R_OK)) {
+		test_skip("%s: %s (%s)", path, strerror(errno), how);
+		return false;
+	}
+	ASSERT_OK(fix_detect(kind, path, &data, &len), found);
+	ok = ASSERT_OK(fix_record(kind, data, len, info, size), "its record");
+	free(data);
+	return ok;
+}
+
 bool fix_arm64_file(const char *env, const char *rel, char *path, size_t cap)
 {
 	const char *v = getenv(env), *dir = getenv("EP_ARM64_DIR");

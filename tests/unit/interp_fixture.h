@@ -20,6 +20,13 @@ int fix_detect(unsigned kind, const char *path, void **data, size_t *len);
  * 0 or -EINVAL. */
 int fix_record(unsigned kind, const void *data, size_t len, void *info,
 	       size_t size);
+/* For the tests that check an installed runtime's record against an
+ * oracle: the test is skipped where the file at path is not readable
+ * (how says how to get it); else fix_detect, asserted with found, and
+ * fix_record into info of size bytes, asserted as "its record".  Whether
+ * info holds the record. */
+bool fix_installed_record(unsigned kind, const char *path, const char *how,
+			  const char *found, void *info, size_t size);
 
 /* A shell command: objdump of the first 64 bytes of the function at the
  * dynamic symbol sym (name@@... too) of file, for a python filter that

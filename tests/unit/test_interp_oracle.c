@@ -68,18 +68,10 @@ TEST(interp_php_detect_vs_objdump)
 	struct php_info r;
 	unsigned long long lo = 0, size = 0, off = 0;
 	char out[256];
-	void *data = NULL;
-	size_t len = 0;
 
-	if (access(PHP, R_OK)) {
-		test_skip("%s: %s (make deps installs php8.2-cli)", PHP,
-			  strerror(errno));
+	if (!fix_installed_record(INTERP_PHP, PHP, "make deps installs php8.2-cli",
+				  "PHP found", &r, sizeof(r)))
 		return;
-	}
-	ASSERT_OK(fix_detect(INTERP_PHP, PHP, &data, &len), "PHP found");
-	if (!ASSERT_OK(fix_record(INTERP_PHP, data, len, &r,
-				 sizeof(r)), "its record"))
-		goto out;
 	/* cmpq $0x0,DISP(%rax) after lea executor_globals(%rip),%rax */
 	ASSERT_OK(fix_run(DISASM(PHP, "zend_is_executing") " | python3 -c '"
 		  "import re,sys; t=sys.stdin.read(); "
@@ -107,8 +99,6 @@ TEST(interp_php_detect_vs_objdump)
 	else
 		ASSERT_TRUE(r.resume_pc > r.loop_lo && r.resume_pc < r.loop_hi,
 			    "the resume address is inside execute_ex");
-out:
-	free(data);
 }
 
 /* A file holding a runtime in a build its module does not support (a

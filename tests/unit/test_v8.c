@@ -60,24 +60,17 @@ TEST(v8_detect_node_vs_nm)
 	char cmd[4096], out[1024], *p;
 	unsigned long long blob = 0;
 	struct v8_info r;
-	void *data = NULL;
-	size_t len = 0, i, n;
+	size_t i, n;
 
-	if (access(NODE, R_OK)) {
-		test_skip("%s: %s (make deps installs nodejs)", NODE,
-			  strerror(errno));
+	if (!fix_installed_record(INTERP_V8, NODE, "make deps installs nodejs",
+				  "V8 found in node", &r, sizeof(r)))
 		return;
-	}
-	ASSERT_OK(fix_detect(INTERP_V8, NODE, &data, &len), "V8 found in node");
-	if (!ASSERT_OK(fix_record(INTERP_V8, data, len, &r,
-				 sizeof(r)), "its record"))
-		goto out;
 	n = (size_t)snprintf(cmd, sizeof(cmd), "set -- ");
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s ", names[i]);
 	snprintf(cmd + n, sizeof(cmd) - n, "; %s", INT_OF(NODE));
 	if (!ASSERT_OK(fix_run(cmd, out, sizeof(out)), "nm and objdump"))
-		goto out;
+		return;
 	for (p = out, i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		want[i] = strtoll(p, &p, 10);
 	ASSERT_OK(fix_run("nm " NODE " | awk '$3 == \"v8_Default_embedded_blob_code_\""
@@ -123,8 +116,6 @@ TEST(v8_detect_node_vs_nm)
 	/* kBytecodeSizes: 3 scales of every bytecode, the prefixes 1 byte */
 	ASSERT_GT(r.l.bc_count, 100, "Bytecodes::kBytecodeSizes");
 	ASSERT_EQ(r.l.bc_sizes[0], 1, "Wide's size");
-out:
-	free(data);
 }
 
 /* A file without V8 is not one: libc. */
@@ -156,17 +147,10 @@ TEST(v8_detect_libnode_vs_objdump)
 	unsigned long long lo = 0, size = 0;
 	struct v8_info r;
 	char out[256];
-	void *data = NULL;
-	size_t len = 0;
 
-	if (access(LIBNODE, R_OK)) {
-		test_skip("%s: %s (make deps unpacks it)", LIBNODE, strerror(errno));
+	if (!fix_installed_record(INTERP_V8, LIBNODE, "make deps unpacks it",
+				  "V8 found in libnode", &r, sizeof(r)))
 		return;
-	}
-	ASSERT_OK(fix_detect(INTERP_V8, LIBNODE, &data, &len), "V8 found in libnode");
-	if (!ASSERT_OK(fix_record(INTERP_V8, data, len, &r,
-				 sizeof(r)), "its record"))
-		goto out;
 	/* the pointer the code loads (objdump's "# addr" comment), then its
 	 * 8 bytes; the size's uint32 likewise */
 #define TARGET_OF(sym)                                                         \
@@ -194,8 +178,6 @@ TEST(v8_detect_libnode_vs_objdump)
 	ASSERT_EQ(r.blob_lo, lo, "the builtins' address");
 	ASSERT_EQ(r.blob_hi - r.blob_lo, size, "their size");
 	ASSERT_EQ(r.off_function, -16, "off_fp_function");
-out:
-	free(data);
 }
 
 /* A process image laid out as node 20 has its objects, read in place of
