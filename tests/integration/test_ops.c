@@ -53,16 +53,20 @@ static bool wait_metrics(int port, int timeout_ms)
 	return false;
 }
 
-/* Start the daemon in continuous mode with args (at most 24), serving
- * metrics on port, and wait until it does (it has loaded and is
- * attaching).  Returns its pid, or 0 after a failed assertion. */
-static pid_t start_daemon(const char *const *args, const char *errpath, int port)
+/* Start split-fp for secs seconds (its pid in *w), then the daemon in
+ * continuous mode with args (at most 24), serving metrics on port, and
+ * wait until it does (it has loaded and is attaching).  Returns the
+ * daemon's pid, or 0 after a failed assertion, the workload then
+ * stopped and *w 0. */
+static pid_t start_daemon(const char *const *args, const char *errpath,
+			  int port, const char *secs, pid_t *w)
 {
 	const char *argv[24 + 3];
 	char portarg[16];
 	int n = 0;
 	pid_t d;
 
+	*w = workload("split-fp", secs);
 	while (args[n] && n < 24) {
 		argv[n] = args[n];
 		n++;
@@ -75,6 +79,8 @@ static pid_t start_daemon(const char *const *args, const char *errpath, int port
 
 	if (!ASSERT_TRUE(wait_metrics(port, 15000), "daemon up")) {
 		stop_pid(d);
+		stop_pid(*w);
+		*w = 0;
 		return 0;
 	}
 	return d;
@@ -149,13 +155,10 @@ TEST_ROOT(ops_signal_flushes_and_detaches)
 			const char *args[] = { "-output", out, "-reporter-interval", "1s",
 					       "-samples-per-second", "99", NULL };
 
-			w = workload("split-fp", "15");
-			d = start_daemon(args, errpath, port);
+			d = start_daemon(args, errpath, port, "15", &w);
 		}
-		if (!d) {
-			stop_pid(w);
+		if (!d)
 			continue;
-		}
 		sleep(3);
 		h_bpf_ids_of(d, &ids);
 		test_note("%s: the daemon holds %d programs, %d maps, %d links",
@@ -217,8 +220,7 @@ TEST_ROOT(ops_metrics_endpoint)
 		const char *args[] = { "-output", test_tmppath("m.folded"),
 				       "-samples-per-second", "99", NULL };
 
-		w = workload("split-fp", "15");
-		d = start_daemon(args, NULL, port);
+		d = start_daemon(args, NULL, port, "15", &w);
 	}
 	if (!d)
 		goto out;
@@ -305,8 +307,7 @@ TEST_ROOT(ops_probabilistic_on_off)
 				       "-probabilistic-interval", "1s",
 				       "-samples-per-second", "99", NULL };
 
-		w = workload("split-fp", "25");
-		d = start_daemon(args, errpath, port);
+		d = start_daemon(args, errpath, port, "25", &w);
 	}
 	if (!d)
 		goto out;
