@@ -98,6 +98,25 @@ __noinline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 	 * the answer is in [lo, hi) */
 	rs.lo = pi->first & (DELTA_CHUNK_ROWS - 1);
 	rs.hi = rs.lo + pi->count;
+	if (pi->count >= PAGE_FENCES) {
+		__u32 b = 0, n = pi->count;
+
+		/* the last run whose first row is at or below the target,
+		 * from the fences in the entry (fence[0] is 0): five steps
+		 * in the line just read */
+		if (pi->fence[16] <= rs.target)
+			b = 16;
+		if (pi->fence[b + 8] <= rs.target)
+			b += 8;
+		if (pi->fence[b + 4] <= rs.target)
+			b += 4;
+		if (pi->fence[b + 2] <= rs.target)
+			b += 2;
+		if (pi->fence[b + 1] <= rs.target)
+			b += 1;
+		rs.hi = rs.lo + page_run(n, b + 1);
+		rs.lo += page_run(n, b);
+	}
 	bpf_loop(DELTA_SEARCH_STEPS, rule_search_step, &rs, 0);
 	row = rs.failed ? NULL : row_at(chunk, rs.lo);
 	if (!row) {

@@ -463,6 +463,22 @@ static int copy_piece(const struct dt_file *t, const struct piece *pc,
 	return dt_copy_rows(&sub, rule_hi, dst);
 }
 
+/* Page j's entry: its rows at first in the row chunks, and the address of
+ * each run's first row when it has runs (struct page_info). */
+static struct page_info page_entry(const struct dt_file *t, uint32_t j,
+				   uint32_t first)
+{
+	const struct dt_page *p = &t->pages[j];
+	struct page_info v = { .first = first, .count = p->count };
+	uint32_t b;
+
+	if (p->count >= PAGE_FENCES)
+		for (b = 0; b < PAGE_FENCES; b++)
+			v.fence[b] = (uint16_t)ROW_ADDR(
+				t->rows[p->first + page_run(p->count, b)]);
+	return v;
+}
+
 static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		       const struct dt_file *t)
 {
@@ -532,10 +548,7 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 		for (j = pcs[i].p0; j < pcs[i].p1; j++) {
 			keys[j] = (struct page_key){ .file_id = f->id64,
 						     .page = t->pages[j].page };
-			vals[j] = (struct page_info){
-				.first = base + t->pages[j].first - first,
-				.count = t->pages[j].count
-			};
+			vals[j] = page_entry(t, j, base + t->pages[j].first - first);
 			f->pages[j] = t->pages[j].page;
 		}
 	}

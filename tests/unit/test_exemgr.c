@@ -169,7 +169,8 @@ static int mem_row(void *arg, uint32_t row, uint32_t *out)
 /* Rows of a second extraction of path that BPF would not find as they
  * are: a page missing or of another size, a page across two chunks, a
  * row with another address or whose rule (through the shared rules
- * array) differs.  *checked counts the rows compared.  -1 when the file
+ * array) differs, a run's fence (struct page_info) that is not the
+ * address of the run's first row.  *checked counts the rows compared.  -1 when the file
  * does not extract. */
 static long rows_differ(struct bpfmaps *bm, const struct exe_file *f,
 			const char *path, row_reader_fn rd, void *arg,
@@ -207,6 +208,15 @@ static long rows_differ(struct bpfmaps *bm, const struct exe_file *f,
 				   sizeof(struct unwind_rule)))
 				bad++;
 		}
+		/* each run's first address, as the extraction has it (or
+		 * none, for a page of fewer rows than runs) */
+		for (j = 0; j < PAGE_FENCES; j++)
+			if (v.fence[j] !=
+			    (p->count < PAGE_FENCES ?
+				     0 :
+				     ROW_ADDR(t->rows[p->first +
+						      page_run(p->count, j)])))
+				bad++;
 		*checked += p->count;
 	}
 	dt_file_free(t);
