@@ -67,23 +67,45 @@ static long rule_search_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* Find the rule index for an address in a file: -1 with *err set when
- * there is none.  A global function: the verifier checks it once, not on
- * every path of the native step (a rule cache miss pays a call;
- * apply_rule, on every frame, stays inline). */
-__noinline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
+/* Find the rule index for an address in a file of the current mapping's
+ * load (s->st.cur): -1 with *err set when there is none.  The page's entry
+ * from the scratch's copy (struct page_memo) when it holds it, else from
+ * "delta_pages", then copied there.  A global function: the verifier
+ * checks it once, not on every path of the native step (a rule cache miss
+ * pays a call; apply_rule, on every frame, stays inline). */
+__noinline int find_rule(struct scratch *s, __u64 file_id, __u64 addr,
+			 __u32 *err)
 {
-	if (!err)
+	if (!err || !s)
 		return -1;
 	struct page_key pk = { .file_id = file_id,
 			       .page = addr >> DELTA_PAGE_BITS };
-	struct page_info *pi = bpf_map_lookup_elem(&delta_pages, &pk);
+	__u32 gen = s->st.cur.load_gen,
+	      m = (__u32)(((file_id ^ pk.page) * 0x9e3779b97f4a7c15ULL) >> 32) &
+		  (PAGE_MEMOS - 1);
+	struct page_memo *pm = &s->pmemo[m];
+	struct page_info *pi = &pm->pi;
 	struct rule_search rs = { .target = addr &
 					    ((1u << DELTA_PAGE_BITS) - 1) };
 	__u32 *row;
 	void *chunk;
 
-	if (!pi || pi->count == 0) {
+	if (pm->file_id == file_id && pm->page == pk.page && pm->gen == gen &&
+	    gen) {
+		metric_inc(s, METRIC_PAGE_MEMO_HITS);
+	} else {
+		pi = bpf_map_lookup_elem(&delta_pages, &pk);
+		if (!pi || pi->count == 0) {
+			*err = METRIC_ERR_NO_PAGE;
+			return -1;
+		}
+		pm->pi = *pi;
+		pm->file_id = file_id;
+		pm->page = pk.page;
+		pm->gen = gen;
+		pi = &pm->pi;
+	}
+	if (pi->count == 0) {
 		*err = METRIC_ERR_NO_PAGE;
 		return -1;
 	}
@@ -127,10 +149,11 @@ __noinline int find_rule(__u64 file_id, __u64 addr, __u32 *err)
 }
 
 /* find_rule, and the rule itself copied to *out. */
-static __always_inline int find_rule_copy(__u64 file_id, __u64 addr,
-					  struct unwind_rule *out, __u32 *err)
+static __always_inline int find_rule_copy(struct scratch *s, __u64 file_id,
+					  __u64 addr, struct unwind_rule *out,
+					  __u32 *err)
 {
-	int idx = find_rule(file_id, addr, err);
+	int idx = find_rule(s, file_id, addr, err);
 	__u32 key = idx;
 	struct unwind_rule *r;
 
@@ -160,17 +183,18 @@ static __always_inline __u64 rule_cache_check(__u64 file_id, __u64 addr,
  * the same hot code), and one cached answer, its rule inline, replaces a
  * page lookup, a binary search over rows and a read of the rules table,
  * all cold by the next sample. */
-static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
+static __always_inline int find_rule_cached(struct scratch *s, __u64 file_id,
 					    __u64 addr,
 					    struct unwind_rule *out,
 					    __u32 *err)
 {
+	struct ustate *st = &s->st;
 	__u32 gen = st->cur.load_gen, slot, idx;
 	struct rule_cache_ent *e;
 	int rule;
 
 	if (!rule_cache_mask)
-		return find_rule_copy(file_id, addr, out, err);
+		return find_rule_copy(s, file_id, addr, out, err);
 	/* the page of entries (4 KiB) from the file and the address's 64 KiB
 	 * region, the line in it from the address: the frames of a sample,
 	 * in a few files and regions, touch a few pages of the cache, not
@@ -184,7 +208,7 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 	slot |= st->cpu << rule_cache_shift;
 	e = bpf_map_lookup_elem(&rule_cache, &slot);
 	if (!e)
-		return find_rule_copy(file_id, addr, out, err);
+		return find_rule_copy(s, file_id, addr, out, err);
 	if (e->file_id == file_id && e->addr == addr && e->gen == gen) {
 		idx = e->idx;
 		*out = e->rule;
@@ -193,7 +217,7 @@ static __always_inline int find_rule_cached(struct ustate *st, __u64 file_id,
 			return idx;
 		}
 	}
-	rule = find_rule_copy(file_id, addr, out, err);
+	rule = find_rule_copy(s, file_id, addr, out, err);
 	if (rule >= 0) {
 		e->file_id = file_id;
 		e->addr = addr;
@@ -221,7 +245,7 @@ static __always_inline int find_rule_trail(struct scratch *s, __u64 file_id,
 	int rule = -1;
 
 	if (!rule_cache_mask)
-		return find_rule_copy(file_id, addr, out, err);
+		return find_rule_copy(s, file_id, addr, out, err);
 	if (st->trail_state == TRAIL_UNCHECKED)
 		st->trail_state = s->trail_hdr[last].tid == s->hdr.tid &&
 					  s->trail_hdr[last].pid == st->pid &&
@@ -258,7 +282,7 @@ static __always_inline int find_rule_trail(struct scratch *s, __u64 file_id,
 		}
 	}
 	if (rule < 0)
-		rule = find_rule_cached(st, file_id, addr, out, err);
+		rule = find_rule_cached(s, file_id, addr, out, err);
 	k = st->trail_n;
 	if (rule >= 0 && k < TRAIL_MAX) {
 		e = &s->trail[last ^ 1][k];

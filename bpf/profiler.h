@@ -107,6 +107,7 @@ enum interp_kind {
 	X(THREAD_HINT_HITS, "interpreter thread states taken from the CPU's last sample of the thread, checked by one read") \
 	X(PROC_COPY_HITS, "runtime entries of a process taken from the CPU's copy, not its map") \
 	X(PID_CACHE_HITS, "samples that took their process' state from the CPU's last sample of it") \
+	X(PAGE_MEMO_HITS, "stack-delta searches that took their page's entry from the CPU's copy, not its map") \
 	X(UNSYNCED, "samples of a process whose mappings were not loaded")     \
 	X(SAMPLES_IDLE, "samples of the idle task, skipped")                   \
 	X(SAMPLES_FILTERED, "samples dropped by the pid or cgroup filter")     \
