@@ -61,7 +61,7 @@ static long rule_search_step(__u32 i, void *arg)
 /* Find the rule index for an address in a file of the current mapping's
  * load (s->st.cur): -1 with *err set when there is none.  The page's entry
  * from the scratch's copy (struct page_memo) when it holds it, else from
- * "delta_pages", then copied there.  A global function: the verifier
+ * "delta_pages", then copied there (unless the caches are off).  A global function: the verifier
  * checks it once, not on every path of the native step (a rule cache miss
  * pays a call; apply_rule, on every frame, stays inline). */
 __noinline int find_rule(struct scratch *s, __u64 file_id, __u64 addr,
@@ -81,8 +81,10 @@ __noinline int find_rule(struct scratch *s, __u64 file_id, __u64 addr,
 	__u32 *row;
 	void *chunk;
 
-	if (pm->file_id == file_id && pm->page == pk.page && pm->gen == gen &&
-	    gen) {
+	/* a cache like the rule cache: -rule-cache-entries 0 turns it off
+	 * with the others */
+	if (rule_cache_mask && pm->file_id == file_id && pm->page == pk.page &&
+	    pm->gen == gen && gen) {
 		metric_inc(s, METRIC_PAGE_MEMO_HITS);
 	} else {
 		pi = bpf_map_lookup_elem(&delta_pages, &pk);
@@ -90,11 +92,13 @@ __noinline int find_rule(struct scratch *s, __u64 file_id, __u64 addr,
 			*err = METRIC_ERR_NO_PAGE;
 			return -1;
 		}
-		pm->pi = *pi;
-		pm->file_id = file_id;
-		pm->page = pk.page;
-		pm->gen = gen;
-		pi = &pm->pi;
+		if (rule_cache_mask) {
+			pm->pi = *pi;
+			pm->file_id = file_id;
+			pm->page = pk.page;
+			pm->gen = gen;
+			pi = &pm->pi;
+		}
 	}
 	if (pi->count == 0) {
 		*err = METRIC_ERR_NO_PAGE;

@@ -73,7 +73,7 @@ static const struct opt opts[] = {
 	O("max-frames", NULL, OPT_INT, max_frames, 16, 1024,
 	  "user frames kept per sample"),
 	O("rule-cache-entries", NULL, OPT_INT, rule_cache_entries, 0, 1 << 20,
-	  "per-CPU cache of recent stack-delta lookups, entries per CPU (64 bytes each; rounded up to a power of two; 0: off, and with it the trail of the last sample's rules and its runtime thread state)"),
+	  "per-CPU cache of recent stack-delta lookups, entries per CPU (64 bytes each; rounded up to a power of two; 0: off, and with it the trail of the last sample's rules, the runtimes' thread-state hint and the copies of the stack-delta pages' entries)"),
 	O("map-cache-entries", NULL, OPT_INT, map_cache_entries, 0, 1 << 20,
 	  "per-CPU cache of recent mapping lookups, entries per CPU (64 bytes each; rounded up to a power of two; 0: off)"),
 	O("frame-pointers-only", NULL, OPT_BOOL, fp_only, 0, 0,

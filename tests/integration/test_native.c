@@ -410,7 +410,7 @@ TEST_ROOT(native_rule_cache_same_stacks)
 	double share[2] = { 0, 0 };
 	long long hits[2] = { -1, -1 }, frames[2] = { 0, 0 };
 	long long map_hits[2] = { -1, -1 }, trail[2] = { -1, -1 };
-	long long pid_hits[2] = { -1, -1 };
+	long long pid_hits[2] = { -1, -1 }, memo[2] = { -1, -1 };
 	uint64_t samples[2] = { 0, 0 };
 	int r;
 
@@ -430,11 +430,12 @@ TEST_ROOT(native_rule_cache_same_stacks)
 		map_hits[r] = h_bpf_counter(err, "MAP_CACHE_HITS");
 		trail[r] = h_bpf_counter(err, "TRAIL_HITS");
 		pid_hits[r] = h_bpf_counter(err, "PID_CACHE_HITS");
+		memo[r] = h_bpf_counter(err, "PAGE_MEMO_HITS");
 		frames[r] = err ? h_summary_value(err, "FRAMES_NATIVE") : 0;
-		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache; %lld samples took the process' state from the CPU's last (%llu samples of recurse)",
+		test_note("caches %s: %llu samples in burn, %.2f%% with all 300 frames; %lld of %lld native frames from the rule cache, %lld from the trail; %lld mapping lookups from the mapping cache; %lld samples took the process' state from the CPU's last; %lld searches read the page's entry from the CPU's copy (%llu samples of recurse)",
 			  r ? "off" : "on", (unsigned long long)burn,
 			  100 * share[r], hits[r], frames[r], trail[r],
-			  map_hits[r], pid_hits[r],
+			  map_hits[r], pid_hits[r], memo[r],
 			  (unsigned long long)samples[r]);
 		ASSERT_GE(burn, 500, "samples");
 		h_free_folded(&f);
@@ -450,6 +451,10 @@ TEST_ROOT(native_rule_cache_same_stacks)
 		  "cache on: the trail answers 16 lookups a sample at least");
 	ASSERT_EQ(hits[1], 0, "cache off: no hits");
 	ASSERT_EQ(trail[1], 0, "cache off: no trail");
+	/* the leaf's pcs in burn miss the rule cache at first and search
+	 * the same page again */
+	ASSERT_GE(memo[0], 1, "cache on: the page entries' copies are read");
+	ASSERT_EQ(memo[1], 0, "cache off: no page entry copies");
 	/* every sample looks its first pc's mapping up: all but the first
 	 * of each CPU's are in the cache (the whole system's samples count
 	 * too, so this is a floor) */
