@@ -180,6 +180,62 @@ static __u32 size_cache(struct bpf_map *m, uint32_t n, int ncpu,
 
 /* ---- open / load / attach ------------------------------------------------ */
 
+/* Whether a perf program may use a hash map that allocates its entries as
+ * they are added (BPF_F_NO_PREALLOC): kernels before the BPF memory
+ * allocator (6.1) refuse it.  A map of one entry and a program that
+ * looks it up, loaded and dropped: about 0.2 ms. */
+static bool probe_no_prealloc(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "ep_probe_grow", 4, 4, 1,
+				 &mo), prog;
+	struct bpf_insn insns[] = {
+		/* *(u32 *)(r10 - 4) = 0 */
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10,
+		  .off = -4 },
+		/* r1 = the map */
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map },
+		{ 0 },
+		/* r2 = r10 - 4 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2,
+		  .imm = -4 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		/* return 0 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	if (map < 0)
+		return false;
+	prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "ep_probe_grow", "GPL",
+			     insns, sizeof(insns) / sizeof(insns[0]), NULL);
+	close(map);
+	if (prog < 0)
+		return false;
+	close(prog);
+	return true;
+}
+
+/* The hash maps userland fills (the stack-delta pages, the processes, the
+ * runtimes' per-process entries, the filters) take kernel memory for the
+ * entries they hold, not for all they could: preallocated, the defaults
+ * held ~8 MB whatever the host ran (delta_pages alone 32K entries of ~136
+ * bytes), and -map-scale-factor doubled it a step. */
+static void size_hash_maps(struct tracer *t, struct profiler *skel)
+{
+	struct bpf_map *m;
+
+	if (!t->grow_hash_maps)
+		return;
+	bpf_object__for_each_map(m, skel->obj)
+		if (bpf_map__type(m) == BPF_MAP_TYPE_HASH)
+			bpf_map__set_map_flags(m, bpf_map__map_flags(m) |
+							  BPF_F_NO_PREALLOC);
+}
+
 const void *tracer_object(size_t *len)
 {
 	return profiler__elf_bytes(len);
@@ -228,6 +284,7 @@ static void configure(struct tracer *t, struct profiler *skel)
 						       (uint64_t)DELTA_ROWS_DEFAULT
 							       << scale));
 	bpf_map__set_max_entries(skel->maps.pid_info, 1u << (14 + scale));
+	size_hash_maps(t, skel);
 	/* what each CPU has of its own: a scratch, the counters, the
 	 * caches (a power of two, or off: one unused slot) */
 	bpf_map__set_max_entries(skel->maps.scratch_map, t->ncpus_possible);
@@ -312,6 +369,10 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 		fprintf(stderr, "ebpf-profiler: memfd_create: %s\n", strerror(-err));
 		goto fail;
 	}
+	t->grow_hash_maps = probe_no_prealloc();
+	log_debug("hash maps: %s", t->grow_hash_maps ?
+		  "entries allocated as they are added" :
+		  "preallocated (this kernel's perf programs need it)");
 	err = open_skel(t, &skel);
 	if (err)
 		goto fail;

@@ -38,6 +38,9 @@ struct tracer {
 	int n_own;
 	int btf_fd; /* memfd: the kernel types CO-RE relocates against */
 	bool btf_rejected;
+	/* the kernel lets perf programs use hash maps that allocate as
+	 * entries are added (probe_no_prealloc) */
+	bool grow_hash_maps;
 	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
 	bool exiting; /* tracer_closing(): chunks are not deleted one by one */
 	struct tracer_opts o;

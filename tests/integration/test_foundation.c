@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../unit/test.h"
@@ -277,4 +278,90 @@ TEST_ROOT(verifier_work_within_budget)
 		  "the verifier's work within its budget");
 out:
 	free(err);
+}
+
+/* One of our maps, as bpftool shows it: its flags, its capacity and the
+ * kernel memory it holds (memlock).  False when map id is not name. */
+static bool map_show(uint32_t id, const char *name, unsigned *flags,
+		     unsigned long long *entries, unsigned long long *entry,
+		     unsigned long long *memlock)
+{
+	char cmd[96], text[1024] = "", want[64];
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "bpftool map show id %u 2>/dev/null", id);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = 0;
+	pclose(f);
+	snprintf(want, sizeof(want), " name %s ", name);
+	if (!strstr(text, want))
+		return false;
+	*flags = (p = strstr(text, " flags 0x")) ?
+			 (unsigned)strtoul(p + 9, NULL, 16) : 0;
+	*entries = (p = strstr(text, "max_entries ")) ?
+			   strtoull(p + 12, NULL, 10) : 0;
+	*memlock = (p = strstr(text, "memlock ")) ?
+			   strtoull(p + 8, NULL, 10) : 0;
+	*entry = (p = strstr(text, "key ")) ? strtoull(p + 4, NULL, 10) : 0;
+	*entry += (p = strstr(text, "value ")) ? strtoull(p + 6, NULL, 10) : 0;
+	return true;
+}
+
+/* The hash maps userland fills take kernel memory for the entries they
+ * hold, not for all they could (kernel 6.1+, where perf programs may use
+ * them: the daemon probes): delta_pages preallocated held ~4.9 MB at the
+ * default 32K entries whatever the host ran. */
+TEST_ROOT(hash_maps_hold_their_entries_only)
+{
+	static const char *const names[] = { "delta_pages", "pid_info",
+					     "py_procs" };
+	char out[512], errp[512];
+	const char *args[] = { "-v", "-duration", "30s", "-o", out, NULL };
+	struct h_bpf_ids ids;
+	unsigned major = 0, minor = 0, flags;
+	unsigned long long entries, entry, memlock;
+	struct utsname u;
+	pid_t d;
+	int i, k, found = 0;
+
+	if (uname(&u) == 0)
+		sscanf(u.release, "%u.%u", &major, &minor);
+	if (major < 6 || (major == 6 && minor < 1)) {
+		test_skip("kernel %s: perf programs need preallocated hash maps before 6.1",
+			  u.release);
+		return;
+	}
+	snprintf(out, sizeof(out), "%s/grow.folded", test_tmpdir());
+	snprintf(errp, sizeof(errp), "%s/grow.err", test_tmpdir());
+	d = h_profile_started(args, errp, 60);
+	if (!ASSERT_GT(d, 0, "profiler started"))
+		return;
+	sleep(1);
+	ASSERT_OK(h_bpf_ids_of(d, &ids), "its maps");
+	for (k = 0; k < 3; k++)
+		for (i = 0; i < ids.n_maps; i++) {
+			if (!map_show(ids.maps[i], names[k], &flags, &entries,
+				      &entry, &memlock))
+				continue;
+			found++;
+			test_note("%s: flags %#x, %llu entries of %llu bytes at "
+				  "most, %llu bytes of kernel memory", names[k],
+				  flags, entries, entry, memlock);
+			ASSERT_TRUE(flags & 1, "BPF_F_NO_PREALLOC");
+			/* the buckets (16 bytes an entry) are allocated
+			 * whole; the entries of the two with large values,
+			 * as they are added */
+			if (k != 1)
+				ASSERT_LT(memlock, entries * entry / 2,
+					  "less than half of its entries' keys and values");
+			break;
+		}
+	ASSERT_EQ(found, 3, "the three maps found");
+	kill(d, SIGTERM);
+	ASSERT_EQ(h_wait(d, 60), 0, "exit 0");
 }
