@@ -572,7 +572,12 @@ static int load_deltas(struct exe_mgr *m, struct exe_file *f,
 	m->st.split_files += f->n_row_ext > 1;
 	if (err) {
 		m->st.pages_full++;
-		log_warn_once("delta_pages map is full: raise -map-scale-factor");
+		/* a map that allocates as it fills (tracer.c) can also
+		 * find the kernel out of memory: no use raising its size */
+		if (err == -ENOMEM)
+			log_warn_once("delta_pages: the kernel had no memory for new entries");
+		else
+			log_warn_once("delta_pages map is full: raise -map-scale-factor");
 		unload_deltas(m, f); /* the pages that went in, and the rows */
 	}
 	free(pcs);

@@ -198,10 +198,18 @@ int interp_map_update(struct interp_mgr *im, unsigned kind, const void *key,
 {
 	if (!im->bm)
 		return 0;
-	if (bm_update(im->bm, BM_INTERP(kind), key, val)) {
+	int err = bm_update(im->bm, BM_INTERP(kind), key, val);
+
+	if (err) {
+		/* a map that allocates as it fills (tracer.c) can also find
+		 * the kernel out of memory */
 		if (!im->st[kind].map_full++)
-			log_warn("%s map is full: %s frames of new processes are not unwound",
-				 modules[kind]->map_name, module_names[kind]);
+			log_warn("%s map %s: %s frames of new processes are not unwound",
+				 modules[kind]->map_name,
+				 err == -ENOMEM ?
+					 "got no kernel memory for a new entry" :
+					 "is full",
+				 module_names[kind]);
 		return -ENOSPC;
 	}
 	return 0;
