@@ -154,8 +154,10 @@ $(MAIN_OBJ) $(O)/userspace/metrics.o $(O)/userspace/reporter/otlp.o \
 	$(O)/userspace/reporter/otlp_sink.o: $(REV_STAMP)
 FORCE:
 
-# Only the tracer (tracer.c, tracer_maps.c) includes the skeleton.
-$(O)/userspace/tracer.o $(O)/userspace/tracer_maps.o: $(SKEL)
+# Only the tracer (tracer.c, tracer_maps.c, tracer_keep.c) includes the
+# skeleton.
+$(O)/userspace/tracer.o $(O)/userspace/tracer_maps.o \
+	$(O)/userspace/tracer_keep.o: $(SKEL)
 
 $(BIN): $(MAIN_OBJ) $(O)/libprofiler.a
 	$(call msg,LINK,$@)

@@ -31,7 +31,12 @@ startup: a JVM, node, python, perl and ruby, each busy about 20% of the
   runtime's first sample; and the longest single load.  Medians of
   BENCH_REPEAT (5) runs, with the load average over them (the machine is
   shared).  EP_BEFORE names an earlier build to run in turn with EP in
-  every repeat, so that both see the same neighbours.
+  every repeat, so that both see the same neighbours.  A build with
+  -keep-programs also gets a third row, "warm, programs kept": the cold
+  run is made with the flag (at its exit it pins a verified set of its
+  programs in a BPF file system: /sys/fs/bpf if mounted, else one the
+  benchmark mounts in its temporary directory), and the third run takes
+  that set instead of verifying.
 
 Medians everywhere: the machine is shared and noisy.  Needs root.
 Environment: EP_BIN, EP_BEFORE, BENCH_PARTS, BENCH_PROCS, BENCH_BINARIES,
@@ -325,7 +330,28 @@ def start_runtimes():
     return procs
 
 
-def run_once(cache, pids, ep=None):
+def keep_flags(ep):
+    """-keep-programs and a directory on a BPF file system, for a build
+    that has the flag; else []."""
+    if "keep-programs" not in subprocess.run([ep, "-help"],
+                                             capture_output=True,
+                                             text=True).stdout:
+        return []
+    base = "/sys/fs/bpf"
+    if subprocess.run(["stat", "-f", "-c", "%T", base], capture_output=True,
+                      text=True).stdout.strip() != "bpf_fs":
+        base = os.path.join(TMP, "bpffs")
+        os.makedirs(base, exist_ok=True)
+        if subprocess.run(["stat", "-f", "-c", "%T", base],
+                          capture_output=True,
+                          text=True).stdout.strip() != "bpf_fs" and \
+                subprocess.run(["mount", "-t", "bpf", "bpf", base]).returncode:
+            return []
+    return ["-keep-programs", "-keep-programs-dir",
+            os.path.join(base, "ep-bench-%d" % os.getpid())]
+
+
+def run_once(cache, pids, ep=None, extra=()):
     """One run: the daemon's startup_ms, the time from its exec until the
     last of pids is loaded (its "loaded" line at debug level; a build that
     loads every process before sampling says none: then its "started"
@@ -334,7 +360,7 @@ def run_once(cache, pids, ep=None):
     env = dict(os.environ, EBPF_PROFILER_DEBUG="1")
     t0 = time.time()
     p = subprocess.Popen([ep or EP, "-v", "-cache-dir", cache, "-output",
-                          os.path.join(TMP, "s.folded")],
+                          os.path.join(TMP, "s.folded")] + list(extra),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True, env=env)
     loaded, state, text = {}, {"started": None}, []
@@ -391,20 +417,32 @@ def part_startup():
         builds.insert(0, ("before, ", os.environ["EP_BEFORE"]))
     rows = {}
     loads = []
+    keep = {ep: keep_flags(ep) for _, ep in builds}
     try:
         for i in range(REPEAT):
             for label, ep in (builds if i % 2 == 0 else builds[::-1]):
                 loads.append(loadavg())
                 shutil.rmtree(cache, ignore_errors=True)
+                if keep[ep]:
+                    shutil.rmtree(keep[ep][-1], ignore_errors=True)
                 rows.setdefault(label + "cold", []).append(
-                    run_once(cache, pids, ep))
+                    run_once(cache, pids, ep, keep[ep]))
                 rows.setdefault(label + "warm", []).append(
                     run_once(cache, pids, ep))
+                if keep[ep]:
+                    rows.setdefault(label + "warm, programs kept",
+                                    []).append(
+                        run_once(cache, pids, ep, keep[ep]))
             loads.append(loadavg())
     finally:
         for p in procs.values():
             p.kill()
             p.wait()
+        for flags in keep.values():
+            if flags:
+                shutil.rmtree(flags[-1], ignore_errors=True)
+        if os.path.ismount(os.path.join(TMP, "bpffs")):
+            subprocess.run(["umount", os.path.join(TMP, "bpffs")])
     print("running, each busy about 20%% of the time: %s; load average "
           "%.1f to %.1f during the runs" %
           (", ".join(sorted(procs)), min(loads), max(loads)))
@@ -412,7 +450,7 @@ def part_startup():
           "runtime loaded, ms | the slowest runtime's load, ms | files "
           "from the cache |" % REPEAT)
     print("|---|---|---|---|---|")
-    for k in sorted(rows, key=lambda k: ("cold" in k, k)):
+    for k in sorted(rows, key=lambda k: ("cold" in k, "kept" in k, k)):
         r = rows[k]
         done = [x[1] for x in r if x[1] == x[1]]  # not nan
         print("| %s | %.0f | %.0f (%d of %d runs) | %.1f | %.0f |" %

@@ -35,6 +35,9 @@ struct config {
 	int rule_cache_entries;
 	int map_cache_entries;
 	bool fp_only; /* benchmark aid: frame pointers only, no stack deltas */
+	/* a verified set of the programs pinned at exit for the next start */
+	bool keep_programs;
+	const char *keep_programs_dir;
 	/* output */
 	const char *output;
 	uint64_t reporter_interval_ns;

@@ -74,6 +74,7 @@ struct daemon {
 	/* set once the programs are loaded: the start-up scan then queues
 	 * what it has not loaded yet, and sampling goes live */
 	bool programs_loaded;
+	bool load_done; /* atomic: load_processes returned */
 	uint64_t work_seen; /* syncs and file loads at the last release */
 	uint64_t releases;  /* release_memory calls that gave memory back */
 };
@@ -398,6 +399,7 @@ static void take_snapshot(struct daemon *d, struct metrics_snap *s)
 	s->service_ns_max = d->service_ns_max;
 	s->sampling_toggles = d->sampling_toggles;
 	s->sampling_on = d->sampling_on;
+	s->programs_kept = d->tr && tracer_programs_kept(d->tr);
 	s->cache_off = d->cache_off;
 	s->cache_put_errors = store_put_errors(d->store);
 	s->read_faults = elfm_fault_count();
@@ -541,7 +543,24 @@ static void *load_processes(void *arg)
 	else
 		pm_scan_running(d->pm, &d->programs_loaded);
 	d->load_ns = exe_now_ns() - t0;
+	__atomic_store_n(&d->load_done, true, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Programs kept by the last run load in a few milliseconds, where the
+ * verifier takes tens: the start-up scan goes on loading the busy
+ * processes on its thread for about that long (sampling is live, the
+ * records wait in the drain queue) before it queues the rest for the
+ * poll loop, as it would have during the verification. */
+#define KEPT_SCAN_GRACE_NS (40 * 1000000ULL)
+
+static void scan_grace(struct daemon *d)
+{
+	uint64_t end = exe_now_ns() + KEPT_SCAN_GRACE_NS;
+
+	while (!__atomic_load_n(&d->load_done, __ATOMIC_ACQUIRE) &&
+	       exe_now_ns() < end && !stop)
+		usleep(500);
 }
 
 /* Attach the programs: sampling is live. */
@@ -554,9 +573,12 @@ static int go_live(struct daemon *d)
 	d->sampling_on = true;
 	d->startup_ns = exe_now_ns() - d->t_start;
 	log_info("started in %.0f ms: %d programs, %d perf events, kernel types "
-		 "from %s",
+		 "from %s%s",
 		 d->startup_ns / 1e6, tracer_nprogs(d->tr), tracer_nevents(d->tr),
-		 d->ktypes.from);
+		 d->ktypes.from,
+		 tracer_programs_kept(d->tr) ?
+			 "; the programs kept verified by the last run" :
+			 "");
 	return 0;
 }
 
@@ -598,6 +620,7 @@ static int run(struct daemon *d)
 	to.rule_cache_entries = (uint32_t)d->cfg.rule_cache_entries;
 	to.map_cache_entries = (uint32_t)d->cfg.map_cache_entries;
 	to.log_level = d->cfg.bpf_log_level;
+	to.keep_dir = d->cfg.keep_programs ? d->cfg.keep_programs_dir : NULL;
 	/* validate -tracers before loading anything */
 	err = interp_parse_tracers(d->cfg.tracers, &to.interps);
 	if (err)
@@ -678,18 +701,28 @@ static int run(struct daemon *d)
 	tracer_defer_chunks(d->tr);
 	beside_start(&load, load_processes, d);
 	err = tracer_load(d->tr, d->ktypes.types, d->ktypes.len);
+	if (!err && !d->cfg.n_pids && tracer_programs_kept(d->tr)) {
+		err = go_live(d);
+		if (!err)
+			scan_grace(d);
+	}
 	__atomic_store_n(&d->programs_loaded, true, __ATOMIC_RELEASE);
 	/* The whole system's sampling goes live now: the scan queues what
 	 * it has not loaded, but the load in flight (a busy host's new file
 	 * can take a second to extract) finishes on its thread while the
 	 * records wait in the drain queue.  -pid's processes all load
 	 * first. */
-	if (!err && !d->cfg.n_pids)
+	if (!err && !d->cfg.n_pids && !d->sampling_on)
 		err = go_live(d);
 	beside_join(&load, err);
 	if (err)
 		return err;
-	kbtf_cache_settle(&d->ktypes, d->store, tracer_types_rejected(d->tr));
+	/* kept programs were not loaded with the types: not a test of them */
+	if (tracer_programs_kept(d->tr))
+		kbtf_cache_release(&d->ktypes);
+	else
+		kbtf_cache_settle(&d->ktypes, d->store,
+				  tracer_types_rejected(d->tr));
 	log_debug("start-up: programs and processes loaded at %.0f ms",
 		  (exe_now_ns() - d->t_start) / 1e6);
 	/* the kernel's symbols (a parse of /proc/kallsyms, tens of ms of a

@@ -58,6 +58,7 @@ struct metrics_snap {
 	uint64_t startup_ns, load_ns, uptime_ns, service_ns_max;
 	uint64_t sampling_toggles;
 	bool sampling_on;
+	bool programs_kept; /* -keep-programs: the last run's set taken */
 	const char *cache_off; /* why the cache is off, NULL when on */
 	uint64_t cache_put_errors;
 	uint64_t read_faults;

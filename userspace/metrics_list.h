@@ -179,6 +179,9 @@
 	X(startup_seconds, gauge, "",                                          \
 	  "Time from start until sampling is live (with -pid, once its processes are loaded).", \
 	  "startup_ms", SCALED(s->startup_ns / 1e9, 1e3))                      \
+	X(bpf_programs_kept, gauge, "",                                        \
+	  "1 when this run's BPF programs are the set the last run kept verified (-keep-programs): the start skipped the verifier.", \
+	  "programs_kept", VALUE(s->programs_kept ? 1 : 0))                    \
 	X(load_seconds, gauge, "",                                             \
 	  "The time loading -pid's processes, or the busy ones the start-up scan found (what the cache speeds up; it overlaps the programs' load; the others load on their first sample).", \
 	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \

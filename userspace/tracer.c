@@ -306,7 +306,7 @@ static void configure(struct tracer *t, struct profiler *skel)
 /* A skeleton whose CO-RE relocations read the kernel types from our
  * memfd (filled in tracer_load()), so libbpf never parses the kernel's
  * BTF itself when we have the types it needs. */
-static int open_skel(struct tracer *t, struct profiler **out)
+int tr_open_skel(struct tracer *t, struct profiler **out)
 {
 	char path[64];
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = path);
@@ -373,13 +373,22 @@ int tracer_open(const struct tracer_opts *o, tracer_trace_fn on_trace,
 	log_debug("hash maps: %s", t->grow_hash_maps ?
 		  "entries allocated as they are added" :
 		  "preallocated (this kernel's perf programs need it)");
-	err = open_skel(t, &skel);
+	err = tr_open_skel(t, &skel);
 	if (err)
 		goto fail;
 	t->skel = skel;
-	err = tr_create_maps(t);
-	if (err)
+	/* -keep-programs: the last run's set, verified, its maps unused */
+	tk_take(t);
+	skel = t->skel;
+	if (!skel) {
+		err = -ENOMEM;
 		goto fail;
+	}
+	if (!t->kept) {
+		err = tr_create_maps(t);
+		if (err)
+			goto fail;
+	}
 
 	/* the rules array and the rows' chunks are mmap'ed: loading a
 	 * file's rows is a memcpy, a new rule a store */
@@ -505,8 +514,9 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 	__u32 key, fd;
 	int err;
 
+	/* kept programs: the skeleton loads none, only maps its arrays */
 	err = load_skel(t, types, len);
-	if (err && types) {
+	if (err && types && !t->kept) {
 		/* the cut-down types did not do: a second skeleton, on the
 		 * same maps, with the kernel's whole BTF */
 		t->btf_rejected = true;
@@ -516,7 +526,7 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 			 strerror(-err));
 		profiler__destroy(t->skel);
 		t->skel = NULL;
-		err = open_skel(t, &skel);
+		err = tr_open_skel(t, &skel);
 		if (err)
 			return err;
 		t->skel = skel;
@@ -535,7 +545,7 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 	clear_libbpf_log();
 
 	key = PROG_NATIVE;
-	fd = bpf_program__fd(t->skel->progs.unwind_native);
+	fd = tk_prog_fd(t, t->skel->progs.unwind_native);
 	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.progs), &key, &fd, 0);
 	if (err) {
 		err = -errno;
@@ -557,6 +567,11 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 bool tracer_types_rejected(struct tracer *t)
 {
 	return t->btf_rejected;
+}
+
+bool tracer_programs_kept(struct tracer *t)
+{
+	return t->kept;
 }
 
 static int perf_open_cpu(int cpu, int freq)
@@ -587,6 +602,8 @@ int tracer_attach(struct tracer *t)
 		log_warn("no drain thread (%s): the rings drain on the poll loop",
 			 strerror(-err));
 	err = profiler__attach(t->skel);
+	if (!err)
+		err = tk_attach(t);
 	if (err) {
 		dump_libbpf_log();
 		fprintf(stderr,
@@ -623,7 +640,18 @@ int tracer_attach(struct tracer *t)
 			return err;
 		}
 		t->perf_fds[t->n_perf] = fd;
-		link = bpf_program__attach_perf_event(t->skel->progs.sample, fd);
+		link = NULL;
+		if (t->kept) {
+			/* no bpf_program to attach: the event runs the
+			 * kept program until its fd closes */
+			if (!ioctl(fd, PERF_EVENT_IOC_SET_BPF,
+				   tk_prog_fd(t, t->skel->progs.sample)) &&
+			    !ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+				link = (struct bpf_link *)-1;
+		} else {
+			link = bpf_program__attach_perf_event(
+				t->skel->progs.sample, fd);
+		}
 		if (!link) {
 			err = -errno;
 			close(fd);
@@ -633,8 +661,11 @@ int tracer_attach(struct tracer *t)
 				cpu, strerror(-err));
 			return err;
 		}
-		t->perf_links[t->n_perf++] = link;
+		t->perf_links[t->n_perf++] = link == (struct bpf_link *)-1 ?
+						     NULL :
+						     link;
 	}
+	t->keep_next = t->o.keep_dir != NULL;
 	return 0;
 }
 
@@ -685,7 +716,7 @@ int tracer_prog_stats(struct tracer *t, struct tracer_prog_stats *out, int max)
 
 		if (n >= max)
 			break;
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		if (bpf_obj_get_info_by_fd(tk_prog_fd(t, p), &info, &len))
 			continue;
 		out[n].name = bpf_program__name(p);
 		out[n].run_cnt = info.run_cnt;
@@ -702,7 +733,7 @@ int tracer_nprogs(struct tracer *t)
 	int n = 0;
 
 	bpf_object__for_each_program(p, t->skel->obj)
-		if (bpf_program__fd(p) >= 0)
+		if (tk_prog_fd(t, p) >= 0)
 			n++;
 	return n;
 }
@@ -753,9 +784,18 @@ void tracer_free(struct tracer *t)
 			munmap(t->metrics_mem[i], t->metrics_len);
 	if (t->pid_epoch_mem)
 		munmap(t->pid_epoch_mem, PID_EPOCH_SLOTS * sizeof(__u64));
+	for (i = 0; i < t->n_kept_links; i++)
+		close(t->kept_links[i]);
+	for (i = 0; t->kept && i < MAX_PROGS; i++)
+		if (t->kept_fds[i] >= 0)
+			close(t->kept_fds[i]);
 	profiler__destroy(t->skel);
 	for (i = 0; i < t->n_own; i++)
 		close(t->own_fds[i]);
+	/* -keep-programs: a fresh set for the next start, this run's maps
+	 * gone first */
+	if (t->keep_next)
+		tk_make_next(t);
 	if (t->btf_fd >= 0)
 		close(t->btf_fd);
 	free(t);

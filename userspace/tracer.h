@@ -5,7 +5,10 @@
  * CPU-clock event on every online CPU, the exec and exit tracepoints, and
  * with off-CPU profiling the sched_switch BTF tracepoint),
  * polls the ring buffers, and reads the per-CPU counters.  Nothing it
- * attached survives tracer_free().
+ * attached survives tracer_free().  With opts.keep_dir, tracer_free()
+ * leaves a fresh, verified set of the programs and their (empty) maps
+ * pinned there, and the next tracer_open() with the same options takes
+ * it instead of verifying (tracer_keep.c).
  */
 #ifndef EP_TRACER_H
 #define EP_TRACER_H
@@ -43,6 +46,9 @@ struct tracer_opts {
 	uint32_t map_cache_entries;
 	uint32_t interps; /* interpreter unwinders on: bit per interp_kind */
 	int log_level; /* verifier log level on failure (0: libbpf's) */
+	/* -keep-programs: the directory (on a BPF file system) of the set
+	 * kept for the next start; NULL: nothing kept, nothing taken */
+	const char *keep_dir;
 };
 
 /* Called for each trace record; words holds hdr->n_kernel kernel
@@ -71,6 +77,9 @@ const void *tracer_object(size_t *len);
  */
 int tracer_load(struct tracer *t, const void *types, size_t len);
 bool tracer_types_rejected(struct tracer *t);
+/* The programs came verified from the set the last run kept
+ * (-keep-programs): nothing was verified at this start. */
+bool tracer_programs_kept(struct tracer *t);
 /* Attach the tracepoints and the perf events (sampling starts). */
 int tracer_attach(struct tracer *t);
 /* Turn sampling on or off (probabilistic mode) without detaching. */

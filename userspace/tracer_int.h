@@ -19,6 +19,7 @@
 #include "tracer.h"
 
 #define MAX_MAPS 32
+#define MAX_PROGS 8
 
 struct map_shape {
 	enum bpf_map_type type;
@@ -43,6 +44,13 @@ struct tracer {
 	bool grow_hash_maps;
 	bool no_batch[BM_COUNT]; /* the kernel has no batch update for it */
 	bool exiting; /* tracer_closing(): chunks are not deleted one by one */
+	/* -keep-programs (tracer_keep.c): the programs of this run came
+	 * from the kept set (kept_fds, by the object's program order; -1:
+	 * not loaded), their tracepoints attached through kept_links; once
+	 * attached (keep_next) tracer_free() makes the next set */
+	bool kept, keep_next;
+	int kept_fds[MAX_PROGS], kept_links[MAX_PROGS];
+	int n_kept_links;
 	struct tracer_opts o;
 	size_t rules_len;
 	/* the counters: the first METRIC_STRIDE words of each CPU's entry
@@ -107,6 +115,25 @@ void tr_chunks_defer(struct tracer *t, bool on);
 struct map_shape tr_shape_of(const struct bpf_map *m);
 int tr_reuse_maps(struct tracer *t, struct profiler *skel);
 int tr_create_maps(struct tracer *t);
+
+/* tracer.c */
+int tr_open_skel(struct tracer *t, struct profiler **out);
+
+/* tracer_keep.c */
+/* After tr_open_skel(): take the set kept for these options, if there
+ * is one (its maps become the skeleton's, its programs kept_fds, none
+ * is loaded again).  Never fails: no set, or one that does not fit, and
+ * the caller creates and loads as before (a set that does not fit is
+ * removed, with a warning). */
+void tk_take(struct tracer *t);
+/* The program's fd: the kept one, or the skeleton's. */
+int tk_prog_fd(struct tracer *t, const struct bpf_program *p);
+/* The kept programs' tracepoints (raw_tp, tp_btf), after the skeleton's
+ * attach (which skips programs it did not load). */
+int tk_attach(struct tracer *t);
+/* Load a fresh set with the same options and pin it for the next start
+ * (the maps of this run are gone by then). */
+void tk_make_next(struct tracer *t);
 
 /* tracer_drain.c */
 int tr_on_trace_rec(void *ctx, void *data, size_t size);
