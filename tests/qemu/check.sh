@@ -3,7 +3,8 @@
 #
 # The kernel-matrix check, the same in a qemu guest (run by the initramfs'
 # /init) and on the host (run by run-matrix.sh directly).  POSIX sh and
-# busybox tools only.  It mounts nothing.
+# busybox tools only.  It mounts only a BPF file system of its own under
+# EP_WORKDIR (-keep-programs, below), and unmounts it.
 #
 # Starts two workloads: split-nofp-pie (no frame pointers: the stack-delta
 # unwinder must work on this kernel) and, when EP_PYTHON is set, pyburn.py
@@ -13,7 +14,11 @@
 # output and exit).  The check passes when every BPF program
 # loaded, samples were taken, the native workload's stacks reach main with
 # chain_a in them, and the Python workload's stacks are complete with its
-# split where the script puts it.  Prints one line
+# split where the script puts it.  With -keep-programs, the daemon leaves a
+# verified set of its programs pinned at exit; a second, short run on the
+# native workload must take it (no verification) and reach main as the
+# first (kept=1/<samples>; kept=- when no BPF file system could be
+# mounted).  Prints one line
 #   RESULT PASS kernel=<release> programs=<n> samples=<n> key=value...
 #   RESULT FAIL kernel=<release> programs=<n> samples=<n> reason=<word> ...
 # and, on failure, the profiler's stderr (which holds the verifier log when
@@ -70,8 +75,14 @@ start_timeout=${EP_START_TIMEOUT:-240}
 py_min_samples=${EP_PY_MIN_SAMPLES:-200}
 kernel=$(uname -r)
 
+umount "$work/bpffs" 2>/dev/null
 rm -rf "$work"
-mkdir -p "$work/cache" || exit 1
+mkdir -p "$work/cache" "$work/bpffs" || exit 1
+# -keep-programs into a BPF file system of our own
+keep=""
+if mount -t bpf bpf "$work/bpffs" 2>/dev/null; then
+	keep="-keep-programs -keep-programs-dir $work/bpffs/ep"
+fi
 
 pids="" pypid="" pyup=1 rtpids=""
 runtimes=${EP_RUNTIMES:-}
@@ -147,7 +158,7 @@ pids="$pids -pid $wpid"
 # so every program of the skeleton is checked on every kernel
 "$bin" $pids -samples-per-second "$hz" -output "$work/out.folded" \
 	-cache-dir "$work/cache" -off-cpu-threshold 0.01 -v $EP_PROFILER_ARGS \
-	>"$work/stdout" 2>"$work/stderr" &
+	$keep >"$work/stdout" 2>"$work/stderr" &
 ppid=$!
 # wait for "started in", or for the daemon to exit (a load failure)
 ticks=0 started=0 timed_out=0
@@ -186,6 +197,47 @@ done
 kill -KILL "$ppid" 2>/dev/null
 wait "$ppid"
 rc=$?
+# The set the run kept at its exit: a second run with the same flags (one
+# -pid, the native workload's, is the same set: the filter's on) takes it
+# and samples for 2 s; its exit verifies the next set.
+kept="-" kept_main=0 kept_samples=0 kept_startup_ms=0
+if [ -n "$keep" ] && [ "$rc" = 0 ]; then
+	kill -CONT "$wpid" 2>/dev/null
+	# shellcheck disable=SC2086 # lists of flags
+	"$bin" -pid "$wpid" -samples-per-second "$hz" \
+		-output "$work/kept.folded" -cache-dir "$work/cache" \
+		-off-cpu-threshold 0.01 -v $EP_PROFILER_ARGS $keep -duration 2s \
+		>/dev/null 2>"$work/kept.stderr" &
+	kpid=$!
+	ticks=0
+	while kill -0 "$kpid" 2>/dev/null &&
+		[ "$ticks" -lt $((start_timeout * 5)) ]; do
+		sleep 0.2
+		ticks=$((ticks + 1))
+	done
+	kill -KILL "$kpid" 2>/dev/null
+	wait "$kpid"
+	kept=0
+	grep -q 'the programs kept verified by the last run' \
+		"$work/kept.stderr" && kept=1
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(awk '
+		{
+			n = split(substr($0, 1, length($0) - length($NF) - 1), f, ";")
+			if (f[1] != "split-nofp-pie")
+				next
+			total += $NF
+			for (i = 2; i <= n; i++)
+				if (f[i] == "main") { m += $NF; break }
+		}
+		END { printf "%d %d\n", total, m }' "$work/kept.folded" 2>/dev/null ||
+		echo 0 0)
+	kept_samples=${1:-0} kept_main=${2:-0}
+	kept_startup_ms=$(grep '^samples=' "$work/kept.stderr" | tail -n 1 |
+		tr ' ' '\n' | sed -n 's/^startup_ms=//p' | head -n 1)
+	: "${kept_startup_ms:=0}"
+fi
+umount "$work/bpffs" 2>/dev/null
 # shellcheck disable=SC2086 # lists of pids
 kill "$wpid" $pypid $rtpids 2>/dev/null
 # shellcheck disable=SC2086
@@ -480,6 +532,14 @@ elif [ "$pygap" -gt "$pyallow" ]; then
 	reason="python-split-$pyheavy/$pymedium/$pylight"
 fi
 [ -z "$reason" ] && reason=$rtreason
+if [ -z "$reason" ] && [ "$kept" != "-" ]; then
+	if [ "$kept" = 0 ]; then
+		reason="kept-programs-not-taken"
+	elif [ "$kept_samples" -eq 0 ] ||
+		[ $((kept_main * 10)) -lt $((kept_samples * 9)) ]; then
+		reason="kept-main-$kept_main-of-$kept_samples"
+	fi
+fi
 if [ -n "${EP_DUMP_FOLDED:-}" ]; then
 	grep -h "^$EP_DUMP_FOLDED;" $cpu_folded 2>/dev/null | sed 's/^/FOLDED /'
 fi
@@ -490,7 +550,7 @@ line="RESULT $status kernel=$kernel programs=$programs samples=$samples"
 line="$line events=$events startup_ms=$startup_ms workload=$wsamples"
 line="$line main=$wmain chain_a=$wchain_a ktypes=${ktypes:-?}"
 [ -n "$python" ] && line="$line python=$pyfull/$pysamples split=$pyheavy/$pymedium/$pylight gap=$((pygap / 10)).$((pygap % 10))/$((pyallow / 10)).$((pyallow % 10))"
-line="$line$rtresult"
+line="$line$rtresult kept=$kept/$kept_main/$kept_samples kept_startup_ms=$kept_startup_ms"
 [ -n "$reason" ] && line="$line reason=$reason"
 echo "$line"
 if [ "$status" = FAIL ]; then
@@ -501,6 +561,10 @@ if [ "$status" = FAIL ]; then
 		echo "---- $f stderr"
 		head -n 20 "$work/$f.stderr"
 	done
+	if [ -s "$work/kept.stderr" ]; then
+		echo "---- the kept-programs run's stderr"
+		grep -v '^samples=' "$work/kept.stderr" | tail -n 20
+	fi
 	echo "---- folded (first lines)"
 	cat $cpu_folded 2>/dev/null | head -n 20
 	for f in ${EP_PERL:-} ${EP_PHP:-} ${EP_PHP_JIT:-} ${EP_RUBY:-} ${EP_JAVA_XINT:-} ${EP_JAVA:-}; do

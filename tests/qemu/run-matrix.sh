@@ -12,7 +12,8 @@
 # Debian's arm64 kernels under qemu-system-aarch64 (always TCG) with the
 # cross-built daemon (make ARCH=arm64); without it they are SKIP.
 # Prints one line per row,
-#   PASS|FAIL|SKIP <row> <release> programs=N samples=N python=C/T split=H/M/L gap=G/A (Ts)
+#   PASS|FAIL|SKIP <row> <release> programs=N samples=N python=C/T split=H/M/L gap=G/A
+#                  kept=1/M/S startup_ms=verified/kept (Ts)
 # then a summary; exits 1 when a row failed, 2 on a usage or setup error.
 # A failing row's guest output (the verifier log, when a program was
 # rejected) is printed under its line: in full when one row was asked for
@@ -871,6 +872,9 @@ for row in "${rows[@]}"; do
 	[ -n "$v" ] && line="$line php_jit_frames=$v"
 	v=$(kv ruby_threads)
 	[ -n "$v" ] && line="$line ruby_threads=$v"
+	# -keep-programs: taken/main/samples, and the two starts
+	v=$(kv kept)
+	[ -n "$v" ] && line="$line kept=$v startup_ms=$(kv startup_ms)/$(kv kept_startup_ms)"
 	reason=$(kv reason)
 	[ -n "$reason" ] && line="$line reason=$reason"
 	echo "$line ($(elapsed "$t_row")s)"
