@@ -278,18 +278,22 @@ void tk_take(struct tracer *t)
 	if (!t->o.keep_dir)
 		return;
 	if (!on_bpffs(t->o.keep_dir)) {
-		/* made at the first exit: only a path on another file
-		 * system is worth a word */
-		if (!access(t->o.keep_dir, F_OK))
-			log_warn("-keep-programs: %s is not on a BPF file system "
-				 "(mount -t bpf bpf /sys/fs/bpf): nothing is kept",
-				 t->o.keep_dir);
-		else if (!on_bpffs("/sys/fs/bpf") &&
-			 !strncmp(t->o.keep_dir, "/sys/fs/bpf/", 12))
-			log_warn("-keep-programs: no BPF file system at /sys/fs/bpf "
-				 "(mount -t bpf bpf /sys/fs/bpf): nothing is kept");
+		/* made at the first exit, in a BPF file system: the
+		 * directory, or where it would go */
+		char parent[PATH_MAX], *slash;
+
+		snprintf(parent, sizeof(parent), "%s", t->o.keep_dir);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent)
+			*slash = 0;
 		else
+			snprintf(parent, sizeof(parent), "/");
+		if (access(t->o.keep_dir, F_OK) && on_bpffs(parent))
 			return;
+		log_warn("-keep-programs: %s is not on a BPF file system "
+			 "(systemd mounts one at /sys/fs/bpf; else mount -t "
+			 "bpf bpf /sys/fs/bpf): nothing is kept",
+			 t->o.keep_dir);
 		t->o.keep_dir = NULL;
 		return;
 	}
@@ -305,8 +309,12 @@ void tk_take(struct tracer *t)
 	err = take_set(t, taken);
 	remove_set(taken);
 	if (err == -2) {
+		int i;
+
 		profiler__destroy(t->skel);
 		t->skel = NULL;
+		for (i = 0; i < t->n_own; i++)
+			close(t->own_fds[i]);
 		t->n_own = 0;
 		if (tr_open_skel(t, &t->skel) == 0)
 			log_warn("-keep-programs: the kept programs could not be "

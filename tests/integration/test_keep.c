@@ -165,7 +165,25 @@ TEST_ROOT(kept_programs_start_without_the_verifier)
 		ASSERT_STREQ(set3, set1, "its own set left at exit");
 		free(err);
 	}
-	/* 5: rm -r of the directory frees all a set holds */
+	/* 5: a directory on another file system: a warning, nothing kept,
+	 * nothing made there */
+	{
+		char plain[512], out[512];
+		const char *args[] = { "-v", "-keep-programs", "-keep-programs-dir",
+				       plain, "-duration", "200ms", "-o", out,
+				       NULL };
+
+		snprintf(plain, sizeof(plain), "%s/not-bpffs", test_tmpdir());
+		snprintf(out, sizeof(out), "%s/plain.folded", test_tmpdir());
+		err = NULL;
+		ASSERT_EQ(h_profile(args, &err, 60), 0, "runs without it");
+		ASSERT_TRUE(err && strstr(err, "is not on a BPF file system"),
+			    "says the directory is not on a BPF file system");
+		ASSERT_TRUE(access(plain, F_OK) != 0, "and makes nothing there");
+		free(err);
+	}
+
+	/* 6: rm -r of the directory frees all a set holds */
 	{
 		struct h_bpf_ids ids = { .n_progs = 0 };
 		char cmd[1400], *out;
