@@ -430,6 +430,9 @@ void tk_make_next(struct tracer *t)
 	err = tr_open_skel(t, &sk);
 	if (err)
 		goto out;
+	/* named as tk_take() names it: before the load */
+	snprintf(name, sizeof(name), "set-%016llx",
+		 (unsigned long long)set_key(sk));
 	/* the kernel types of this run's load are still in the memfd */
 	err = profiler__load(sk);
 	if (err)
@@ -439,8 +442,6 @@ void tk_make_next(struct tracer *t)
 		err = -errno;
 		goto out;
 	}
-	snprintf(name, sizeof(name), "set-%016llx",
-		 (unsigned long long)set_key(sk));
 	snprintf(tmp, sizeof(tmp), "%s/new-%d", t->o.keep_dir, (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/%s", t->o.keep_dir, name);
 	remove_set(tmp);
