@@ -74,7 +74,7 @@
 	  "Entries allocated in the kernel for a map that grows as needed, up to its capacity.", \
 	  "allocated", SERIES(map_allocated))                                  \
 	X(map_full_total, counter, "map",                                      \
-	  "Updates refused because a map was full.", "rows_full",              \
+	  "Updates refused because a map was full, or (a map that allocates its entries as they are added) the kernel had no memory for the entry; the warning says which.", "rows_full", \
 	  SERIES(map_full))                                                    \
 	X(files_over_share_total, counter, "table,limit",                      \
 	  "Files walked by frame pointer because they would take more than their share of a table (limit: the file's own, or its owner's with the owner's other files).", \
