@@ -20,12 +20,14 @@
  * (a BPF file system refuses names with a dot)
  *
  * One set is kept: the exiting daemon removes the others (and those of
- * daemons that died while pinning or taking).  rm -r DIR removes them
- * all; the kernel frees what no one holds.
+ * daemons that died while pinning or taking), and nothing else: DIR may
+ * be shared.  rm -r DIR removes them all; the kernel frees what no one
+ * holds.
  */
 #include "tracer.h"
 #include "tracer_int.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -360,6 +362,35 @@ int tk_attach(struct tracer *t)
 	return 0;
 }
 
+/* n is all digits (at least one) from where it starts, or all hex
+ * digits, exactly len of them. */
+static bool all_digits(const char *n, bool hex, size_t len)
+{
+	size_t i;
+
+	for (i = 0; n[i]; i++)
+		if (!(hex ? isxdigit((unsigned char)n[i]) :
+			    isdigit((unsigned char)n[i])))
+			return false;
+	return len ? i == len : i > 0;
+}
+
+/* One of the names this file gives (set-<16 hex>, new-<pid>,
+ * taken-<pid>); *pid: the pid of the latter two, else 0.  The directory
+ * may be shared (-keep-programs-dir /sys/fs/bpf): nothing else in it is
+ * ours to remove. */
+static bool our_name(const char *n, int *pid)
+{
+	*pid = 0;
+	if (!strncmp(n, "set-", 4))
+		return all_digits(n + 4, true, 16);
+	if (!strncmp(n, "new-", 4) && all_digits(n + 4, false, 0))
+		*pid = atoi(n + 4);
+	else if (!strncmp(n, "taken-", 6) && all_digits(n + 6, false, 0))
+		*pid = atoi(n + 6);
+	return *pid > 0;
+}
+
 /* Every set but the one being pinned: the other options' (one set is
  * kept), another daemon's of the same options (ours is fresher), and
  * what daemons that died left while pinning or taking. */
@@ -368,23 +399,19 @@ static void remove_others(const char *base)
 	DIR *d = opendir(base);
 	struct dirent *e;
 	char path[PATH_MAX];
+	int pid;
 
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		const char *n = e->d_name, *pid = NULL;
-
-		if (!strcmp(n, ".") || !strcmp(n, ".."))
+		if (!our_name(e->d_name, &pid))
 			continue;
-		if (!strncmp(n, "new-", 4))
-			pid = n + 4;
-		else if (!strncmp(n, "taken-", 6))
-			pid = n + 6;
-		if (pid && (atoi(pid) == (int)getpid() ||
-			    !kill(atoi(pid), 0) || errno != ESRCH))
+		if (pid && (pid == (int)getpid() || !kill(pid, 0) ||
+			    errno != ESRCH))
 			continue; /* being pinned or taken now */
-		snprintf(path, sizeof(path), "%s/%s", base, n);
-		remove_set(path);
+		if (snprintf(path, sizeof(path), "%s/%s", base, e->d_name) <
+		    (int)sizeof(path))
+			remove_set(path);
 	}
 	closedir(d);
 }

@@ -143,8 +143,18 @@ TEST_ROOT(kept_programs_start_without_the_verifier)
 	 * take it, and replace it at exit */
 	flags[4] = "-tracers";
 	flags[5] = "native";
+	/* and what is not a name it gives stays: the directory may be
+	 * shared with others' pins */
+	snprintf(from, sizeof(from), "%s/foreign", keep);
+	snprintf(to, sizeof(to), "%s/set-not-ours", keep);
+	ASSERT_OK(mkdir(from, 0700), "a foreign directory");
+	ASSERT_OK(mkdir(to, 0700), "another");
 	if (split_run(flags, &kept, &err)) {
 		ASSERT_EQ(kept, 0, "other flags: verified");
+		ASSERT_OK(access(from, F_OK), "the foreign directory left alone");
+		ASSERT_OK(access(to, F_OK), "set-not-ours left alone");
+		rmdir(from);
+		rmdir(to);
 		if (one_set(keep, set3, "after the run with other flags"))
 			ASSERT_TRUE(strcmp(set3, set1) != 0,
 				    "one set, of the last flags");
