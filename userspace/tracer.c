@@ -622,6 +622,7 @@ int tracer_attach(struct tracer *t)
 		return -ENOMEM;
 	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
 		struct bpf_link *link;
+		bool ok;
 		int fd;
 
 		if (!online[cpu])
@@ -640,19 +641,19 @@ int tracer_attach(struct tracer *t)
 			return err;
 		}
 		t->perf_fds[t->n_perf] = fd;
-		link = NULL;
 		if (t->kept) {
 			/* no bpf_program to attach: the event runs the
 			 * kept program until its fd closes */
-			if (!ioctl(fd, PERF_EVENT_IOC_SET_BPF,
-				   tk_prog_fd(t, t->skel->progs.sample)) &&
-			    !ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
-				link = (struct bpf_link *)-1;
+			link = NULL;
+			ok = !ioctl(fd, PERF_EVENT_IOC_SET_BPF,
+				    tk_prog_fd(t, t->skel->progs.sample)) &&
+			     !ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		} else {
 			link = bpf_program__attach_perf_event(
 				t->skel->progs.sample, fd);
+			ok = link != NULL;
 		}
-		if (!link) {
+		if (!ok) {
 			err = -errno;
 			close(fd);
 			dump_libbpf_log();
@@ -661,9 +662,7 @@ int tracer_attach(struct tracer *t)
 				cpu, strerror(-err));
 			return err;
 		}
-		t->perf_links[t->n_perf++] = link == (struct bpf_link *)-1 ?
-						     NULL :
-						     link;
+		t->perf_links[t->n_perf++] = link;
 	}
 	t->keep_next = t->o.keep_dir != NULL;
 	return 0;
