@@ -508,10 +508,18 @@ static int load_skel(struct tracer *t, const void *types, size_t len)
 	return profiler__load(t->skel);
 }
 
+int tr_set_tail_calls(struct profiler *skel, int unwind_native_fd)
+{
+	__u32 key = PROG_NATIVE, fd = (__u32)unwind_native_fd;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.progs), &key, &fd, 0))
+		return -errno;
+	return 0;
+}
+
 int tracer_load(struct tracer *t, const void *types, size_t len)
 {
 	struct profiler *skel;
-	__u32 key, fd;
 	int err;
 
 	/* kept programs: the skeleton loads none, only maps its arrays */
@@ -544,11 +552,9 @@ int tracer_load(struct tracer *t, const void *types, size_t len)
 	}
 	clear_libbpf_log();
 
-	key = PROG_NATIVE;
-	fd = tk_prog_fd(t, t->skel->progs.unwind_native);
-	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.progs), &key, &fd, 0);
+	err = tr_set_tail_calls(t->skel,
+				tk_prog_fd(t, t->skel->progs.unwind_native));
 	if (err) {
-		err = -errno;
 		fprintf(stderr, "ebpf-profiler: tail-call table: %s\n",
 			strerror(-err));
 		return err;

@@ -118,6 +118,8 @@ int tr_create_maps(struct tracer *t);
 
 /* tracer.c */
 int tr_open_skel(struct tracer *t, struct profiler **out);
+/* The tail-call table of skel (PROG_*) filled: 0 or a negative errno. */
+int tr_set_tail_calls(struct profiler *skel, int unwind_native_fd);
 
 /* tracer_keep.c */
 /* After tr_open_skel(): take the set kept for these options, if there

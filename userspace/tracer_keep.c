@@ -447,7 +447,6 @@ void tk_make_next(struct tracer *t)
 	char tmp[PATH_MAX], dir[PATH_MAX], name[32];
 	uint64_t t0 = exe_now_ns();
 	struct profiler *sk = NULL;
-	__u32 key = PROG_NATIVE, fd;
 	int err;
 
 	if (mkdir(t->o.keep_dir, 0700) && errno != EEXIST) {
@@ -464,11 +463,9 @@ void tk_make_next(struct tracer *t)
 	err = profiler__load(sk);
 	if (err)
 		goto out;
-	fd = bpf_program__fd(sk->progs.unwind_native);
-	if (bpf_map_update_elem(bpf_map__fd(sk->maps.progs), &key, &fd, 0)) {
-		err = -errno;
+	err = tr_set_tail_calls(sk, bpf_program__fd(sk->progs.unwind_native));
+	if (err)
 		goto out;
-	}
 	snprintf(tmp, sizeof(tmp), "%s/new-%d", t->o.keep_dir, (int)getpid());
 	snprintf(dir, sizeof(dir), "%s/%s", t->o.keep_dir, name);
 	remove_set(tmp);
