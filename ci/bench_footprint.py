@@ -330,6 +330,12 @@ def start_runtimes():
     return procs
 
 
+def is_bpffs(path):
+    return subprocess.run(["stat", "-f", "-c", "%T", path],
+                          capture_output=True,
+                          text=True).stdout.strip() == "bpf_fs"
+
+
 def keep_flags(ep):
     """-keep-programs and a directory on a BPF file system, for a build
     that has the flag; else []."""
@@ -338,13 +344,10 @@ def keep_flags(ep):
                                              text=True).stdout:
         return []
     base = "/sys/fs/bpf"
-    if subprocess.run(["stat", "-f", "-c", "%T", base], capture_output=True,
-                      text=True).stdout.strip() != "bpf_fs":
+    if not is_bpffs(base):
         base = os.path.join(TMP, "bpffs")
         os.makedirs(base, exist_ok=True)
-        if subprocess.run(["stat", "-f", "-c", "%T", base],
-                          capture_output=True,
-                          text=True).stdout.strip() != "bpf_fs" and \
+        if not is_bpffs(base) and \
                 subprocess.run(["mount", "-t", "bpf", "bpf", base]).returncode:
             return []
     return ["-keep-programs", "-keep-programs-dir",

@@ -286,21 +286,16 @@ static bool map_show(uint32_t id, const char *name, unsigned *flags,
 		     unsigned long long *entries, unsigned long long *entry,
 		     unsigned long long *memlock)
 {
-	char cmd[96], text[1024] = "", want[64];
+	char cmd[96], want[64], *text;
 	const char *p;
-	FILE *f;
-	size_t n;
 
 	snprintf(cmd, sizeof(cmd), "bpftool map show id %u 2>/dev/null", id);
-	f = popen(cmd, "r");
-	if (!f)
-		return false;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = 0;
-	pclose(f);
+	text = h_cmd_output(cmd);
 	snprintf(want, sizeof(want), " name %s ", name);
-	if (!strstr(text, want))
+	if (!text || !strstr(text, want)) {
+		free(text);
 		return false;
+	}
 	*flags = (p = strstr(text, " flags 0x")) ?
 			 (unsigned)strtoul(p + 9, NULL, 16) : 0;
 	*entries = (p = strstr(text, "max_entries ")) ?
@@ -309,6 +304,7 @@ static bool map_show(uint32_t id, const char *name, unsigned *flags,
 			   strtoull(p + 8, NULL, 10) : 0;
 	*entry = (p = strstr(text, "key ")) ? strtoull(p + 4, NULL, 10) : 0;
 	*entry += (p = strstr(text, "value ")) ? strtoull(p + 6, NULL, 10) : 0;
+	free(text);
 	return true;
 }
 
