@@ -123,7 +123,6 @@ int rdm_path(struct rdm *d, bool value)
 {
 	struct ident id;
 	uint64_t dis;
-	size_t back;
 	char tag, ns;
 	int err;
 
@@ -190,11 +189,7 @@ int rdm_path(struct rdm *d, bool value)
 		TRY(rdm_put_str(d, ">"));
 		break;
 	case 'B':
-		TRY(rdm_backref_jump(d, &back));
-		if (back == NOT_FOLLOWED)
-			break;
-		TRY(rdm_path(d, value));
-		rdm_backref_return(d, back);
+		TRY(rdm_backref(d, rdm_path, value));
 		break;
 	default:
 		return -EINVAL;
@@ -294,6 +289,13 @@ static int dyn_type(struct rdm *d)
 	return 0;
 }
 
+/* A type behind a back reference (rdm_backref's follow_fn). */
+static int type_at(struct rdm *d, bool value)
+{
+	(void)value;
+	return rdm_type(d);
+}
+
 /*
  * <type> = <basic-type> | <path>
  *        | "A" <type> <const>          [T; N]
@@ -311,7 +313,6 @@ int rdm_type(struct rdm *d)
 {
 	const char *basic;
 	uint64_t lt, count;
-	size_t back;
 	char tag;
 
 	TRY(rdm_next(d, &tag));
@@ -362,11 +363,7 @@ int rdm_type(struct rdm *d)
 		TRY(dyn_type(d));
 		break;
 	case 'B':
-		TRY(rdm_backref_jump(d, &back));
-		if (back == NOT_FOLLOWED)
-			break;
-		TRY(rdm_type(d));
-		rdm_backref_return(d, back);
+		TRY(rdm_backref(d, type_at, false));
 		break;
 	default:
 		d->pos--;

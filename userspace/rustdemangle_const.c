@@ -159,7 +159,6 @@ int rdm_cnst(struct rdm *d, bool value)
 	struct hex h;
 	uint64_t v, count;
 	bool brace = false;
-	size_t back;
 	char tag, f;
 
 	TRY(rdm_enter(d));
@@ -247,11 +246,7 @@ int rdm_cnst(struct rdm *d, bool value)
 		}
 		break;
 	case 'B':
-		TRY(rdm_backref_jump(d, &back));
-		if (back == NOT_FOLLOWED)
-			break;
-		TRY(rdm_cnst(d, value));
-		rdm_backref_return(d, back);
+		TRY(rdm_backref(d, rdm_cnst, value));
 		break;
 	default:
 		return -EINVAL;

@@ -72,6 +72,7 @@ static inline bool is_digit(char c)
 #define NOT_FOLLOWED SIZE_MAX
 
 typedef int item_fn(struct rdm *d);
+typedef int follow_fn(struct rdm *d, bool value);
 
 /* rustdemangle_lex.c */
 int rdm_put(struct rdm *d, const char *p, size_t n);
@@ -93,6 +94,7 @@ int rdm_binder_open(struct rdm *d, uint64_t *count);
 void rdm_binder_close(struct rdm *d, uint64_t count);
 int rdm_backref_jump(struct rdm *d, size_t *back);
 void rdm_backref_return(struct rdm *d, size_t back);
+int rdm_backref(struct rdm *d, follow_fn *follow, bool value);
 
 /* rustdemangle.c */
 int rdm_list(struct rdm *d, const char *sep, item_fn *item, uint64_t *count);

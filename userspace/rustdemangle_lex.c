@@ -441,3 +441,17 @@ void rdm_backref_return(struct rdm *d, size_t back)
 	d->pos = back;
 	d->depth--;
 }
+
+/* A back reference to a path, type or constant, followed by follow(d,
+ * value) when printing. */
+int rdm_backref(struct rdm *d, follow_fn *follow, bool value)
+{
+	size_t back;
+
+	TRY(rdm_backref_jump(d, &back));
+	if (back == NOT_FOLLOWED)
+		return 0;
+	TRY(follow(d, value));
+	rdm_backref_return(d, back);
+	return 0;
+}
