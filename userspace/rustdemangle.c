@@ -60,28 +60,25 @@ static int generic_arg(struct rdm *d)
 }
 
 /* A path in type position that may end in generic arguments left open
- * (*open), for the associated type bindings of a dyn trait to join. */
-static int path_open(struct rdm *d, bool *open)
+ * (d->args_open), for the associated type bindings of a dyn trait to
+ * join; a follow_fn for the back reference to such a path. */
+static int path_open(struct rdm *d, bool value)
 {
-	size_t back;
-
-	*open = false;
-	if (rdm_eat(d, 'B')) {
-		TRY(rdm_backref_jump(d, &back));
-		if (back == NOT_FOLLOWED)
-			return 0;
-		TRY(path_open(d, open));
-		rdm_backref_return(d, back);
-		return 0;
-	}
+	(void)value;
+	d->args_open = false;
+	if (rdm_eat(d, 'B'))
+		return rdm_backref(d, path_open, false);
 	if (rdm_eat(d, 'I')) {
 		TRY(rdm_path(d, false));
 		TRY(rdm_put_str(d, "<"));
 		TRY(rdm_list(d, ", ", generic_arg, NULL));
-		*open = true;
+		d->args_open = true;
 		return 0;
 	}
-	return rdm_path(d, false);
+	TRY(rdm_path(d, false));
+	/* a dyn trait in the path's arguments may have set it */
+	d->args_open = false;
+	return 0;
 }
 
 /*
@@ -93,7 +90,8 @@ static int dyn_trait(struct rdm *d)
 	struct ident id;
 	bool open;
 
-	TRY(path_open(d, &open));
+	TRY(path_open(d, false));
+	open = d->args_open;
 	while (rdm_eat(d, 'p')) {
 		TRY(rdm_put_str(d, open ? ", " : "<"));
 		open = true;

@@ -46,6 +46,9 @@ struct rdm {
 	unsigned depth;
 	uint64_t bound; /* lifetimes bound by the enclosing for<...> */
 	uint64_t work, max_work;
+	/* the path a dyn trait printed last left its generic arguments
+	 * open (path_open), for its associated type bindings to join */
+	bool args_open;
 };
 
 /* An identifier: plain bytes, or Punycode's basic part and its deltas. */
@@ -92,8 +95,6 @@ int rdm_put_ident(struct rdm *d, const struct ident *id);
 int rdm_put_lifetime(struct rdm *d, uint64_t lt);
 int rdm_binder_open(struct rdm *d, uint64_t *count);
 void rdm_binder_close(struct rdm *d, uint64_t count);
-int rdm_backref_jump(struct rdm *d, size_t *back);
-void rdm_backref_return(struct rdm *d, size_t back);
 int rdm_backref(struct rdm *d, follow_fn *follow, bool value);
 
 /* rustdemangle.c */

@@ -419,7 +419,7 @@ void rdm_binder_close(struct rdm *d, uint64_t count)
  * before the "B".  Moves there (*back = where to return) when printing;
  * when parsing only, stays (*back = NOT_FOLLOWED).
  */
-int rdm_backref_jump(struct rdm *d, size_t *back)
+static int backref_jump(struct rdm *d, size_t *back)
 {
 	size_t at = d->pos - 1;
 	uint64_t to;
@@ -436,7 +436,7 @@ int rdm_backref_jump(struct rdm *d, size_t *back)
 	return 0;
 }
 
-void rdm_backref_return(struct rdm *d, size_t back)
+static void backref_return(struct rdm *d, size_t back)
 {
 	d->pos = back;
 	d->depth--;
@@ -448,10 +448,10 @@ int rdm_backref(struct rdm *d, follow_fn *follow, bool value)
 {
 	size_t back;
 
-	TRY(rdm_backref_jump(d, &back));
+	TRY(backref_jump(d, &back));
 	if (back == NOT_FOLLOWED)
 		return 0;
 	TRY(follow(d, value));
-	rdm_backref_return(d, back);
+	backref_return(d, back);
 	return 0;
 }
