@@ -33,7 +33,7 @@ static __always_inline bool perl_push(struct scratch *s, struct perl_proc *p,
 	__u32 line = 0;
 
 	if (cop)
-		read_user(&line, 4, cop + p->cop_line);
+		read_user(&line, 4, cop + p->walk.cop_line);
 	return interp_push(s, INTERP_PERL, line, cv, cop, 2);
 }
 
@@ -49,8 +49,8 @@ static long perl_step(__u32 i, void *arg)
 
 	if (idx < 0)
 		return 1;
-	cx = cur[PERL_CUR_CXSTACK] + (__u64)idx * p->cx_size;
-	if (read_user(&type, 1, cx) || read_user(&oldcop, 8, cx + p->cx_oldcop)) {
+	cx = cur[PERL_CUR_CXSTACK] + (__u64)idx * p->walk.cx_size;
+	if (read_user(&type, 1, cx) || read_user(&oldcop, 8, cx + p->walk.cx_oldcop)) {
 		metric_inc(s, METRIC_ERR_PERL_READ);
 		cur[3] = 0;
 		return 1;
@@ -58,7 +58,7 @@ static long perl_step(__u32 i, void *arg)
 	type &= PERL_CXTYPEMASK;
 	if (type == PERL_CXT_SUB || type == PERL_CXT_FORMAT ||
 	    type == PERL_CXT_EVAL) {
-		if (type != PERL_CXT_EVAL && read_user(&cv, 8, cx + p->cx_cv))
+		if (type != PERL_CXT_EVAL && read_user(&cv, 8, cx + p->walk.cx_cv))
 			cv = 0;
 		/* an eval frame: no CV; userland names it "(eval)" */
 		if (!perl_push(s, p, type == PERL_CXT_EVAL ? 1 : cv, cur[2]))
@@ -88,10 +88,10 @@ static long perl_stackinfo(__u32 k, void *arg)
 	__u64 si = cur[0], cxstack = 0, prev = 0;
 	__s32 cxix = -1, type = 0;
 
-	if (!si || read_user(&cxstack, 8, si + p->si_cxstack) ||
-	    read_user(&prev, 8, si + p->si_prev) ||
-	    read_user(&cxix, 4, si + p->si_cxix) ||
-	    read_user(&type, 4, si + p->si_type)) {
+	if (!si || read_user(&cxstack, 8, si + p->walk.si_cxstack) ||
+	    read_user(&prev, 8, si + p->walk.si_prev) ||
+	    read_user(&cxix, 4, si + p->walk.si_cxix) ||
+	    read_user(&type, 4, si + p->walk.si_type)) {
 		/* a stack info not there (si 0) ends the walk, unread */
 		interp_end(s, INTERP_PERL, si ? METRIC_ERR_PERL_READ : 0);
 		return 1;
@@ -149,8 +149,8 @@ static __always_inline int perl_unwind(struct scratch *s, __u64 lookup)
 				interp_end(s, INTERP_PERL, 0);
 				return INTERP_NOT_HERE;
 			}
-			curcop_at = interp + p->i_curcop;
-			si_at = interp + p->i_curstackinfo;
+			curcop_at = interp + p->walk.i_curcop;
+			si_at = interp + p->walk.i_curstackinfo;
 		}
 		if (read_user(&cur[2], 8, curcop_at) ||
 		    read_user(&cur[0], 8, si_at)) {

@@ -42,6 +42,15 @@ INTERP_METRIC_IDS(PERL, PERL_METRICS);
  * and the COP (its file). */
 
 /* Per process (map "perl_procs", key pid): process addresses, offsets. */
+/* The offsets the unwinder walks by, in bytes: the head of the version's
+ * offsets in userspace (struct perl_offsets), copied as they are. */
+struct perl_walk {
+	__u16 i_curcop, i_curstackinfo;		/* struct interpreter */
+	__u16 si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
+	__u16 cx_size, cx_oldcop, cx_cv;	/* PERL_CONTEXT */
+	__u16 cop_line;				/* COP */
+};
+
 struct perl_proc {
 	__u64 interp;		/* &PL_curinterp: the main interpreter */
 	__u64 thr_key;		/* &PL_thr_key: the pthread key of my_perl */
@@ -55,10 +64,7 @@ struct perl_proc {
 	 * PL_curinterp) */
 	__s16 tsd_off;
 	__u16 tsd_mul, tsd_val, pad16;
-	__u16 i_curcop, i_curstackinfo;		/* struct interpreter */
-	__u16 si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
-	__u16 cx_size, cx_oldcop, cx_cv;	/* PERL_CONTEXT */
-	__u16 cop_line;				/* COP */
+	struct perl_walk walk;
 	__u32 pad;
 };
 _Static_assert(sizeof(struct perl_proc) == 80, "perl_proc layout");

@@ -37,19 +37,19 @@
  * (its variables are globals) and COP's file (a GV, "_<file").
  */
 #define PERL_COMMON                                                            \
-	.si_cxstack = 0x08, .si_prev = 0x10, .si_cxix = 0x20, .cx_oldcop = 0x10, \
-	.cop_line = 0x24, .cop_file = 0x30, .cv_stash = 0x20, .cv_gv = 0x38,  \
-	.cv_flags = 0x5c, .gv_gp = 0x10, .gp_egv = 0x38, .gv_namehek = 0x20, \
-	.gv_stash = 0x28, .hv_max = 0x18, .hv_array = 0x10, .aux_name = 0,   \
-	.aux_name_count = 0x1c
+	.walk.si_cxstack = 0x08, .walk.si_prev = 0x10, .walk.si_cxix = 0x20,  \
+	.walk.cx_oldcop = 0x10, .walk.cop_line = 0x24, .cop_file = 0x30,     \
+	.cv_stash = 0x20, .cv_gv = 0x38, .cv_flags = 0x5c, .gv_gp = 0x10,    \
+	.gp_egv = 0x38, .gv_namehek = 0x20, .gv_stash = 0x28, .hv_max = 0x18, \
+	.hv_array = 0x10, .aux_name = 0, .aux_name_count = 0x1c
 #define PERL_VERSION(v, curcop, sitype, cxsize, cxcv, aux)                     \
 	{ v, true,                                                             \
-	  { PERL_COMMON, .i_curcop = curcop, .i_curstackinfo = curcop + 0x10, \
-	    .si_type = sitype, .cx_size = cxsize, .cx_cv = cxcv,              \
-	    .hv_aux = aux } },                                                 \
+	  { PERL_COMMON, .walk.i_curcop = curcop,                             \
+	    .walk.i_curstackinfo = curcop + 0x10, .walk.si_type = sitype,     \
+	    .walk.cx_size = cxsize, .walk.cx_cv = cxcv, .hv_aux = aux } },    \
 	{ v, false,                                                            \
-	  { PERL_COMMON, .cop_file_gv = 1, .si_type = sitype,                 \
-	    .cx_size = cxsize, .cx_cv = cxcv, .hv_aux = aux } }
+	  { PERL_COMMON, .cop_file_gv = 1, .walk.si_type = sitype,            \
+	    .walk.cx_size = cxsize, .walk.cx_cv = cxcv, .hv_aux = aux } }
 
 static const struct perl_layout {
 	uint8_t version;
@@ -160,16 +160,7 @@ static int perl_attach(void *state, struct interp_mgr *im,
 		.g_curstackinfo = info->threaded ? 0 : info->curstackinfo + bias,
 		.loop_lo = info->loop_lo + bias,
 		.loop_hi = info->loop_hi + bias,
-		.i_curcop = o->i_curcop,
-		.i_curstackinfo = o->i_curstackinfo,
-		.si_cxstack = o->si_cxstack,
-		.si_prev = o->si_prev,
-		.si_cxix = o->si_cxix,
-		.si_type = o->si_type,
-		.cx_size = o->cx_size,
-		.cx_oldcop = o->cx_oldcop,
-		.cx_cv = o->cx_cv,
-		.cop_line = o->cop_line,
+		.walk = o->walk,
 	};
 	struct interp_tsd tsd;
 	int err;

@@ -8,13 +8,12 @@
 #include <sys/types.h>
 
 #include "interp.h"
+#include "perl.h"
 
 /* Offsets of one Perl version and build, in bytes. */
 struct perl_offsets {
-	uint16_t i_curcop, i_curstackinfo;		/* struct interpreter */
-	uint16_t si_cxstack, si_prev, si_cxix, si_type; /* PERL_SI */
-	uint16_t cx_size, cx_oldcop, cx_cv;		/* PERL_CONTEXT */
-	uint16_t cop_line, cop_file;			/* COP */
+	struct perl_walk walk; /* what the unwinder reads (bpf/perl.h) */
+	uint16_t cop_file;				/* COP */
 	uint16_t cop_file_gv; /* 1: cop_file is a GV named "_<file" (a
 			       * non-threaded build), 0: a char * */
 	uint16_t cv_stash, cv_gv, cv_flags;		/* XPVCV */

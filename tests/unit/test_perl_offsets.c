@@ -22,13 +22,14 @@
 #include "test.h"
 
 #define F(x) { #x, offsetof(struct perl_offsets, x) }
+#define W(x) { #x, offsetof(struct perl_offsets, walk.x) }
 static const struct {
 	const char *name;
 	size_t off;
 } fields[] = {
-	F(i_curcop),   F(i_curstackinfo), F(si_cxstack),   F(si_prev),
-	F(si_cxix),    F(si_type),	  F(cx_size),	   F(cx_oldcop),
-	F(cx_cv),      F(cop_line),	  F(cop_file),	   F(cop_file_gv),
+	W(i_curcop),   W(i_curstackinfo), W(si_cxstack),   W(si_prev),
+	W(si_cxix),    W(si_type),	  W(cx_size),	   W(cx_oldcop),
+	W(cx_cv),      W(cop_line),	  F(cop_file),	   F(cop_file_gv),
 	F(cv_stash),   F(cv_gv),	  F(cv_flags),	   F(gv_gp),
 	F(gp_egv),     F(gv_namehek),	  F(gv_stash),	   F(hv_max),
 	F(hv_array),   F(hv_aux),	  F(aux_name),	   F(aux_name_count),
@@ -290,7 +291,7 @@ static void sub_image(struct img *m, const struct perl_offsets *o, bool named)
 	}
 	put(m, aux + o->aux_name, pkg, 8);
 	put_hek(m, pkg, "Pkg");
-	put(m, cop + o->cop_line, 7, 4);
+	put(m, cop + o->walk.cop_line, 7, 4);
 	if (o->cop_file_gv) { /* the file's glob, "_<file" */
 		put(m, cop + o->cop_file, fgv, 8);
 		put(m, fgv, fbody, 8);
