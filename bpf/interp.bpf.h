@@ -50,6 +50,24 @@ static __always_inline void interp_end(struct scratch *s, __u32 kind,
 	s->st.interp_done |= 1u << kind;
 }
 
+/* Read the first bytes of the frame at addr into s->ibuf, for a runtime
+ * whose frames link to each other: false when the walk ends there, at
+ * its last frame (addr 0) or a read that fails (err counted). */
+static __always_inline bool interp_read_frame(struct scratch *s, __u32 kind,
+					      __u64 addr, __u32 bytes,
+					      __u32 err)
+{
+	if (!addr) {
+		interp_end(s, kind, 0);
+		return false;
+	}
+	if (read_user(s->ibuf, bytes, addr)) {
+		interp_end(s, kind, err);
+		return false;
+	}
+	return true;
+}
+
 /* Push a frame of runtime kind (data in its header word; np payload
  * words p0, p1: push_frame) and count it.  False when the trace is full:
  * the runtime's walk ends there (its interp_done bit). */

@@ -37,14 +37,9 @@ static long php_step(__u32 i, void *arg)
 	__u32 type_info, line = 0;
 	__u8 type = 0;
 
-	if (!ed) {
-		interp_end(s, INTERP_PHP, 0);
+	if (!interp_read_frame(s, INTERP_PHP, ed, PHP_ED_READ,
+			       METRIC_ERR_PHP_READ))
 		return 1;
-	}
-	if (read_user(s->ibuf, PHP_ED_READ, ed)) {
-		interp_end(s, INTERP_PHP, METRIC_ERR_PHP_READ);
-		return 1;
-	}
 	func = php_field(s, p->ed_func);
 	opline = php_field(s, p->ed_opline);
 	type_info = (__u32)php_field(s, p->ed_type_info);

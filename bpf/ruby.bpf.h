@@ -57,14 +57,12 @@ static long ruby_step(__u32 i, void *arg)
 	__u64 cfp = cur[0], iseq, ep, pc, flags = 0, me = 0, w;
 	__u32 magic;
 
-	if (!cfp || cfp + RUBY_CFP_READ > cur[2]) {
-		interp_end(s, INTERP_RUBY, 0);
+	/* the frames end where the thread's VM stack does */
+	if (cfp + RUBY_CFP_READ > cur[2])
+		cfp = 0;
+	if (!interp_read_frame(s, INTERP_RUBY, cfp, RUBY_CFP_READ,
+			       METRIC_ERR_RUBY_READ))
 		return 1;
-	}
-	if (read_user(s->ibuf, RUBY_CFP_READ, cfp)) {
-		interp_end(s, INTERP_RUBY, METRIC_ERR_RUBY_READ);
-		return 1;
-	}
 	pc = ruby_field(s, p->cfp_pc);
 	iseq = ruby_field(s, p->cfp_iseq);
 	ep = ruby_field(s, p->cfp_ep);
