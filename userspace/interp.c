@@ -268,8 +268,56 @@ static int cached_verdict(unsigned k, const void *data, size_t len)
 	return 0;
 }
 
+/* A file the runtimes are detected in: opened for the first that is not
+ * answered by the store, once for all of them. */
+struct detect_file {
+	struct interp_file f;
+	bool tried;
+	int open_err;
+};
+
+static int run_detect(unsigned k, void *state, struct detect_file *df,
+		      void **data, size_t *len)
+{
+	int err;
+
+	if (!df->tried) {
+		df->tried = true;
+		df->open_err = elfm_open_fd(df->f.fd, &df->f.elf);
+	}
+	/* not an ELF file (elfm's answer): no runtime in it */
+	if (df->open_err)
+		return df->open_err == -ENOEXEC ? -ENOENT : df->open_err;
+	err = modules[k]->detect(state, &df->f, data, len);
+	/* cut short under the mapping while it was read: what was read
+	 * there were zeros, an answer not to keep */
+	if ((!err || err == -ENOENT || err == -ENOTSUP) &&
+	    elfm_damaged(df->f.elf)) {
+		if (!err)
+			free(*data);
+		*data = NULL;
+		err = -EIO;
+	}
+	return err;
+}
+
+int interp_detect_fd(unsigned kind, void *state, const char *path, int fd,
+		     void **data, size_t *len)
+{
+	struct detect_file df = { .f = { .path = path, .fd = fd } };
+	int err;
+
+	*data = NULL;
+	*len = 0;
+	if (kind == 0 || kind >= INTERP_COUNT || !modules[kind])
+		return -EINVAL;
+	err = run_detect(kind, state, &df, data, len);
+	elfm_free(df.f.elf);
+	return err;
+}
+
 static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
-		      const char *path, int fd, void **data, size_t *len,
+		      struct detect_file *df, void **data, size_t *len,
 		      bool *cached)
 {
 	const struct interp_module *m = modules[k];
@@ -297,10 +345,7 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		*data = NULL;
 		*len = 0;
 	}
-	err = m->detect(im->state[k], path, fd, data, len);
-	/* not an ELF file (elfm's answer): no runtime in it */
-	if (err == -ENOEXEC)
-		err = -ENOENT;
+	err = run_detect(k, im->state[k], df, data, len);
 	if (err == 0 && interp_record_check(m, *data, *len))
 		err = -EPROTO;
 	if (im->store && (err == -ENOTSUP || err == -ENOENT)) {
@@ -321,6 +366,7 @@ static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
 		     const char *path, int fd)
 {
+	struct detect_file df = { .f = { .path = path, .fd = fd } };
 	unsigned k, found = 0;
 
 	for (k = 1; k < INTERP_COUNT; k++) {
@@ -329,17 +375,19 @@ unsigned interp_warm(struct interp_mgr *im, const uint8_t id[16],
 		bool cached;
 
 		if ((im->mask & (1u << k)) &&
-		    detect_one(im, k, id, path, fd, &data, &len, &cached) == 0) {
+		    detect_one(im, k, id, &df, &data, &len, &cached) == 0) {
 			free(data);
 			found++;
 		}
 	}
+	elfm_free(df.f.elf);
 	return found;
 }
 
 void interp_detect(void *arg, struct exe_file *f, int fd)
 {
 	struct interp_mgr *im = arg;
+	struct detect_file df = { .f = { .path = f->path, .fd = fd } };
 	unsigned k;
 
 	if (exe_is_vdso(f))
@@ -352,8 +400,7 @@ void interp_detect(void *arg, struct exe_file *f, int fd)
 
 		if (!(im->mask & (1u << k)))
 			continue;
-		err = detect_one(im, k, f->id.b, f->path, fd, &data, &len,
-				 &cached);
+		err = detect_one(im, k, f->id.b, &df, &data, &len, &cached);
 		if (cached)
 			im->st[k].detect_cached++;
 		if (err == -ENOTSUP)
@@ -367,6 +414,7 @@ void interp_detect(void *arg, struct exe_file *f, int fd)
 		im->st[k].files++;
 		log_info("file %s: %s runtime", f->path, module_names[k]);
 	}
+	elfm_free(df.f.elf);
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -781,27 +829,6 @@ int interp_libc_self(struct interp_mgr *im, const struct pm_proc *p,
 		return -ENOENT;
 	*out = (int32_t)(uint32_t)v;
 	return 0;
-}
-
-int interp_open_syms(int fd, const char *const *names, unsigned n,
-		     uint64_t *value, uint64_t *size, struct elfm **e)
-{
-	int err = elfm_open_fd(fd, e);
-
-	if (err)
-		return err;
-	return (int)elfm_find_syms(*e, names, n, value, size);
-}
-
-int interp_file_syms(int fd, const char *const *names, unsigned n,
-		     uint64_t *value, uint64_t *size)
-{
-	struct elfm *e;
-	int found = interp_open_syms(fd, names, n, value, size, &e);
-
-	if (found >= 0)
-		elfm_free(e);
-	return found;
 }
 
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,

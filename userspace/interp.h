@@ -43,6 +43,13 @@ struct elfm;
 struct interp_mgr;
 struct store;
 
+/* The file a module's detect examines, opened once for every runtime. */
+struct interp_file {
+	const char *path; /* for the messages and the modules that need it */
+	int fd;
+	struct elfm *elf; /* elfm_open_fd(fd) */
+};
+
 /* One frame of a runtime, as the BPF unwinder recorded it. */
 struct interp_frame {
 	unsigned kind; /* enum interp_kind */
@@ -96,10 +103,11 @@ struct interp_module {
 	int (*init)(void **state);
 	void (*fini)(void *state);
 	/* 0 with *data (malloc'd) and *len set: the file holds the runtime;
-	 * -ENOENT, or -ENOEXEC (not an ELF file, as elfm_open_fd says):
-	 * it does not; -ENOTSUP: a version or build not supported (kept, as
-	 * a miss); other negative errnos: not kept (I/O). */
-	int (*detect)(void *state, const char *path, int fd, void **data,
+	 * -ENOENT: it does not; -ENOTSUP: a version or build not supported
+	 * (kept, as a miss); other negative errnos: not kept (I/O).  The
+	 * manager opened the file (an ELF file: what is not one holds no
+	 * runtime) and drops what is found in one that shrank meanwhile. */
+	int (*detect)(void *state, const struct interp_file *file, void **data,
 		      size_t *len);
 	/* What detect's blobs are: record_size bytes, a u32 record_format
 	 * first (bumped when the struct changes, and when versions are
@@ -174,16 +182,11 @@ struct interp_stats {
  * negative errno (-EFAULT for a short read). */
 typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
 			      size_t len);
-/* For a detect that needs only symbols: names[0..n) looked up in the ELF
- * file open as fd (elfm_find_syms: value[i] and size[i] set for each
- * found).  Returns how many were found, or a negative errno when fd is
- * not a readable ELF file (-ENOEXEC: not one). */
-int interp_file_syms(int fd, const char *const *names, unsigned n,
-		     uint64_t *value, uint64_t *size);
-/* The same for a detect that reads on: the file stays open in *e (the
- * caller's to elfm_free) when the return is not negative. */
-int interp_open_syms(int fd, const char *const *names, unsigned n,
-		     uint64_t *value, uint64_t *size, struct elfm **e);
+/* Runtime kind's detect on the ELF file open as fd (state: its module's
+ * or NULL), as the manager calls it but without the store: for tests and
+ * fuzz targets.  -ENOENT for a file that is not ELF. */
+int interp_detect_fd(unsigned kind, void *state, const char *path, int fd,
+		     void **data, size_t *len);
 
 /* The reader of live processes (process_vm_readv; arg unused). */
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "deltas.h"
+#include "elfmap.h"
 #include "hashmap.h"
 #include "interp.h"
 #include "interp_hotspot.h"
@@ -25,19 +26,15 @@ static const char *const sym_names[] = {
 #undef HS_SYM_NAME_
 };
 
-static int hs_detect(void *state, const char *path, int fd, void **data,
-		     size_t *len)
+static int hs_detect(void *state, const struct interp_file *file,
+		     void **data, size_t *len)
 {
 	uint64_t value[HS_SYM_COUNT] = { 0 }, size[HS_SYM_COUNT] = { 0 };
 	struct hs_info *info;
 	unsigned i;
-	int err;
 
 	(void)state;
-	(void)path;
-	err = interp_file_syms(fd, sym_names, HS_SYM_COUNT, value, size);
-	if (err < 0)
-		return err;
+	elfm_find_syms(file->elf, sym_names, HS_SYM_COUNT, value, size);
 	if (!value[HS_SYM_STRUCTS])
 		return -ENOENT; /* not a JVM */
 	for (i = 0; i < HS_SYM_COUNT; i++)

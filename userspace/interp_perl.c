@@ -78,8 +78,8 @@ const struct perl_offsets *perl_offsets_of(unsigned revision,
 	return NULL;
 }
 
-static int perl_detect(void *state, const char *path, int fd, void **data,
-		       size_t *len)
+static int perl_detect(void *state, const struct interp_file *file,
+		       void **data, size_t *len)
 {
 	static const char *const names[] = {
 		"Perl_runops_standard", "PL_curinterp",	  "PL_revision",
@@ -89,33 +89,26 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 	uint64_t value[8] = { 0 }, size[8] = { 0 };
 	const uint8_t *b[3];
 	struct perl_info *info;
-	struct elfm *e;
 	size_t avail;
 	bool threaded;
-	int err, i;
+	int i;
 
 	(void)state;
-	(void)path;
-	err = interp_open_syms(fd, names, 8, value, size, &e);
-	if (err < 0)
-		return err;
-	err = -ENOENT;
+	elfm_find_syms(file->elf, names, 8, value, size);
 	if (!size[0] || !size[2] || !size[3])
-		goto out; /* no Perl interpreter */
+		return -ENOENT; /* no Perl interpreter */
 	for (i = 0; i < 3; i++)
-		if (elfm_vaddr_bytes(e, value[2 + i], 1, &b[i], &avail))
-			goto out;
+		if (elfm_vaddr_bytes(file->elf, value[2 + i], 1, &b[i], &avail))
+			return -ENOENT;
 	/* non-threaded: the interpreter's variables are globals (a
 	 * PL_curinterp is there too, unused); threaded: they are in the
 	 * struct of PL_curinterp, or of a TSD slot */
 	threaded = !size[6] || !size[7];
-	err = -ENOTSUP;
 	if ((threaded && !size[1]) || !perl_offsets_of(*b[0], *b[1], threaded))
-		goto out; /* a version whose offsets are not known */
+		return -ENOTSUP; /* a version whose offsets are not known */
 	info = calloc(1, sizeof(*info));
-	err = -ENOMEM;
 	if (!info)
-		goto out;
+		return -ENOMEM;
 	*info = (struct perl_info){ .format = PERL_INFO_FORMAT,
 				    .revision = *b[0], .version = *b[1],
 				    .subversion = *b[2], .threaded = threaded,
@@ -127,10 +120,7 @@ static int perl_detect(void *state, const char *path, int fd, void **data,
 				    .loop_hi = value[0] + size[0] };
 	*data = info;
 	*len = sizeof(*info);
-	err = 0;
-out:
-	elfm_free(e);
-	return err;
+	return 0;
 }
 
 static int perl_check(const void *record)

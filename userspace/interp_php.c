@@ -218,49 +218,42 @@ static uint16_t fp_sp_of(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
-static int php_detect(void *state, const char *path, int fd, void **data,
-		      size_t *len)
+static int php_detect(void *state, const struct interp_file *file,
+		      void **data, size_t *len)
 {
 	static const char *const names[] = { "execute_ex", "executor_globals",
 					     "zend_is_executing",
 					     "executor_globals_offset",
 					     "zend_vm_kind" };
 	uint64_t value[5] = { 0 }, size[5] = { 0 };
+	const struct elfm *e = file->elf;
 	const struct php_layout *l;
 	struct unwind_rule body = { 0 };
 	struct php_info *info;
 	unsigned major, minor;
 	uint16_t cur;
-	struct elfm *e;
 	int err;
 
 	(void)state;
-	(void)path;
-	err = interp_open_syms(fd, names, 5, value, size, &e);
-	if (err < 0)
-		return err;
-	err = -ENOENT;
+	elfm_find_syms(e, names, 5, value, size);
 	if (!size[0])
-		goto out; /* no Zend engine */
-	err = -ENOTSUP;
+		return -ENOENT; /* no Zend engine */
 	if (!size[1] || size[3])
-		goto out; /* ZTS: EG through TSRM's TLS, not supported yet */
+		return -ENOTSUP; /* ZTS: EG through TSRM's TLS, not supported yet */
 	err = php_version(e, &major, &minor);
 	if (err)
-		goto out;
-	err = -ENOTSUP;
+		return err;
 	l = php_layout_of(major, minor);
 	if (!l)
-		goto out;
+		return -ENOTSUP;
 	cur = size[2] ? current_from_code(e, value[2], value[1], size[1]) : 0;
 	if (!cur && l->current_off && size[1] == l->eg_size)
 		cur = l->current_off;
 	if (!cur)
-		goto out;
+		return -ENOTSUP;
 	info = calloc(1, sizeof(*info));
-	err = -ENOMEM;
 	if (!info)
-		goto out;
+		return -ENOMEM;
 	*info = (struct php_info){ .format = PHP_INFO_FORMAT, .major = major,
 				   .minor = minor, .current_off = cur,
 				   .eg = value[1], .loop_lo = value[0],
@@ -268,8 +261,9 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 				   .op_filename = l->filename,
 				   .op_line_start = l->line_start };
 	if (size[4] && hybrid_vm(e, value[4]))
-		info->resume_pc = resume_pc_of(fd, path, info->loop_lo,
-					       info->loop_hi, &body);
+		info->resume_pc = resume_pc_of(file->fd, file->path,
+					       info->loop_lo, info->loop_hi,
+					       &body);
 	if (info->resume_pc && elfm_ehdr(e)->e_machine == EM_AARCH64) {
 		info->fp_sp = fp_sp_of(e, info->loop_lo, &body);
 		if (!info->fp_sp)
@@ -277,10 +271,7 @@ static int php_detect(void *state, const char *path, int fd, void **data,
 	}
 	*data = info;
 	*len = sizeof(*info);
-	err = 0;
-out:
-	elfm_free(e);
-	return err;
+	return 0;
 }
 
 static int php_check(const void *record)

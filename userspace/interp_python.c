@@ -851,8 +851,8 @@ static void python_fini(void *state)
 	py_ctx_free(state);
 }
 
-static int python_detect(void *state, const char *path, int fd, void **data,
-			 size_t *len)
+static int python_detect(void *state, const struct interp_file *file,
+			 void **data, size_t *len)
 {
 	struct py_info *info = malloc(sizeof(*info));
 	int err;
@@ -860,7 +860,7 @@ static int python_detect(void *state, const char *path, int fd, void **data,
 	(void)state;
 	if (!info)
 		return -ENOMEM;
-	err = py_detect_fd(fd, path, 0, info);
+	err = py_detect_elf(file->elf, file->fd, file->path, 0, info);
 	if (err) {
 		free(info);
 		return err;

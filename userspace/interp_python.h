@@ -34,6 +34,8 @@
 #include "profiler.h"
 #include "python.h"
 
+struct elfm;
+
 /* Offsets into CPython's structures, in bytes; PY_OFF_NONE when the
  * version has no such field.  The first group is what struct py_proc
  * carries to BPF; the rest serves symbolization. */
@@ -116,6 +118,9 @@ _Static_assert(sizeof(struct py_info) == 120, "py_info layout");
  */
 int py_detect_fd(int fd, const char *name, unsigned flags,
 		 struct py_info *out);
+/* The same in the file already open as elf (elfm_open_fd(fd)). */
+int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
+		  struct py_info *out);
 /* The same for a path. */
 int py_detect(const char *path, unsigned flags, struct py_info *out);
 

@@ -526,22 +526,18 @@ static int detect_offsets(struct py_elf *e, struct py_info *info)
 	return 0;
 }
 
-int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
+int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
+		  struct py_info *out)
 {
-	struct py_elf e = { .fd = fd };
+	struct py_elf e = { .elf = elf, .fd = fd };
 	struct py_info info = { .format = PY_INFO_FORMAT };
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = elfm_open_fd(fd, &e.elf);
-	if (err)
-		return err == -ENOMEM ? err : -ENOEXEC;
 	py_find_syms(&e, !(flags & PY_DETECT_NO_SYMTAB));
 	if (!e.syms[SYM_RUNTIME].found || !e.syms[SYM_EVAL].found ||
-	    !e.syms[SYM_CODE_TYPE].found || !e.syms[SYM_EVAL].size) {
-		err = -ENOENT;
-		goto cleanup;
-	}
+	    !e.syms[SYM_CODE_TYPE].found || !e.syms[SYM_EVAL].size)
+		return -ENOENT;
 	info.runtime = e.syms[SYM_RUNTIME].value;
 	info.code_type = e.syms[SYM_CODE_TYPE].value;
 	info.eval_lo = e.syms[SYM_EVAL].value;
@@ -550,21 +546,29 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 	if (!err)
 		err = detect_offsets(&e, &info);
 	if (err)
-		goto cleanup;
+		return err;
 	find_cold(&e, &info);
 	/* 3.13 took its offsets from the file: they must fit our buffers */
-	if (py_info_check(&info)) {
-		err = -EPROTO;
-		goto cleanup;
-	}
+	if (py_info_check(&info))
+		return -EPROTO;
 	/* a file cut short under the mapping: what we read was zeros */
-	if (elfm_damaged(e.elf)) {
-		err = -EIO;
-		goto cleanup;
-	}
+	if (elfm_damaged(e.elf))
+		return -EIO;
 	*out = info;
-cleanup:
-	elfm_free(e.elf);
+	return 0;
+}
+
+int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
+{
+	struct elfm *elf;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = elfm_open_fd(fd, &elf);
+	if (err)
+		return err == -ENOMEM ? err : -ENOEXEC;
+	err = py_detect_elf(elf, fd, name, flags, out);
+	elfm_free(elf);
 	return err;
 }
 

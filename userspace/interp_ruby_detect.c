@@ -334,7 +334,7 @@ static uint64_t global_symbols_of_a64(const struct elfm *e, uint64_t fn,
 	return 0;
 }
 
-int ruby_detect(void *state, const char *path, int fd, void **data,
+int ruby_detect(void *state, const struct interp_file *file, void **data,
 		size_t *len)
 {
 	static const char *const names[] = {
@@ -346,35 +346,29 @@ int ruby_detect(void *state, const char *path, int fd, void **data,
 	const struct ruby_layout *l;
 	struct ruby_info *info;
 	unsigned v[3], mode;
+	const struct elfm *e = file->elf;
 	int64_t off = 0;
-	struct elfm *e;
 	bool tls;
 	int err;
 
 	(void)state;
-	(void)path;
-	err = interp_open_syms(fd, names, 6, value, size, &e);
-	if (err < 0)
-		return err;
-	err = -ENOENT;
+	elfm_find_syms(e, names, 6, value, size);
 	if (!size[0] || !size[1])
-		goto out; /* no Ruby VM */
+		return -ENOENT; /* no Ruby VM */
 	err = ruby_version(e, value[1], v);
 	if (err)
-		goto out;
-	err = -ENOTSUP;
+		return err;
 	l = ruby_layout_of(v[0], v[1]);
 	if (!l)
-		goto out;
+		return -ENOTSUP;
 	/* the thread pointer and the TLS layouts are known for these two */
 	tls = elfm_ehdr(e)->e_machine == EM_X86_64 ||
 	      elfm_ehdr(e)->e_machine == EM_AARCH64;
 	mode = size[2] && tls ? tls_slot(e, "ruby_current_ec", &slot, &off) :
 				RUBY_EC_NONE;
 	info = calloc(1, sizeof(*info));
-	err = -ENOMEM;
 	if (!info)
-		goto out;
+		return -ENOMEM;
 	*info = (struct ruby_info){ .format = RUBY_INFO_FORMAT, .major = v[0],
 				    .minor = v[1], .patch = v[2],
 				    .ec_mode = mode, .ec_addr = slot,
@@ -403,10 +397,7 @@ int ruby_detect(void *state, const char *path, int fd, void **data,
 							 &info->last_op_id);
 	*data = info;
 	*len = sizeof(*info);
-	err = 0;
-out:
-	elfm_free(e);
-	return err;
+	return 0;
 }
 
 int ruby_check(const void *record)

@@ -29,7 +29,7 @@ struct ruby_layout {
 const struct ruby_layout *ruby_layout_of(unsigned major, unsigned minor);
 
 /* The module's detect and check (struct interp_module). */
-int ruby_detect(void *state, const char *path, int fd, void **data,
+int ruby_detect(void *state, const struct interp_file *file, void **data,
 		size_t *len);
 int ruby_check(const void *record);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfmap.h"
 #include "interp.h"
 #include "test_runtime.h"
 
@@ -22,21 +23,16 @@ struct test_info {
 	uint64_t eval_lo, eval_hi, current;
 };
 
-static int test_detect(void *state, const char *path, int fd, void **data,
-		       size_t *len)
+static int test_detect(void *state, const struct interp_file *file,
+		       void **data, size_t *len)
 {
 	static const char *const names[] = { "ep_fakert_eval",
 					     "ep_fakert_current" };
 	uint64_t value[2] = { 0 }, size[2] = { 0 };
 	struct test_info *info;
-	int found;
 
 	(void)state;
-	(void)path;
-	found = interp_file_syms(fd, names, 2, value, size);
-	if (found < 0)
-		return found;
-	if (found != 2 || !size[0])
+	if (elfm_find_syms(file->elf, names, 2, value, size) != 2 || !size[0])
 		return -ENOENT;
 	info = calloc(1, sizeof(*info));
 	if (!info)

@@ -342,8 +342,8 @@ static unsigned find_all(const struct elfm *e, const char **names, unsigned n,
 	return got;
 }
 
-static int v8_detect(void *state, const char *path, int fd, void **data,
-		     size_t *len)
+static int v8_detect(void *state, const struct interp_file *file,
+		     void **data, size_t *len)
 {
 	const char *names[N_SYMS * SPELL_MAX + X_COUNT];
 	uint64_t value[N_SYMS * SPELL_MAX + X_COUNT] = { 0 };
@@ -351,14 +351,10 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 	int at[N_SYMS * SPELL_MAX];
 	unsigned n, i, k, base;
 	struct v8_info *info = NULL;
-	struct elfm *e;
+	const struct elfm *e = file->elf;
 	int err;
 
 	(void)state;
-	(void)path;
-	err = elfm_open_fd(fd, &e);
-	if (err)
-		return err;
 	n = name_list(names, at);
 	base = n - X_COUNT;
 	/* the frame-pointer slots say V8 is here: most files stop there */
@@ -435,7 +431,6 @@ static int v8_detect(void *state, const char *path, int fd, void **data,
 	err = 0;
 out:
 	free(info);
-	elfm_free(e);
 	return err;
 }
 

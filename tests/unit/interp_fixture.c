@@ -17,7 +17,7 @@ int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 
 	if (fd < 0)
 		return -errno;
-	err = interp_module(kind)->detect(NULL, path, fd, data, len);
+	err = interp_detect_fd(kind, NULL, path, fd, data, len);
 	close(fd);
 	return err;
 }

@@ -165,7 +165,6 @@ static uint64_t nm_addr(const char *bin, const char *sym)
 
 TEST(perl_detect_threaded_and_not)
 {
-	const struct interp_module *m = interp_module(INTERP_PERL);
 	static const struct {
 		unsigned version;
 		bool threaded;
@@ -192,7 +191,7 @@ TEST(perl_detect_threaded_and_not)
 		if (!ASSERT_GE(fd, 0, "cc"))
 			continue;
 		bin = test_tmppath(name);
-		err = m->detect(NULL, bin, fd, &data, &len);
+		err = interp_detect_fd(INTERP_PERL, NULL, bin, fd, &data, &len);
 		close(fd);
 		ASSERT_EQ(err, cases[i].err, "detection");
 		if (err || !ASSERT_OK(fix_record(INTERP_PERL, data, len, &r,

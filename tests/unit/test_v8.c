@@ -121,7 +121,6 @@ TEST(v8_detect_node_vs_nm)
 /* A file without V8 is not one: libc. */
 TEST(v8_detect_not_in_libc)
 {
-	const struct interp_module *m = interp_module(INTERP_V8);
 	void *data = NULL;
 	size_t len = 0;
 	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY | O_CLOEXEC);
@@ -130,8 +129,9 @@ TEST(v8_detect_not_in_libc)
 		test_skip("no libc: %s", strerror(errno));
 		return;
 	}
-	ASSERT_EQ(m->detect(NULL, "libc.so.6", fd, &data, &len), -ENOENT,
-		  "no V8 in libc");
+	ASSERT_EQ(interp_detect_fd(INTERP_V8, NULL, "libc.so.6", fd, &data,
+				   &len),
+		  -ENOENT, "no V8 in libc");
 	close(fd);
 	free(data);
 }
