@@ -94,14 +94,13 @@ struct owner_use {
 static struct owner_use *owner_get(struct exe_mgr *m, uid_t uid, bool create)
 {
 	struct owner_use *o;
-	uint64_t v, *slot;
+	uint64_t *slot;
 	bool added;
 
 	if (uid == 0)
 		return NULL;
 	if (!create)
-		return hm_get(&m->owners, uid, &v) ?
-			       (struct owner_use *)(uintptr_t)v : NULL;
+		return hm_get_ptr(&m->owners, uid);
 	slot = hm_slot(&m->owners, uid, &added);
 	if (!slot || !added)
 		return slot ? (struct owner_use *)(uintptr_t)*slot : NULL;
@@ -716,18 +715,16 @@ static uint64_t inode_key(const struct stat *st)
 
 struct exe_file *exe_get_known(struct exe_mgr *m, const struct stat *st)
 {
-	uint64_t v;
+	struct exe_file *f = hm_get_ptr(&m->by_inode, inode_key(st));
 
-	if (!hm_get(&m->by_inode, inode_key(st), &v))
-		return NULL;
-	return exe_ref((struct exe_file *)(uintptr_t)v);
+	return f ? exe_ref(f) : NULL;
 }
 
 int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 {
 	struct exe_file *f;
 	struct stat st;
-	uint64_t v, ik, t0;
+	uint64_t ik, t0;
 	struct file_id id;
 	int err;
 
@@ -735,19 +732,17 @@ int exe_get(struct exe_mgr *m, int fd, const char *path, struct exe_file **out)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	ik = inode_key(&st);
-	if (hm_get(&m->by_inode, ik, &v)) {
-		f = (struct exe_file *)(uintptr_t)v;
+	f = hm_get_ptr(&m->by_inode, ik);
+	if (f)
 		goto found;
-	}
 	t0 = exe_now_ns();
 	err = fileid_from_fd(fd, &id);
 	m->st.hash_ns += exe_now_ns() - t0;
 	if (err)
 		return err;
-	if (hm_get(&m->by_id, fileid_hi64(&id), &v)) {
-		f = (struct exe_file *)(uintptr_t)v;
+	f = hm_get_ptr(&m->by_id, fileid_hi64(&id));
+	if (f)
 		goto found;
-	}
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -810,9 +805,7 @@ void exe_put(struct exe_mgr *m, struct exe_file *f)
 
 struct exe_file *exe_find(struct exe_mgr *m, uint64_t id64)
 {
-	uint64_t v;
-
-	return hm_get(&m->by_id, id64, &v) ? (struct exe_file *)(uintptr_t)v : NULL;
+	return hm_get_ptr(&m->by_id, id64);
 }
 
 static void load_symbols(struct exe_file *f)

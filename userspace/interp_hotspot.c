@@ -152,12 +152,11 @@ fail:
 static int hs_symbolize(void *state, pid_t pid, const struct interp_frame *f,
 			struct interp_symbol *out, unsigned max)
 {
-	uint64_t v;
+	const struct hs_vm *vm = hm_get_ptr(state, (uint64_t)pid);
 
-	if (!hm_get(state, (uint64_t)pid, &v))
+	if (!vm)
 		return -ESRCH;
-	return hs_frame_names(interp_read_process, NULL, pid,
-			      (const struct hs_vm *)(uintptr_t)v, f, out, max);
+	return hs_frame_names(interp_read_process, NULL, pid, vm, f, out, max);
 }
 
 const struct interp_module interp_module_hotspot = {

@@ -265,13 +265,9 @@ static void lru_touch(struct py_ctx *ctx, struct py_code *c)
 
 static struct py_code *code_find(struct py_ctx *ctx, pid_t pid, uint64_t addr)
 {
-	struct py_code *c;
-	uint64_t v;
+	struct py_code *c = hm_get_ptr(&ctx->codes, code_key(pid, addr));
 
-	if (!hm_get(&ctx->codes, code_key(pid, addr), &v))
-		return NULL;
-	c = (struct py_code *)(uintptr_t)v;
-	return c->pid == pid && c->addr == addr ? c : NULL;
+	return c && c->pid == pid && c->addr == addr ? c : NULL;
 }
 
 static void drop_pid(struct py_ctx *ctx, pid_t pid)

@@ -197,13 +197,9 @@ static uint64_t dev_ino_key(dev_t dev, uint64_t ino)
  * reference. */
 static struct exe_file *scanned_file(struct pm *pm, dev_t dev, uint64_t ino)
 {
-	struct exe_file *f;
-	uint64_t v;
+	struct exe_file *f = hm_get_ptr(&pm->scan_files, dev_ino_key(dev, ino));
 
-	if (!hm_get(&pm->scan_files, dev_ino_key(dev, ino), &v))
-		return NULL;
-	f = (struct exe_file *)(uintptr_t)v;
-	if (f->dev != dev || f->ino != ino) /* a hash collision */
+	if (!f || f->dev != dev || f->ino != ino) /* none, or a hash collision */
 		return NULL;
 	return exe_ref(f);
 }
@@ -516,11 +512,7 @@ void pm_gc(struct pm *pm, uint64_t now_ns, uint64_t linger_ns)
 
 struct pm_proc *pm_find(struct pm *pm, pid_t pid)
 {
-	uint64_t v;
-
-	return hm_get(&pm->procs, (uint64_t)pid, &v) ?
-		       (struct pm_proc *)(uintptr_t)v :
-		       NULL;
+	return hm_get_ptr(&pm->procs, (uint64_t)pid);
 }
 
 const struct pm_mapping *pm_find_mapping(const struct pm_proc *p, uint64_t addr)

@@ -108,6 +108,25 @@ TEST(hashmap_slot_get_or_insert)
 	hm_free(&m);
 }
 
+/* A map of pointers gives back the pointer put, and NULL for a key that
+ * is not there (deleted or never put). */
+TEST(hashmap_pointer_values)
+{
+	static int objs[64];
+	struct hm m;
+	uint64_t i;
+
+	hm_init(&m);
+	for (i = 0; i < 64; i++)
+		ASSERT_OK(hm_put(&m, i << 32 | 5, (uintptr_t)&objs[i]), "put");
+	ASSERT_TRUE(hm_del(&m, 7ULL << 32 | 5), "del");
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ((uintptr_t)hm_get_ptr(&m, i << 32 | 5),
+			  i == 7 ? 0 : (uintptr_t)&objs[i], "the pointer put");
+	ASSERT_EQ((uintptr_t)hm_get_ptr(&m, 64ULL << 32 | 5), 0, "never put");
+	hm_free(&m);
+}
+
 TEST(hashmap_hash_seeded)
 {
 	const char a[] = "libc.so.6";

@@ -119,6 +119,13 @@ bool hm_get(const struct hm *m, uint64_t key, uint64_t *val)
 	return true;
 }
 
+void *hm_get_ptr(const struct hm *m, uint64_t key)
+{
+	uint32_t i;
+
+	return find(m, key, &i) ? (void *)(uintptr_t)m->vals[i] : NULL;
+}
+
 bool hm_del(struct hm *m, uint64_t key)
 {
 	uint32_t i, j, mask = m->cap - 1;

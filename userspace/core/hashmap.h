@@ -34,6 +34,9 @@ int hm_put(struct hm *m, uint64_t key, uint64_t val);
 uint64_t *hm_slot(struct hm *m, uint64_t key, bool *added);
 /* True when key is present; its value in *val (val may be NULL). */
 bool hm_get(const struct hm *m, uint64_t key, uint64_t *val);
+/* For a map whose values are pointers (put as (uintptr_t)p): the one at
+ * key, NULL when key is absent. */
+void *hm_get_ptr(const struct hm *m, uint64_t key);
 /* True when key was present.  Moves other entries: an iteration in
  * progress may then see one twice or miss one. */
 bool hm_del(struct hm *m, uint64_t key);
