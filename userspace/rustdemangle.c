@@ -39,6 +39,17 @@ int rdm_list(struct rdm *d, const char *sep, item_fn *item, uint64_t *count)
 	return 0;
 }
 
+/* "(" <item> {", " <item>} ")" up to the "E": a 1-tuple keeps its comma,
+ * "(a,)". */
+int rdm_tuple(struct rdm *d, item_fn *item)
+{
+	uint64_t count;
+
+	TRY(rdm_put_str(d, "("));
+	TRY(rdm_list(d, ", ", item, &count));
+	return rdm_put_str(d, count == 1 ? ",)" : ")");
+}
+
 /* <lifetime> = "L" <base-62-number>, the "L" eaten */
 static int lifetime(struct rdm *d, uint64_t *lt)
 {
@@ -310,7 +321,7 @@ static int type_at(struct rdm *d, bool value)
 int rdm_type(struct rdm *d)
 {
 	const char *basic;
-	uint64_t lt, count;
+	uint64_t lt;
 	char tag;
 
 	TRY(rdm_next(d, &tag));
@@ -349,10 +360,7 @@ int rdm_type(struct rdm *d)
 		TRY(rdm_put_str(d, "]"));
 		break;
 	case 'T':
-		TRY(rdm_put_str(d, "("));
-		TRY(rdm_list(d, ", ", rdm_type, &count));
-		/* a 1-tuple keeps its comma */
-		TRY(rdm_put_str(d, count == 1 ? ",)" : ")"));
+		TRY(rdm_tuple(d, rdm_type));
 		break;
 	case 'F':
 		TRY(fn_sig(d));

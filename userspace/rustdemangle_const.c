@@ -157,7 +157,7 @@ static int const_field(struct rdm *d)
 int rdm_cnst(struct rdm *d, bool value)
 {
 	struct hex h;
-	uint64_t v, count;
+	uint64_t v;
 	bool brace = false;
 	char tag, f;
 
@@ -226,9 +226,7 @@ int rdm_cnst(struct rdm *d, bool value)
 		TRY(rdm_put_str(d, "]"));
 		break;
 	case 'T':
-		TRY(rdm_put_str(d, "("));
-		TRY(rdm_list(d, ", ", const_value, &count));
-		TRY(rdm_put_str(d, count == 1 ? ",)" : ")"));
+		TRY(rdm_tuple(d, const_value));
 		break;
 	case 'V':
 		TRY(rdm_path(d, true));

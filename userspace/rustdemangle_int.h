@@ -99,6 +99,7 @@ int rdm_backref(struct rdm *d, follow_fn *follow, bool value);
 
 /* rustdemangle.c */
 int rdm_list(struct rdm *d, const char *sep, item_fn *item, uint64_t *count);
+int rdm_tuple(struct rdm *d, item_fn *item);
 int rdm_path(struct rdm *d, bool value);
 int rdm_type(struct rdm *d);
 
