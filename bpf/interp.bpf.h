@@ -68,6 +68,21 @@ static __always_inline bool interp_read_frame(struct scratch *s, __u32 kind,
 	return true;
 }
 
+/* The end of step i of a bpf_loop over the frames of one invocation of a
+ * VM loop that nests on the native stack: 1 (stop) at the invocation's
+ * first frame, call_top (the frames after it belong to the invocations
+ * below it on the native stack), else 0, counting too_deep when the
+ * loop's max steps are used up before it. */
+static __always_inline long interp_step_end(struct scratch *s, bool call_top,
+					    __u32 i, __u32 max, __u32 too_deep)
+{
+	if (call_top)
+		return 1;
+	if (i + 1 >= max)
+		metric_inc(s, too_deep);
+	return 0;
+}
+
 /* Push a frame of runtime kind (data in its header word; np payload
  * words p0, p1: push_frame) and count it.  False when the trace is full:
  * the runtime's walk ends there (its interp_done bit). */

@@ -70,9 +70,8 @@ static long perl_step(__u32 i, void *arg)
 		cur[2] = oldcop;
 	}
 	cur[3] = (__u64)idx;
-	if (i + 1 >= PERL_MAX_PER_CALL)
-		metric_inc(s, METRIC_ERR_PERL_TOO_DEEP);
-	return 0;
+	return interp_step_end(s, false, i, PERL_MAX_PER_CALL,
+			       METRIC_ERR_PERL_TOO_DEEP);
 }
 
 /* One stack info, from cur[0]: its contexts' frames (perl_step), then

@@ -54,13 +54,9 @@ static long php_step(__u32 i, void *arg)
 				 func, 0, 1))
 			return 1;
 	}
-	/* the first frame of this execute_ex invocation: the rest belong
-	 * to the invocations below it on the native stack */
-	if (type_info & PHP_CALL_TOP)
-		return 1;
-	if (i + 1 >= PHP_MAX_PER_CALL)
-		metric_inc(s, METRIC_ERR_PHP_TOO_DEEP);
-	return 0;
+	/* ZEND_CALL_TOP: the first frame of this execute_ex invocation */
+	return interp_step_end(s, type_info & PHP_CALL_TOP, i,
+			       PHP_MAX_PER_CALL, METRIC_ERR_PHP_TOO_DEEP);
 }
 
 static __always_inline int php_unwind(struct scratch *s, __u64 lookup)

@@ -226,15 +226,12 @@ static long py_step(__u32 i, void *arg)
 	py_cur(st)[PY_CUR_FRAME] = next;
 	if (p->frame_model == PY_FRAMES_OBJECT)
 		return 1; /* one frame per loop invocation */
-	if (p->frame_model == PY_FRAMES_ENTRY) {
-		if (!PY_FIELD(s, p->f_is_entry, __u8, is_entry))
-			goto bad;
-		if (is_entry)
-			return 1;
-	}
-	if (i + 1 >= PY_MAX_PER_CALL)
-		metric_inc(s, METRIC_ERR_PYTHON_TOO_DEEP);
-	return 0;
+	/* 3.11, 3.12: the entry frame is the first of this invocation */
+	if (p->frame_model == PY_FRAMES_ENTRY &&
+	    !PY_FIELD(s, p->f_is_entry, __u8, is_entry))
+		goto bad;
+	return interp_step_end(s, is_entry, i, PY_MAX_PER_CALL,
+			       METRIC_ERR_PYTHON_TOO_DEEP);
 bad:
 	push_error(s, METRIC_ERR_PYTHON_LAYOUT);
 	interp_end(s, INTERP_PYTHON, 0);

@@ -88,13 +88,10 @@ static long ruby_step(__u32 i, void *arg)
 	}
 	if (w && !interp_push(s, INTERP_RUBY, w, iseq, pc, 2))
 		return 1;
-	/* the first frame of this rb_vm_exec invocation: the rest belong
-	 * to the invocations below it on the native stack */
-	if (flags & RUBY_FRAME_FLAG_FINISH)
-		return 1;
-	if (i + 1 >= RUBY_MAX_PER_CALL)
-		metric_inc(s, METRIC_ERR_RUBY_TOO_DEEP);
-	return 0;
+	/* VM_FRAME_FLAG_FINISH: the first frame of this rb_vm_exec
+	 * invocation */
+	return interp_step_end(s, flags & RUBY_FRAME_FLAG_FINISH, i,
+			       RUBY_MAX_PER_CALL, METRIC_ERR_RUBY_TOO_DEEP);
 }
 
 /* Where glibc's TCB keeps the DTV pointer; the largest argument of a
