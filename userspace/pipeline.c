@@ -708,6 +708,34 @@ void tp_batch(struct tp *tp, struct rep_batch *b)
 	b->samples = tp->samples;
 }
 
+/* The batch's lookup tables and the arena of their keys: emptied, their
+ * memory kept for the next batch, or released. */
+static void batch_tables(struct tp *tp, bool release)
+{
+	struct intern *const interned[] = { &tp->map_by_key, &tp->loc_by_key,
+					    &tp->stack_by_key,
+					    &tp->sample_by_key };
+	struct hm *const maps[] = { &tp->map_last, &tp->proc_by_pid };
+	size_t i;
+
+	for (i = 0; i < sizeof(interned) / sizeof(interned[0]); i++) {
+		if (release)
+			intern_free(interned[i]);
+		else
+			intern_clear(interned[i]);
+	}
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (release)
+			hm_free(maps[i]);
+		else
+			hm_clear(maps[i]);
+	}
+	if (release)
+		arena_free(&tp->arena);
+	else
+		arena_reset(&tp->arena);
+}
+
 void tp_reset(struct tp *tp)
 {
 	uint32_t i;
@@ -715,13 +743,7 @@ void tp_reset(struct tp *tp)
 	for (i = 0; i < tp->n_samples; i++)
 		free(tp->sx[i].ts);
 	tp->n_maps = tp->n_locs = tp->n_stacks = tp->n_procs = tp->n_samples = 0;
-	intern_clear(&tp->map_by_key);
-	hm_clear(&tp->map_last);
-	intern_clear(&tp->loc_by_key);
-	intern_clear(&tp->stack_by_key);
-	hm_clear(&tp->proc_by_pid);
-	intern_clear(&tp->sample_by_key);
-	arena_reset(&tp->arena);
+	batch_tables(tp, false);
 	tp->start_ns = unix_now();
 	tp->mono_to_real = clock_offset();
 }
@@ -750,13 +772,7 @@ void tp_free(struct tp *tp)
 	free(tp->procs);
 	free(tp->samples);
 	free(tp->sx);
-	intern_free(&tp->map_by_key);
-	hm_free(&tp->map_last);
-	intern_free(&tp->loc_by_key);
-	intern_free(&tp->stack_by_key);
-	hm_free(&tp->proc_by_pid);
-	intern_free(&tp->sample_by_key);
-	arena_free(&tp->arena);
+	batch_tables(tp, true);
 	sy_free(tp->sy);
 	free(tp);
 }
