@@ -46,6 +46,9 @@ const char *test_tmpdir(void);
 /* "test_tmpdir()/name"; the string stays valid for the next 7 calls. */
 const char *test_tmppath(const char *name);
 
+/* The number of elements of the array a (the tables of cases). */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define TEST_(fname, root)                                                     \
 	static void test_##fname(void);                                        \
 	static struct test_case tc_##fname = { #fname, test_##fname, root,     \

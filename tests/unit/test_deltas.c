@@ -99,6 +99,49 @@ static void check_invariants(const struct dt_file *f)
 	ASSERT_EQ(next, f->n_rows, "all rows in pages");
 }
 
+/* In a struct fn_rows: the row's rule is RULE_CMD_INVALID (no test uses
+ * a negative CFA offset). */
+#define INVALID (-1)
+
+/* One function as a source gives it: its rows "CFA = SP + off" (or
+ * INVALID), in order, up to the first at address 0, then its range. */
+struct fn_rows {
+	unsigned src;
+	uint64_t lo, hi;
+	struct {
+		uint64_t addr;
+		int off;
+	} rows[3];
+};
+
+/* The table of the n functions fns, added in order, finished and checked
+ * for its invariants: the table, or NULL after a failed assertion. */
+static struct dt_file *build_fns(const struct fn_rows *fns, size_t n)
+{
+	struct dt_builder *b;
+	struct dt_file *f;
+	struct unwind_rule r;
+	size_t i, j;
+
+	if (!ASSERT_OK(dt_builder_new(&b), "new"))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		dt_builder_set_source(b, fns[i].src);
+		for (j = 0; j < 3 && fns[i].rows[j].addr; j++) {
+			if (fns[i].rows[j].off == INVALID)
+				r = cmd(RULE_CMD_INVALID);
+			else
+				r = sp(fns[i].rows[j].off);
+			dt_builder_add(b, fns[i].rows[j].addr, &r);
+		}
+		dt_builder_add_range(b, fns[i].lo, fns[i].hi);
+	}
+	f = finish(b);
+	if (f)
+		check_invariants(f);
+	return f;
+}
+
 TEST(deltas_builder_basic)
 {
 	struct dt_builder *b;
@@ -149,37 +192,24 @@ TEST(deltas_builder_basic)
 	dt_file_free(f);
 }
 
+/* debug_frame first, eh_frame later: eh_frame wins at the same address,
+ * whatever the order; where eh_frame says "unsupported" the lower layer
+ * shows; synthetic rows only fill what nothing else covers. */
 TEST(deltas_sources_layer)
 {
-	struct dt_builder *b;
-	struct dt_file *f;
-	struct unwind_rule r;
+	static const struct fn_rows fns[] = {
+		{ DT_SRC_DEBUG_FRAME, 0x2000, 0x2200,
+		  { { 0x2000, 24 }, { 0x2100, 24 } } },
+		/* debug_frame alone covers this function. */
+		{ DT_SRC_DEBUG_FRAME, 0x3000, 0x3010, { { 0x3000, 40 } } },
+		{ DT_SRC_EH_FRAME, 0x2000, 0x2180,
+		  { { 0x2000, 8 }, { 0x2100, INVALID } } },
+		{ DT_SRC_SYNTH, 0x2000, 0x4010, { { 0x2000, 99 }, { 0x4000, 99 } } },
+	};
+	struct dt_file *f = build_fns(fns, ARRAY_SIZE(fns));
 
-	ASSERT_OK(dt_builder_new(&b), "new");
-	/* debug_frame first, eh_frame later: eh_frame wins at the same
-	 * address, whatever the order. */
-	dt_builder_set_source(b, DT_SRC_DEBUG_FRAME);
-	add_sp(b, 0x2000, 24);
-	add_sp(b, 0x2100, 24);
-	dt_builder_add_range(b, 0x2000, 0x2200);
-	/* debug_frame alone covers this function. */
-	add_sp(b, 0x3000, 40);
-	dt_builder_add_range(b, 0x3000, 0x3010);
-	dt_builder_set_source(b, DT_SRC_EH_FRAME);
-	add_sp(b, 0x2000, 8);
-	/* eh_frame says "unsupported" here: the lower layer shows. */
-	r = cmd(RULE_CMD_INVALID);
-	dt_builder_add(b, 0x2100, &r);
-	dt_builder_add_range(b, 0x2000, 0x2180);
-	/* Synthetic rows only fill what nothing else covers. */
-	dt_builder_set_source(b, DT_SRC_SYNTH);
-	add_sp(b, 0x2000, 99);
-	add_sp(b, 0x4000, 99);
-	dt_builder_add_range(b, 0x2000, 0x4010);
-	f = finish(b);
 	if (!f)
 		return;
-	check_invariants(f);
 	ASSERT_RULE(f, 0x2000, sp(8), "eh_frame over debug_frame");
 	ASSERT_RULE(f, 0x2100, sp(24), "debug_frame under unsupported");
 	ASSERT_RULE(f, 0x2180, sp(24), "debug_frame past eh_frame's end");
@@ -192,25 +222,19 @@ TEST(deltas_sources_layer)
 	dt_file_free(f);
 }
 
+/* A function across three page boundaries, with a row in the middle page,
+ * then one starting mid-page after a gap. */
 TEST(deltas_pages)
 {
-	struct dt_builder *b;
-	struct dt_file *f;
+	static const struct fn_rows fns[] = {
+		{ DT_SRC_EH_FRAME, 0x1fff0, 0x50020,
+		  { { 0x1fff0, 8 }, { 0x1fff4, 64 }, { 0x30010, 72 } } },
+		{ DT_SRC_EH_FRAME, 0x70100, 0x70200, { { 0x70100, 8 } } },
+	};
+	struct dt_file *f = build_fns(fns, ARRAY_SIZE(fns));
 
-	ASSERT_OK(dt_builder_new(&b), "new");
-	dt_builder_set_source(b, DT_SRC_EH_FRAME);
-	/* A function across three page boundaries, with a row in the middle
-	 * page, then one starting mid-page after a gap. */
-	add_sp(b, 0x1fff0, 8);
-	add_sp(b, 0x1fff4, 64);
-	add_sp(b, 0x30010, 72);
-	dt_builder_add_range(b, 0x1fff0, 0x50020);
-	add_sp(b, 0x70100, 8);
-	dt_builder_add_range(b, 0x70100, 0x70200);
-	f = finish(b);
 	if (!f)
 		return;
-	check_invariants(f);
 	/* Pages 1, 2, 3, 4, 5 and 7; page 6 is all gap. */
 	ASSERT_EQ(f->n_pages, 6, "pages");
 	ASSERT_RULE(f, 0x1fff3, sp(8), "entry");
