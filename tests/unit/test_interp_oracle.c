@@ -36,6 +36,17 @@ static void tsd_and_oracle(int fd, const char *cmd, struct interp_tsd *t,
 	ASSERT_OK(fix_run(cmd, out, len), "objdump");
 }
 
+/* The layout read from the code is the oracle's: the first-level block
+ * at off from the thread pointer, a key's stride 1 << sh, the value at v
+ * in its slot. */
+static void tsd_is(const struct interp_tsd *t, long long off, unsigned sh,
+		   long long v)
+{
+	ASSERT_EQ(t->off, off, "offset of the first-level block");
+	ASSERT_EQ(t->mul, 1u << sh, "a key's stride");
+	ASSERT_EQ(t->val, v, "the value's place in its slot");
+}
+
 TEST(interp_libc_tsd_vs_objdump)
 {
 	struct interp_tsd t;
@@ -58,9 +69,7 @@ TEST(interp_libc_tsd_vs_objdump)
 	ASSERT_EQ(sscanf(out, "%u %u %u", &a, &sh, &v), 3, out);
 	test_note("libc: value at tp + %u + %u * key + %u (objdump: add $%#x, "
 		  "shl $%u, mov %#x(%%rax))", t.off, t.mul, t.val, a, sh, v);
-	ASSERT_EQ(t.off, a << sh, "offset of the first-level block");
-	ASSERT_EQ(t.mul, 1u << sh, "a key's stride");
-	ASSERT_EQ(t.val, v, "the value's place in its slot");
+	tsd_is(&t, a << sh, sh, v);
 }
 
 TEST(interp_php_detect_vs_objdump)
@@ -184,9 +193,7 @@ TEST(interp_libc_tsd_arm64_vs_objdump)
 	ASSERT_EQ(sscanf(out, "%d %d %d", &a, &sh, &v), 3, out);
 	test_note("arm64 libc: value at tp %+d + %u * key + %u (objdump: "
 		  "%+d, ubfiz #%d, ldr #%d)", t.off, t.mul, t.val, a, sh, v);
-	ASSERT_EQ(t.off, a, "offset of the first-level block");
-	ASSERT_EQ(t.mul, 1u << sh, "a key's stride");
-	ASSERT_EQ(t.val, v, "the value's place in its slot");
+	tsd_is(&t, a, sh, v);
 }
 
 /* pthread_self() - thread pointer: 0 on x86-64, the size of struct
