@@ -583,6 +583,15 @@ static void put64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+/* A word of the function table or a pc of a _func record, width bytes. */
+static void put_word(uint8_t *p, uint64_t v, size_t width)
+{
+	if (width == 8)
+		put64(p, v);
+	else
+		put32(p, (uint32_t)v);
+}
+
 static size_t pclntab(uint8_t *d, unsigned version)
 {
 	/* Layout after the header: names, pctab, functab, _func records. */
@@ -597,6 +606,10 @@ static size_t pclntab(uint8_t *d, unsigned version)
 	size_t func0 = ftab, func1 = ftab + 48;
 	uint32_t magic = version == 116 ? 0xfffffffa
 			 : version == 118 ? 0xfffffff0 : 0xfffffff1;
+	/* 1.16's pcs are addresses in words of 8 bytes; later ones are
+	 * offsets from textStart in words of 4 */
+	size_t wd = version == 116 ? 8 : 4;
+	uint64_t text = version == 116 ? 0x401000 : 0;
 	uint8_t *w = d + 8, *ft = d + pcln_off;
 
 	put32(d, magic);
@@ -617,29 +630,18 @@ static size_t pclntab(uint8_t *d, unsigned version)
 	put64(w + 32, pcln_off);
 	memcpy(d + names_off, names, sizeof(names));
 	memcpy(d + pctab_off, pcsp, sizeof(pcsp));
-	if (version == 116) {
-		put64(ft, 0x401000);
-		put64(ft + 8, func0);
-		put64(ft + 16, 0x401040);
-		put64(ft + 24, func1);
-		put64(ft + 32, 0x401050);
-		put64(ft + func0, 0x401000);
-		put32(ft + func0 + 8, 1);
-		put32(ft + func0 + 20, 1); /* pcsp, 0 means none */
-		put64(ft + func1, 0x401040);
-		put32(ft + func1 + 8, 8);
-	} else {
-		put32(ft, 0);
-		put32(ft + 4, func0);
-		put32(ft + 8, 0x40);
-		put32(ft + 12, func1);
-		put32(ft + 16, 0x50);
-		put32(ft + func0, 0);
-		put32(ft + func0 + 4, 1);
-		put32(ft + func0 + 16, 1);
-		put32(ft + func1, 0x40);
-		put32(ft + func1 + 4, 8);
-	}
+	/* The function table, then the _func records: main.f's names its
+	 * name and its pcsp (12 bytes further), the last's only its name. */
+	put_word(ft, text, wd);
+	put_word(ft + wd, func0, wd);
+	put_word(ft + 2 * wd, text + 0x40, wd);
+	put_word(ft + 3 * wd, func1, wd);
+	put_word(ft + 4 * wd, text + 0x50, wd);
+	put_word(ft + func0, text, wd);
+	put32(ft + func0 + wd, 1);
+	put32(ft + func0 + wd + 12, 1); /* pcsp, 0 means none */
+	put_word(ft + func1, text + 0x40, wd);
+	put32(ft + func1 + wd, 8);
 	return pcln_off + func1 + 48;
 }
 
