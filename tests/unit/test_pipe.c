@@ -425,6 +425,22 @@ static const char *leaf_name(const struct rep_batch *b, uint32_t sample)
 	return s->n ? b->locations[s->locations[0]].function : NULL;
 }
 
+/* The record h (one frame, w) of an empty pipeline waits (waits); once
+ * the loop served its process' request and the pipeline retried, nothing
+ * waits (served).  b gets the batch. */
+static void wait_then_serve(struct tp *tp, struct pm *pm,
+			    const struct trace_hdr *h, const __u64 *w,
+			    struct rep_batch *b, const char *waits,
+			    const char *served)
+{
+	tp_add_trace(tp, h, w);
+	ASSERT_EQ(tp_waiting(tp), 1, waits);
+	pm_service(pm, 0);
+	tp_retry(tp, false);
+	ASSERT_EQ(tp_waiting(tp), 0, served);
+	tp_batch(tp, b);
+}
+
 /* A record of a process not loaded waits for its sync, is named once
  * the loop served it, and never triggers the sync itself. */
 TEST(pipeline_record_waits_for_sync)
@@ -485,12 +501,8 @@ TEST(pipeline_record_waits_for_sync)
 	tp_reset(tp);
 	ASSERT_OK(pm_request(f.pm, getpid(), PM_REQ_SYNC), "request");
 	h.flags = 0;
-	tp_add_trace(tp, &h, &w);
-	ASSERT_EQ(tp_waiting(tp), 1, "waits for the pending request");
-	pm_service(f.pm, 0);
-	tp_retry(tp, false);
-	ASSERT_EQ(tp_waiting(tp), 0, "served: aggregated");
-	tp_batch(tp, &b);
+	wait_then_serve(tp, f.pm, &h, &w, &b, "waits for the pending request",
+			"served: aggregated");
 	ASSERT_EQ(b.n_samples, 1, "one sample");
 	h.flags = TRACE_F_UNSYNCED;
 
@@ -498,12 +510,8 @@ TEST(pipeline_record_waits_for_sync)
 	 * as well as it can be; an interval's cut takes what still waits */
 	tp_reset(tp);
 	h.pid = (uint32_t)NO_PID(1);
-	tp_add_trace(tp, &h, &w);
-	ASSERT_EQ(tp_waiting(tp), 1, "waits");
-	pm_service(f.pm, 0);
-	tp_retry(tp, false);
-	ASSERT_EQ(tp_waiting(tp), 0, "done with once its request failed");
-	tp_batch(tp, &b);
+	wait_then_serve(tp, f.pm, &h, &w, &b, "waits",
+			"done with once its request failed");
 	if (ASSERT_EQ(b.n_samples, 1, "aggregated")) {
 		name = leaf_name(&b, 0);
 		ASSERT_TRUE(name && !strcmp(name, "[unknown]"), "[unknown]");
