@@ -571,6 +571,16 @@ static void rubyframe_seeds(void)
 	write_seed("rubyframe", "cfunc", img, sizeof(img), NULL, 0);
 }
 
+/* A HEK at m + at: its 32-bit length at +4, then its key (the NUL is
+ * the image's zero). */
+static void put_hek(uint8_t *m, unsigned at, const char *key)
+{
+	int32_t len = (int32_t)strlen(key);
+
+	memcpy(m + at + 4, &len, 4);
+	memcpy(m + at + 8, key, (size_t)len);
+}
+
 /* A named sub (CVf_NAMED: its name a HEK in the CV) of package main
  * and its COP, laid out as Perl 5.36 has them (addresses from 0x10000,
  * as fuzz_perlframe maps its image). */
@@ -578,49 +588,32 @@ static void perlframe_seeds(void)
 {
 	uint8_t img[24 + 512] = { 0 };
 	uint8_t *m = img + 24;
-	uint64_t v, line = 22, cv = 0x10000, cop = 0x10000 + 400;
+	const uint64_t A = 0x10000, line = 22;
 	uint32_t flags = 0x8000, oook = 0x02000000;
-	int32_t len;
 
-	memcpy(img, &line, 8);
-	memcpy(img + 8, &cv, 8);
-	memcpy(img + 16, &cop, 8);
-	v = 0x10000 + 64;
-	memcpy(m + 0, &v, 8); /* CV's body at 64 */
+	put64(img, 0, line);
+	put64(img, 8, A); /* the CV */
+	put64(img, 16, A + 400); /* the COP */
+	put64(m, 0, A + 64); /* CV's body at 64 */
 	memcpy(m + 64 + 0x5c, &flags, 4);
-	v = 0x10000 + 200;
-	memcpy(m + 64 + 0x38, &v, 8); /* the name HEK at 200 */
-	len = 9;
-	memcpy(m + 200 + 4, &len, 4);
-	memcpy(m + 200 + 8, "by_weight", 9);
-	v = 0x10000 + 240;
-	memcpy(m + 64 + 0x20, &v, 8); /* the stash (an HV head) at 240 */
+	put64(m, 64 + 0x38, A + 200); /* the name HEK at 200 */
+	put_hek(m, 200, "by_weight");
+	put64(m, 64 + 0x20, A + 240); /* the stash (an HV head) at 240 */
 	memcpy(m + 240 + 12, &oook, 4);
-	v = 0x10000 + 280;
-	memcpy(m + 240, &v, 8); /* its body at 280, aux at body + 0x20 */
-	v = 0x10000 + 360;
-	memcpy(m + 280 + 0x20, &v, 8); /* its name HEK at 360 */
-	len = 4;
-	memcpy(m + 360 + 4, &len, 4);
-	memcpy(m + 360 + 8, "main", 4);
-	v = 0x10000 + 460;
-	memcpy(m + 400 + 0x30, &v, 8); /* the COP's file */
+	put64(m, 240, A + 280); /* its body at 280, aux at body + 0x20 */
+	put64(m, 280 + 0x20, A + 360); /* its name HEK at 360 */
+	put_hek(m, 360, "main");
+	put64(m, 400 + 0x30, A + 460); /* the COP's file */
 	memcpy(m + 460, "/srv/callbacks.pl", 17);
 	write_seed("perlframe", "named_sub", img, sizeof(img), NULL, 0);
 	/* the same in a non-threaded 5.36 (fuzz_perlframe's layout 7): the
 	 * COP's file is a GV (at 160, its body at 320) named by a HEK (at
 	 * 480) "_<file" */
-	v = line | (uint64_t)7 << 32;
-	memcpy(img, &v, 8);
-	v = 0x10000 + 160;
-	memcpy(m + 400 + 0x30, &v, 8);
-	v = 0x10000 + 320;
-	memcpy(m + 160, &v, 8);
-	v = 0x10000 + 480;
-	memcpy(m + 320 + 0x20, &v, 8);
-	len = 11;
-	memcpy(m + 480 + 4, &len, 4);
-	memcpy(m + 480 + 8, "_</srv/a.pl", 11);
+	put64(img, 0, line | (uint64_t)7 << 32);
+	put64(m, 400 + 0x30, A + 160);
+	put64(m, 160, A + 320);
+	put64(m, 320 + 0x20, A + 480);
+	put_hek(m, 480, "_</srv/a.pl");
 	write_seed("perlframe", "named_sub_nonthreaded", img, sizeof(img),
 		   NULL, 0);
 }
