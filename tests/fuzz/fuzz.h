@@ -62,6 +62,29 @@ const uint8_t *fz_rest(struct fz_in *in, size_t *len);
 /* A sealed memfd holding data, or -1.  The caller closes it. */
 int fz_memfd(const void *data, size_t len);
 
+struct dt_builder;
+struct dt_file;
+struct elfm;
+
+/* The ELF image a target placed its input in (fuzz_ehframe,
+ * fuzz_gopclntab), opened, and a builder for rows over its text; f is
+ * the table the target finished, if it did. */
+struct fz_elf_rows {
+	uint8_t *img;
+	struct elfm *e;
+	struct dt_builder *b;
+	struct dt_file *f;
+};
+
+/* Make the image of the n sections secs (its e_machine set to machine
+ * unless that is 0), open it and start a builder for the text
+ * [text_lo, text_hi).  0, or -1 when one of these fails; r is for
+ * fz_elf_rows_free either way. */
+int fz_elf_rows_open(struct fz_elf_rows *r, const struct synth_sec *secs,
+		     int n, uint16_t machine, uint64_t text_lo,
+		     uint64_t text_hi);
+void fz_elf_rows_free(struct fz_elf_rows *r);
+
 /* Input layout of fuzz_ehframe: this header, then the section bytes. */
 struct fz_cfi_hdr {
 	uint64_t sec_addr;	  /* the section's address */

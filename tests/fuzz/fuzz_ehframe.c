@@ -57,12 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dt_extract_stats st = { 0 };
 	struct fz_cfi_hdr h = { 0 };
-	struct dt_builder *b = NULL;
-	struct dt_file *f = NULL;
-	struct elfm *e = NULL;
+	struct fz_elf_rows r;
 	struct synth_sec secs[2];
-	uint8_t *img;
-	size_t len;
 
 	if (size < sizeof(h))
 		return 0;
@@ -78,24 +74,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   h.debug_frame & 1 ? 0 : SHF_ALLOC,
 				   h.sec_addr, data + sizeof(h),
 				   size - sizeof(h) };
-	img = synth_elf(secs, 2, &len);
-	if (!img)
-		return 0;
-	if (h.debug_frame & 2)
-		((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
-	if (elfm_open_mem(img, len, &e) != 0 || dt_builder_new(&b) != 0)
+	if (fz_elf_rows_open(&r, secs, 2, h.debug_frame & 2 ? EM_AARCH64 : 0,
+			     h.text_lo, h.text_hi) != 0)
 		goto cleanup;
-	dt_builder_set_text(b, h.text_lo, h.text_hi);
 	if (h.debug_frame & 1)
-		ehf_debug_frame(e, e, DT_SRC_DEBUG_FRAME, b, &st);
+		ehf_debug_frame(r.e, r.e, DT_SRC_DEBUG_FRAME, r.b, &st);
 	else
-		ehf_eh_frame(e, e, b, &st);
-	if (dt_builder_finish(b, &f) == 0)
-		check_table(f, h.text_lo, h.text_hi);
+		ehf_eh_frame(r.e, r.e, r.b, &st);
+	if (dt_builder_finish(r.b, &r.f) == 0)
+		check_table(r.f, h.text_lo, h.text_hi);
 cleanup:
-	dt_file_free(f);
-	dt_builder_free(b);
-	elfm_free(e);
-	free(img);
+	fz_elf_rows_free(&r);
 	return 0;
 }

@@ -6,7 +6,6 @@
  * the table.  Every function is read, rows are produced and finished.
  */
 #include <elf.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "deltas.h"
@@ -21,13 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dt_extract_stats st = { 0 };
 	struct fz_go_hdr h = { 0 };
 	struct gopc_table *t = NULL;
-	struct dt_builder *b = NULL;
-	struct dt_file *f = NULL;
-	struct elfm *e = NULL;
+	struct fz_elf_rows r;
 	struct synth_sec secs[3];
 	uint64_t text_end;
-	size_t len, i, n;
-	uint8_t *img;
+	size_t i, n;
 
 	if (size < sizeof(h))
 		return 0;
@@ -48,10 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	secs[2] = (struct synth_sec){ ".gopclntab", SHT_PROGBITS, SHF_ALLOC,
 				   h.tab_addr, data + sizeof(h) + h.text_len,
 				   size - sizeof(h) - h.text_len };
-	img = synth_elf(secs, 3, &len);
-	if (!img)
-		return 0;
-	if (elfm_open_mem(img, len, &e) != 0 || gopc_open(e, &t) != 0)
+	if (fz_elf_rows_open(&r, secs, 3, 0, h.text_addr, h.text_end) != 0 ||
+	    gopc_open(r.e, &t) != 0)
 		goto cleanup;
 	gopc_version(t);
 	gopc_vaddr(t);
@@ -63,17 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sink = strlen(fn.name);
 	}
 	gopc_func(t, n, &(struct gopc_func){ 0 });
-	if (dt_builder_new(&b) != 0)
-		goto cleanup;
-	dt_builder_set_text(b, h.text_addr, h.text_end);
-	gopc_add_rows(e, t, b, &st);
-	if (dt_builder_finish(b, &f) == 0)
-		dt_file_lookup(f, h.text_addr);
+	gopc_add_rows(r.e, t, r.b, &st);
+	if (dt_builder_finish(r.b, &r.f) == 0)
+		dt_file_lookup(r.f, h.text_addr);
 cleanup:
-	dt_file_free(f);
-	dt_builder_free(b);
 	gopc_free(t);
-	elfm_free(e);
-	free(img);
+	fz_elf_rows_free(&r);
 	return 0;
 }
