@@ -95,6 +95,17 @@ static void manager_and_maps_free(struct exe_mgr *em, struct bpfmaps *bm)
 	bm_mem_free(bm);
 }
 
+/* Give *f back (it becomes NULL) and collect at once, as the daemon's
+ * next gc would; st gets the manager's statistics after. */
+static void put_and_collect(struct exe_mgr *em, struct exe_file **f,
+			    struct exe_stats *st)
+{
+	exe_put(em, *f);
+	*f = NULL;
+	exe_gc(em, exe_now_ns(), 0);
+	exe_get_stats(em, st);
+}
+
 /* Every row of the file in the BPF array names, through the shared rules
  * array, the rule the extractor gave it. */
 TEST(exemgr_rows_and_rules_in_the_shared_arrays)
@@ -339,9 +350,7 @@ TEST(exemgr_rows_split_over_chunks_and_reused)
 		  "libc's rows untouched");
 	ASSERT_GT(checked, 900000, "rows compared");
 
-	exe_put(em, f);
-	exe_gc(em, exe_now_ns(), 0);
-	exe_get_stats(em, &st);
+	put_and_collect(em, &f, &st);
 	ASSERT_EQ(st.rows_used, libc_rows, "libLLVM's rows given back");
 	ASSERT_EQ(st.row_chunks, 1, "its chunks dropped");
 	ASSERT_EQ(st.rows_alloc, DELTA_CHUNK_ROWS, "one chunk allocated");
@@ -1178,10 +1187,7 @@ TEST(exemgr_chunks_batch_refused_falls_back)
 	ASSERT_EQ(single_calls, 4, "then one update per chunk");
 	ASSERT_TRUE(bm->no_chunk_batch, "remembered");
 	ASSERT_EQ(st.chunk_batches, 4, "four updates counted");
-	exe_put(em, f);
-	f = NULL;
-	exe_gc(em, exe_now_ns(), 0);
-	exe_get_stats(em, &st);
+	put_and_collect(em, &f, &st);
 	ASSERT_EQ(st.row_chunks, 0, "dropped");
 	f = load(em, LIBLLVM);
 	ASSERT_EQ(batch_calls, 1, "not tried again");
@@ -1232,10 +1238,7 @@ TEST(exemgr_chunks_prefill_hint_round_trip)
 	ASSERT_EQ(es.chunks_created, 4, "the files created none");
 	ASSERT_EQ(es.chunks_prefilled, 4, "counted as prefilled");
 	ASSERT_EQ(es.chunk_batches, 1, "one update of the array of maps");
-	exe_put(em, f);
-	f = NULL;
-	exe_gc(em, exe_now_ns(), 0);
-	exe_get_stats(em, &es);
+	put_and_collect(em, &f, &es);
 	ASSERT_EQ(es.row_chunks, 1, "libLLVM's chunks went back at gc");
 	exe_put(em, libc);
 	libc = NULL;
