@@ -301,21 +301,6 @@ static int run_detect(unsigned k, void *state, struct detect_file *df,
 	return err;
 }
 
-int interp_detect_fd(unsigned kind, void *state, const char *path, int fd,
-		     void **data, size_t *len)
-{
-	struct detect_file df = { .f = { .path = path, .fd = fd } };
-	int err;
-
-	*data = NULL;
-	*len = 0;
-	if (kind == 0 || kind >= INTERP_COUNT || !modules[kind])
-		return -EINVAL;
-	err = run_detect(kind, state, &df, data, len);
-	elfm_free(df.f.elf);
-	return err;
-}
-
 static int detect_one(struct interp_mgr *im, unsigned k, const uint8_t id[16],
 		      struct detect_file *df, void **data, size_t *len,
 		      bool *cached)

@@ -182,12 +182,6 @@ struct interp_stats {
  * negative errno (-EFAULT for a short read). */
 typedef int (*interp_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
 			      size_t len);
-/* Runtime kind's detect on the ELF file open as fd (state: its module's
- * or NULL), as the manager calls it but without the store: for tests and
- * fuzz targets.  -ENOENT for a file that is not ELF. */
-int interp_detect_fd(unsigned kind, void *state, const char *path, int fd,
-		     void **data, size_t *len);
-
 /* The reader of live processes (process_vm_readv; arg unused). */
 int interp_read_process(void *arg, pid_t pid, uint64_t addr, void *buf,
 			size_t len);

@@ -8,8 +8,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfmap.h"
 #include "interp.h"
 #include "test.h"
+
+int fix_detect_fd(unsigned kind, const char *path, int fd, void **data,
+		  size_t *len)
+{
+	struct interp_file f = { .path = path, .fd = fd };
+	int err;
+
+	*data = NULL;
+	*len = 0;
+	/* the manager's answer for a file that is not ELF */
+	err = elfm_open_fd(fd, &f.elf);
+	if (err)
+		return err == -ENOEXEC ? -ENOENT : err;
+	err = interp_module(kind)->detect(NULL, &f, data, len);
+	elfm_free(f.elf);
+	return err;
+}
 
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 {
@@ -17,7 +35,7 @@ int fix_detect(unsigned kind, const char *path, void **data, size_t *len)
 
 	if (fd < 0)
 		return -errno;
-	err = interp_detect_fd(kind, NULL, path, fd, data, len);
+	err = fix_detect_fd(kind, path, fd, data, len);
 	close(fd);
 	return err;
 }

@@ -14,6 +14,9 @@
  * it, also after an error) and *len, detect's error, or -errno when the
  * file does not open. */
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len);
+/* The same in the file open as fd (path: its name, for the module). */
+int fix_detect_fd(unsigned kind, const char *path, int fd, void **data,
+		  size_t *len);
 /* A stored record of runtime kind (data, len: fix_detect's) checked as
  * the daemon checks one from the store (interp_record_check) and copied
  * to info, the module's record struct (interp_<name>.h) of size bytes.

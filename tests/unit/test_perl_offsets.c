@@ -191,7 +191,7 @@ TEST(perl_detect_threaded_and_not)
 		if (!ASSERT_GE(fd, 0, "cc"))
 			continue;
 		bin = test_tmppath(name);
-		err = interp_detect_fd(INTERP_PERL, NULL, bin, fd, &data, &len);
+		err = fix_detect_fd(INTERP_PERL, bin, fd, &data, &len);
 		close(fd);
 		ASSERT_EQ(err, cases[i].err, "detection");
 		if (err || !ASSERT_OK(fix_record(INTERP_PERL, data, len, &r,

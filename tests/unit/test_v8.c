@@ -129,8 +129,7 @@ TEST(v8_detect_not_in_libc)
 		test_skip("no libc: %s", strerror(errno));
 		return;
 	}
-	ASSERT_EQ(interp_detect_fd(INTERP_V8, NULL, "libc.so.6", fd, &data,
-				   &len),
+	ASSERT_EQ(fix_detect_fd(INTERP_V8, "libc.so.6", fd, &data, &len),
 		  -ENOENT, "no V8 in libc");
 	close(fd);
 	free(data);
