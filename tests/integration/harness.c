@@ -151,6 +151,21 @@ char *h_cmd_output(const char *cmd)
 	return read_all(popen(cmd, "r"), pclose);
 }
 
+char *h_cmd_outputf(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	/* a cut command would run something else */
+	if (n < 0 || (size_t)n >= sizeof(cmd))
+		return NULL;
+	return h_cmd_output(cmd);
+}
+
 int h_profile(const char *const *args, char **err, int timeout_s)
 {
 	char path[256];

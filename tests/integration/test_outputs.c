@@ -16,10 +16,12 @@
 
 #define GO "/usr/lib/go-1.19/bin/go"
 
-/* Profile the workload (run for 10 s) into path. */
-static bool profile_workload_to(const char *workload, const char *path)
+/* Profile workload (run for 10 s) into test_tmppath(name): that path,
+ * or NULL after a failed assertion. */
+static const char *profiled(const char *workload, const char *name)
 {
 	char *wargv[] = { (char *)h_workload(workload), "10", NULL }, *err = NULL;
+	const char *path = test_tmppath(name);
 	pid_t w = h_spawn(wargv);
 	int rc;
 
@@ -30,29 +32,30 @@ static bool profile_workload_to(const char *workload, const char *path)
 	if (rc)
 		printf("%s\n", err ? err : "");
 	free(err);
-	return rc == 0;
+	return ASSERT_TRUE(rc == 0, "profile") ? path : NULL;
 }
 
-static bool profile_to(const char *path)
+/* The same for the split workload whose frames the tests below name. */
+static const char *profiled_split(const char *name)
 {
-	return profile_workload_to("split-nofp-pie", path);
+	return profiled("split-nofp-pie", name);
 }
 
 TEST_ROOT(output_pprof_go_tool)
 {
-	char path[512], cmd[1200], *out;
+	const char *path;
+	char *out;
 
 	if (access(GO, X_OK)) {
 		test_skip("golang-1.19 is not installed");
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/p.pb.gz", test_tmpdir());
-	if (!ASSERT_TRUE(profile_to(path), "profile"))
+	path = profiled_split("p.pb.gz");
+	if (!path)
 		return;
-	snprintf(cmd, sizeof(cmd),
-		 "HOME=%s GOCACHE=%s/gocache %s tool pprof -top -nodecount=30 %s 2>&1",
-		 test_tmpdir(), test_tmpdir(), GO, path);
-	out = h_cmd_output(cmd);
+	out = h_cmd_outputf("HOME=%s GOCACHE=%s/gocache %s tool pprof -top "
+			    "-nodecount=30 %s 2>&1",
+			    test_tmpdir(), test_tmpdir(), GO, path);
 	test_note("go tool pprof -top:\n%.1500s", out ? out : "");
 	ASSERT_TRUE(out && strstr(out, "Type: cpu"), "a CPU profile");
 	ASSERT_TRUE(out && strstr(out, "chain_a"), "chain_a listed");
@@ -63,38 +66,34 @@ TEST_ROOT(output_pprof_go_tool)
 
 TEST_ROOT(output_svg_xmllint)
 {
-	char path[512], cmd[1200], *out;
+	const char *path = profiled_split("p.svg");
+	char *out;
 
-	snprintf(path, sizeof(path), "%s/p.svg", test_tmpdir());
-	if (!ASSERT_TRUE(profile_to(path), "profile"))
+	if (!path)
 		return;
-	snprintf(cmd, sizeof(cmd), "xmllint --noout %s 2>&1 && echo XML-OK", path);
-	out = h_cmd_output(cmd);
+	out = h_cmd_outputf("xmllint --noout %s 2>&1 && echo XML-OK", path);
 	ASSERT_TRUE(out && strstr(out, "XML-OK"), "the SVG parses as XML");
 	free(out);
-	snprintf(cmd, sizeof(cmd), "grep -c 'chain_a' %s", path);
-	out = h_cmd_output(cmd);
+	out = h_cmd_outputf("grep -c 'chain_a' %s", path);
 	ASSERT_TRUE(out && atoi(out) >= 1, "the SVG names the workload's frames");
 	free(out);
 }
 
 TEST_ROOT(output_otlp_file_decode_raw)
 {
-	char path[512], cmd[1200], *out;
+	const char *path = profiled_split("p.otlp");
+	char *out;
 
-	snprintf(path, sizeof(path), "%s/p.otlp", test_tmpdir());
-	if (!ASSERT_TRUE(profile_to(path), "profile"))
+	if (!path)
 		return;
-	snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s 2>&1 | head -c 200000", path);
-	out = h_cmd_output(cmd);
+	out = h_cmd_outputf("protoc --decode_raw < %s 2>&1 | head -c 200000", path);
 	/* dictionary (2) with its string table (5): the workload's names */
 	ASSERT_TRUE(out && strstr(out, "2 {"), "a dictionary");
 	ASSERT_TRUE(out && strstr(out, "\"chain_a\""), "strings decoded");
 	ASSERT_TRUE(out && strstr(out, "\"profile.frame.type\""), "frame types");
 	free(out);
-	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
-		 test_srcdir(), path);
-	out = h_cmd_output(cmd);
+	out = h_cmd_outputf("/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
+			    test_srcdir(), path);
 	ASSERT_TRUE(out && !strstr(out, "ERROR"), "the independent checker agrees");
 	ASSERT_TRUE(out && strstr(out, "main;chain_a;mid_a;leaf_a;spin"), "the stacks");
 	free(out);
@@ -148,7 +147,8 @@ TEST_ROOT(output_strict_decoders)
 	static const char bad[] = "thread='hopname-aaaaaa\\ufffd'";
 	static const char ok[] = "thread='hopname-ok'";
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char path[512], cmd[1024], *out = malloc(1 << 16);
+	char cmd[1024], *out = malloc(1 << 16);
+	const char *path;
 	size_t i;
 	int rc;
 
@@ -159,8 +159,8 @@ TEST_ROOT(output_strict_decoders)
 	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		if (!test_start_subtest(fmts[i].kind))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", test_tmpdir(), fmts[i].file);
-		if (!ASSERT_TRUE(profile_workload_to("hopnames", path), "profile"))
+		path = profiled("hopnames", fmts[i].file);
+		if (!path)
 			continue;
 		rc = fix_strict_decode(fmts[i].kind, path, out, 1 << 16);
 		test_note("%s:\n%.1500s", fmts[i].kind, out);
@@ -176,8 +176,8 @@ TEST_ROOT(output_strict_decoders)
 		struct folded f;
 		int j, k, dup = 0;
 
-		snprintf(path, sizeof(path), "%s/p.folded", test_tmpdir());
-		if (!ASSERT_TRUE(profile_workload_to("hopnames", path), "profile"))
+		path = profiled("hopnames", "p.folded");
+		if (!path)
 			goto out;
 		snprintf(cmd, sizeof(cmd),
 			 "/usr/bin/python3 -c 'import sys; open(sys.argv[1], "
