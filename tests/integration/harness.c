@@ -208,7 +208,9 @@ int h_profile_pid(pid_t pid, const char *duration, const char *hz,
 }
 
 void h_each_decoded(pid_t w, const char *const *extra,
-		    void (*check)(const char *kind, const char *decoded))
+		    void (*check)(const char *kind, const char *decoded,
+				  const void *ctx),
+		    const void *ctx)
 {
 	static const char *const kinds[][2] = { { "pprof", "d.pb.gz" },
 						{ "otlp", "d.otlp" } };
@@ -226,7 +228,7 @@ void h_each_decoded(pid_t w, const char *const *extra,
 		rc = fix_strict_decode(kinds[k][0], path, out, 1 << 16);
 		test_note("%s, strict decode:\n%.800s", kinds[k][0], out);
 		if (ASSERT_EQ(rc, 0, "protoc decodes it"))
-			check(kinds[k][0], out);
+			check(kinds[k][0], out, ctx);
 		if (k == 1) {
 			/* what a collector checks: every location's frame
 			 * type among the semantic conventions' values, ...;
@@ -249,7 +251,9 @@ void h_each_decoded(pid_t w, const char *const *extra,
 }
 
 void h_workload_decoded(const char *name, const char *const *extra,
-			void (*check)(const char *kind, const char *decoded))
+			void (*check)(const char *kind, const char *decoded,
+				      const void *ctx),
+			const void *ctx)
 {
 	const char *bin = h_workload(name);
 	char *wargv[] = { (char *)bin, "20", NULL };
@@ -267,9 +271,44 @@ void h_workload_decoded(const char *name, const char *const *extra,
 	if (!ASSERT_GT(w, 0, "workload started"))
 		return;
 	usleep(200000);
-	h_each_decoded(w, extra, check);
+	h_each_decoded(w, extra, check, ctx);
 	kill(w, SIGKILL);
 	h_wait(w, 5);
+}
+
+struct inlined {
+	const char *const *chains;
+	const char *absent;
+};
+
+static void check_inlined(const char *kind, const char *decoded,
+			  const void *ctx)
+{
+	const struct inlined *in = ctx;
+	const char *const *chain;
+	char line[256], what[300];
+
+	(void)kind;
+	for (chain = in->chains; *chain; chain++) {
+		/* strict_decode.py prints a Location's lines as one
+		 * "inline=" line, innermost first */
+		snprintf(line, sizeof(line), "inline=%s\n", *chain);
+		snprintf(what, sizeof(what), "one Location: %s", *chain);
+		ASSERT_TRUE(strstr(decoded, line), what);
+	}
+	if (in->absent) {
+		snprintf(what, sizeof(what), "%s's Location: one line, no chain",
+			 in->absent);
+		ASSERT_TRUE(!strstr(decoded, in->absent), what);
+	}
+}
+
+void h_workload_inlined(const char *name, const char *const *extra,
+			const char *const *chains, const char *absent)
+{
+	const struct inlined in = { chains, absent };
+
+	h_workload_decoded(name, extra, check_inlined, &in);
 }
 
 pid_t h_profile_started(const char *const *args, const char *stderr_path,

@@ -52,15 +52,26 @@ int h_profile_pid(pid_t pid, const char *duration, const char *hz,
 /* pprof, then OTLP, of running process w: profiled 3 s at 499 Hz with
  * extra arguments (NULL-terminated, at most 16) into a file each, decoded
  * strictly (fix_strict_decode: protoc with the upstream protos), then
- * check(kind, the decoder's output).  A run or decode that fails is a
+ * check(kind, the decoder's output, ctx).  A run or decode that fails is a
  * failed assertion, and that kind is not checked. */
 void h_each_decoded(pid_t w, const char *const *extra,
-		    void (*check)(const char *kind, const char *decoded));
+		    void (*check)(const char *kind, const char *decoded,
+				  const void *ctx),
+		    const void *ctx);
 /* The same over workload NAME (h_workload) started with one argument,
  * "20" (seconds), and killed after; a visible SKIP when it is not built or
  * the upstream .proto files are missing. */
 void h_workload_decoded(const char *name, const char *const *extra,
-			void (*check)(const char *kind, const char *decoded));
+			void (*check)(const char *kind, const char *decoded,
+				      const void *ctx),
+			const void *ctx);
+/* h_workload_decoded checking that a frame with inlined functions is one
+ * Location with several Lines, innermost first: each of chains
+ * (NULL-terminated, "inner;outer") is one Location's lines, and absent
+ * (NULL: no check), a function with one line, is named in no chain nor
+ * anywhere else of the decoder's output. */
+void h_workload_inlined(const char *name, const char *const *extra,
+			const char *const *chains, const char *absent);
 /* Start the profiler in the background; returns its pid. */
 pid_t h_profile_bg(const char *const *args, const char *stderr_path);
 /* The same, then wait until it says it is sampling ("started in": args

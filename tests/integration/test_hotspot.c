@@ -433,9 +433,11 @@ next:
  * one Location with a Line each, innermost first, as a native frame's
  * DWARF inline chain is (decoded by protoc against the upstream protos):
  * C2 inlines work into each leaf of Split's chains. */
-static void leaf_inlines_work(const char *kind, const char *decoded)
+static void leaf_inlines_work(const char *kind, const char *decoded,
+			      const void *ctx)
 {
 	(void)kind;
+	(void)ctx;
 	ASSERT_TRUE(strstr(decoded, "inline=Split.work;Split.heavyLeaf\n") ||
 		    strstr(decoded, "inline=Split.work;Split.mediumLeaf\n") ||
 		    strstr(decoded, "inline=Split.work;Split.lightLeaf\n"),
@@ -473,7 +475,7 @@ TEST_ROOT(hotspot_inline_chain_one_location)
 			/* C2 compiles the leaves within a second or two */
 			sleep(3);
 			if (ASSERT_GT(w, 0, "java started")) {
-				h_each_decoded(w, extra, leaf_inlines_work);
+				h_each_decoded(w, extra, leaf_inlines_work, NULL);
 				kill(w, SIGKILL);
 				h_wait(w, 5);
 			}
