@@ -151,9 +151,9 @@ char *h_cmd_output(const char *cmd)
 	return read_all(popen(cmd, "r"), pclose);
 }
 
-char *h_cmd_outputf(const char *fmt, ...)
+const char *h_cmdf(const char *fmt, ...)
 {
-	char cmd[4096];
+	static char cmd[4096];
 	va_list ap;
 	int n;
 
@@ -161,9 +161,12 @@ char *h_cmd_outputf(const char *fmt, ...)
 	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	/* a cut command would run something else */
-	if (n < 0 || (size_t)n >= sizeof(cmd))
-		return NULL;
-	return h_cmd_output(cmd);
+	if (n < 0 || (size_t)n >= sizeof(cmd)) {
+		printf("      command longer than %zu bytes: %.200s...\n",
+		       sizeof(cmd), cmd);
+		return "false";
+	}
+	return cmd;
 }
 
 int h_profile(const char *const *args, char **err, int timeout_s)

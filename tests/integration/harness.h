@@ -182,10 +182,10 @@ char *h_slurp(const char *path);
 /* What shell command cmd writes on stdout, NUL-terminated (malloc'd), or
  * NULL when it could not be started. */
 char *h_cmd_output(const char *cmd);
-/* The same for the command printf would write from fmt (at most 4095
- * bytes; NULL when longer). */
-char *h_cmd_outputf(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+/* The shell command printf writes from fmt, for h_cmd_output or system()
+ * (a static buffer, valid until the next call): "false", which fails and
+ * writes nothing, when it would be longer than 4095 bytes. */
+const char *h_cmdf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- daemon operations ------------------------------------------------- */
 

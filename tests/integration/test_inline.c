@@ -109,9 +109,9 @@ TEST_ROOT(inline_frames_from_separate_debug_files)
 	}
 	snprintf(bid_dir, sizeof(bid_dir), "/usr/lib/debug/.build-id/%.2s", id);
 	snprintf(bid_file, sizeof(bid_file), "%s/%s.debug", bid_dir, id + 2);
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s && cp %s/inline.debug %s",
-		 bid_dir, dir, bid_file);
-	if (!ASSERT_EQ(system(cmd), 0, "debug file under the build-id directory"))
+	if (!ASSERT_EQ(system(h_cmdf("mkdir -p %s && cp %s/inline.debug %s",
+				     bid_dir, dir, bid_file)),
+		       0, "debug file under the build-id directory"))
 		return;
 	split_check(strcat(strcpy(cmd, dir), "/inline-bid"), "inline-bid");
 	unlink(bid_file);
@@ -179,7 +179,7 @@ TEST_ROOT(inline_frames_folded_lines)
 TEST_ROOT(minidebuginfo_names_a_stripped_binary)
 {
 	const char *bin = h_workload("inline"), *dir = test_tmpdir();
-	char cmd[4096], mini[512], bare[512];
+	char mini[512], bare[512];
 	int k;
 
 	if (access(bin, X_OK)) {
@@ -188,9 +188,8 @@ TEST_ROOT(minidebuginfo_names_a_stripped_binary)
 	}
 	snprintf(mini, sizeof(mini), "%s/inline-mdi", dir);
 	snprintf(bare, sizeof(bare), "%s/inline-bare", dir);
-	snprintf(cmd, sizeof(cmd), "%s/tests/tools/minidebuginfo.sh %s %s %s",
-		 test_srcdir(), bin, mini, bare);
-	if (system(cmd)) {
+	if (system(h_cmdf("%s/tests/tools/minidebuginfo.sh %s %s %s",
+			  test_srcdir(), bin, mini, bare))) {
 		test_skip("could not make MiniDebugInfo (xz, binutils)");
 		return;
 	}
@@ -283,8 +282,8 @@ static void build_id_of(const char *path, char *id)
  * the run goes on, and frames are named from the ELF symbols. */
 TEST_ROOT(inline_frames_through_debuginfod)
 {
-	const char *bin = h_workload("inline"), *dir = test_tmpdir();
-	char cmd[8192], id[130], url[64], port_s[16], db[512], srv[512];
+	const char *bin = h_workload("inline"), *dir = test_tmpdir(), *curl;
+	char id[130], url[64], port_s[16], db[512], srv[512];
 	char cache[512], cache2[512], got[1024], local[512];
 	const char *more[] = { "-cache-dir", cache, NULL };
 	char *dargv[] = { "/usr/bin/debuginfod", "-F", srv, "-p", port_s,
@@ -317,13 +316,12 @@ TEST_ROOT(inline_frames_through_debuginfod)
 	snprintf(db, sizeof(db), "%s/debuginfod.sqlite", dir);
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	snprintf(cache2, sizeof(cache2), "%s/cache-down", dir);
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd %s; mkdir -p srv; "
-		 "objcopy --only-keep-debug %s srv/inline.debug; "
-		 "objcopy --strip-debug %s inline-dfd; "
-		 "test $(readelf -S inline-dfd | grep -c debug_info) = 0",
-		 dir, bin, bin);
-	if (!ASSERT_EQ(system(cmd), 0, "stripped copy and its debug file"))
+	if (!ASSERT_EQ(system(h_cmdf("set -e; cd %s; mkdir -p srv; "
+				     "objcopy --only-keep-debug %s srv/inline.debug; "
+				     "objcopy --strip-debug %s inline-dfd; "
+				     "test $(readelf -S inline-dfd | grep -c debug_info) = 0",
+				     dir, bin, bin)),
+		       0, "stripped copy and its debug file"))
 		return;
 
 	port = h_free_port();
@@ -333,9 +331,8 @@ TEST_ROOT(inline_frames_through_debuginfod)
 	if (!ASSERT_GT(server, 0, "debuginfod started"))
 		return;
 	/* wait until its first scan has indexed the debug file */
-	snprintf(cmd, sizeof(cmd),
-		 "curl -sf -o /dev/null %s/buildid/%s/debuginfo", url, id);
-	for (i = 0; i < 120 && (rc = system(cmd)) != 0; i++)
+	curl = h_cmdf("curl -sf -o /dev/null %s/buildid/%s/debuginfo", url, id);
+	for (i = 0; i < 120 && (rc = system(curl)) != 0; i++)
 		usleep(250000);
 	if (!ASSERT_EQ(rc, 0, "debuginfod serves the debug file")) {
 		kill(server, SIGTERM);

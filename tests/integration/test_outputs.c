@@ -53,9 +53,9 @@ TEST_ROOT(output_pprof_go_tool)
 	path = profiled_split("p.pb.gz");
 	if (!path)
 		return;
-	out = h_cmd_outputf("HOME=%s GOCACHE=%s/gocache %s tool pprof -top "
-			    "-nodecount=30 %s 2>&1",
-			    test_tmpdir(), test_tmpdir(), GO, path);
+	out = h_cmd_output(h_cmdf("HOME=%s GOCACHE=%s/gocache %s tool pprof "
+				  "-top -nodecount=30 %s 2>&1",
+				  test_tmpdir(), test_tmpdir(), GO, path));
 	test_note("go tool pprof -top:\n%.1500s", out ? out : "");
 	ASSERT_TRUE(out && strstr(out, "Type: cpu"), "a CPU profile");
 	ASSERT_TRUE(out && strstr(out, "chain_a"), "chain_a listed");
@@ -71,10 +71,11 @@ TEST_ROOT(output_svg_xmllint)
 
 	if (!path)
 		return;
-	out = h_cmd_outputf("xmllint --noout %s 2>&1 && echo XML-OK", path);
+	out = h_cmd_output(h_cmdf("xmllint --noout %s 2>&1 && echo XML-OK",
+				  path));
 	ASSERT_TRUE(out && strstr(out, "XML-OK"), "the SVG parses as XML");
 	free(out);
-	out = h_cmd_outputf("grep -c 'chain_a' %s", path);
+	out = h_cmd_output(h_cmdf("grep -c 'chain_a' %s", path));
 	ASSERT_TRUE(out && atoi(out) >= 1, "the SVG names the workload's frames");
 	free(out);
 }
@@ -86,14 +87,15 @@ TEST_ROOT(output_otlp_file_decode_raw)
 
 	if (!path)
 		return;
-	out = h_cmd_outputf("protoc --decode_raw < %s 2>&1 | head -c 200000", path);
+	out = h_cmd_output(h_cmdf("protoc --decode_raw < %s 2>&1 | "
+				  "head -c 200000", path));
 	/* dictionary (2) with its string table (5): the workload's names */
 	ASSERT_TRUE(out && strstr(out, "2 {"), "a dictionary");
 	ASSERT_TRUE(out && strstr(out, "\"chain_a\""), "strings decoded");
 	ASSERT_TRUE(out && strstr(out, "\"profile.frame.type\""), "frame types");
 	free(out);
-	out = h_cmd_outputf("/usr/bin/python3 %s/tests/unit/otlp_check.py %s 2>&1",
-			    test_srcdir(), path);
+	out = h_cmd_output(h_cmdf("/usr/bin/python3 %s/tests/unit/otlp_check.py "
+				  "%s 2>&1", test_srcdir(), path));
 	ASSERT_TRUE(out && !strstr(out, "ERROR"), "the independent checker agrees");
 	ASSERT_TRUE(out && strstr(out, "main;chain_a;mid_a;leaf_a;spin"), "the stacks");
 	free(out);
