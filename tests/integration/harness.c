@@ -763,6 +763,33 @@ int h_count_frame(const char *stack, const char *name)
 	return c;
 }
 
+void h_check_counters(const char *summary, const struct h_counter *c,
+		      size_t n)
+{
+	char note[1024];
+	size_t i, len = 0;
+
+	for (i = 0; i < n && len < sizeof(note); i++)
+		len += snprintf(note + len, sizeof(note) - len, "%s%s=%lld",
+				i ? " " : "", c[i].key,
+				h_summary_value(summary, c[i].key));
+	test_note("%s", note);
+	for (i = 0; i < n; i++) {
+		long long value = h_summary_value(summary, c[i].key);
+
+		if (!c[i].op)
+			continue;
+		if (!strcmp(c[i].op, "=="))
+			ASSERT_EQ(value, c[i].want, c[i].what);
+		else if (!strcmp(c[i].op, ">="))
+			ASSERT_GE(value, c[i].want, c[i].what);
+		else if (!strcmp(c[i].op, ">"))
+			ASSERT_GT(value, c[i].want, c[i].what);
+		else
+			ASSERT_TRUE(false, "a counter's op is ==, >= or >");
+	}
+}
+
 double h_share(const struct folded *f, const char *comm, const char *needle)
 {
 	uint64_t total = h_count_comm(f, comm);

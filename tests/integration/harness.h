@@ -161,6 +161,17 @@ int h_count_frame(const char *stack, const char *name);
 double h_share(const struct folded *f, const char *comm, const char *needle);
 /* A value of "key=value" in a summary line, or -1. */
 long long h_summary_value(const char *summary, const char *key);
+/* A counter of the profiler's exit summary and what it must be: its
+ * value op want, op one of "==", ">=" and ">", or NULL to note it only. */
+struct h_counter {
+	const char *key, *op;
+	long long want;
+	const char *what;
+};
+/* Note the n counters of c as key=value on one line, then assert each
+ * that has an op. */
+void h_check_counters(const char *summary, const struct h_counter *c,
+		      size_t n);
 /* A BPF counter (KEY=N) of -v's "bpf counters:" line, which leaves out
  * the counters that stayed 0: 0 when absent. */
 long long h_bpf_counter(const char *err, const char *key);
