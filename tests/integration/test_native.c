@@ -44,6 +44,35 @@ static void check_share(const struct folded *f, const char *comm,
 		h_dump_top(f, comm, 8);
 }
 
+/* Samples whose stack has substring a, and b unless NULL, and a frame
+ * named frame unless NULL (any comm). */
+static uint64_t count_having(const struct folded *f, const char *a,
+			     const char *b, const char *frame)
+{
+	uint64_t n = 0, c;
+	const char *s;
+	int i;
+
+	h_for_each_line(f, i, s, c)
+		if (strstr(s, a) && (!b || strstr(s, b)) &&
+		    (!frame || h_count_frame(s, frame)))
+			n += c;
+	return n;
+}
+
+/* Report and check that part of the samples of (comm's, or a kind of
+ * them) are at least pct percent of them: what they are. */
+static void check_part(const struct folded *f, const char *comm,
+		       uint64_t part, uint64_t of, unsigned pct,
+		       const char *what)
+{
+	test_note("%s: %llu of %llu samples (%.2f%%)", what,
+		  (unsigned long long)part, (unsigned long long)of,
+		  h_pct(part, of));
+	if (!ASSERT_GE(part * 100, of * pct, what))
+		h_dump_top(f, comm, 8);
+}
+
 /* Share (0..1) of comm's samples with a frame that names no function, only
  * an address in a file ("split-lld-pie+0x174b7"): a file mapped with a
  * wrong load bias symbolizes nothing. */
@@ -289,18 +318,10 @@ TEST_ROOT(native_qsort_comparator_crosses_libc)
 	check_share(&f, "qsort", "qsort;_start", 0.99, "reach _start");
 	check_share(&f, "qsort", "main;sort_rounds", 0.99, "reach main");
 	/* the comparator's callers are libc's sort internals, then main */
-	{
-		uint64_t cmp = h_count_with(&f, "qsort", "compare"), both = 0;
-		int i;
-
-		for (i = 0; i < f.n; i++)
-			if (strstr(f.lines[i].stack, ";main;sort_rounds;") &&
-			    h_count_frame(f.lines[i].stack, "compare"))
-				both += f.lines[i].count;
-		test_note("comparator samples: %llu, with main;sort_rounds below: %llu",
-			  (unsigned long long)cmp, (unsigned long long)both);
-		ASSERT_GE(both * 100, cmp * 99, "comparator stacks cross libc to main");
-	}
+	check_part(&f, "qsort",
+		   count_having(&f, ";main;sort_rounds;", NULL, "compare"),
+		   h_count_with(&f, "qsort", "compare"), 99,
+		   "comparator stacks cross libc to main");
 	h_free_folded(&f);
 }
 
@@ -308,25 +329,16 @@ TEST_ROOT(native_signal_handler_crosses_trampoline)
 {
 	char *wargv[] = { (char *)h_workload("signal"), "10", NULL };
 	struct folded f;
-	uint64_t work, full = 0;
-	int i;
+	uint64_t work, full;
 
 	if (!profile(wargv, "4s", &f))
 		return;
 	work = h_count_with(&f, "signal", "handler;handler_work");
-	for (i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
-		if (h_count_frame(s, "handler_work") &&
-		    strstr(s, "signal;_start;") && strstr(s, ";main;wait_loop;"))
-			full += f.lines[i].count;
-	}
-	test_note("handler samples: %llu, complete through the trampoline: %llu",
-		  (unsigned long long)work, (unsigned long long)full);
+	full = count_having(&f, "signal;_start;", ";main;wait_loop;",
+			    "handler_work");
 	ASSERT_GE(work, 300, "samples in the handler");
-	ASSERT_GE(full * 100, work * 98,
-		  "handler stacks go on through the signal frame to main and _start");
-	if (full * 100 < work * 98)
-		h_dump_top(&f, "signal", 8);
+	check_part(&f, "signal", full, work, 98,
+		   "handler stacks go on through the signal frame to main and _start");
 	h_free_folded(&f);
 }
 
@@ -487,23 +499,17 @@ TEST_ROOT(native_dlopen_after_start)
 	char lib[512];
 	char *wargv[] = { (char *)h_workload("dlopen"), "6", "1.5", lib, NULL };
 	struct folded f;
-	uint64_t in, full = 0;
-	int i;
+	uint64_t in, full;
 
 	snprintf(lib, sizeof(lib), "%s", h_workload("libplugin.so"));
 	if (!profile(wargv, "5s", &f))
 		return;
 	in = h_count_with(&f, "dlopen", "plugin_inner");
-	for (i = 0; i < f.n; i++)
-		if (strstr(f.lines[i].stack, "dlopen;_start;") &&
-		    strstr(f.lines[i].stack, ";main;run_plugin;plugin_burn;plugin_inner"))
-			full += f.lines[i].count;
-	test_note("samples in the library: %llu, complete: %llu",
-		  (unsigned long long)in, (unsigned long long)full);
+	full = count_having(&f, "dlopen;_start;",
+			    ";main;run_plugin;plugin_burn;plugin_inner", NULL);
 	ASSERT_GE(in, 1000, "samples in the dlopen'ed library");
-	ASSERT_GE(full * 100, in * 97, "complete, named stacks through the new library");
-	if (full * 100 < in * 97)
-		h_dump_top(&f, "dlopen", 8);
+	check_part(&f, "dlopen", full, in, 97,
+		   "complete, named stacks through the new library");
 	h_free_folded(&f);
 }
 
