@@ -118,7 +118,9 @@ _Static_assert(sizeof(struct py_info) == 120, "py_info layout");
  */
 int py_detect_fd(int fd, const char *name, unsigned flags,
 		 struct py_info *out);
-/* The same in the file already open as elf (elfm_open_fd(fd)). */
+/* The same in the file already open as elf (elfm_open_fd(fd)); whether
+ * the file was cut short while it was read (elfm_damaged) is the
+ * caller's to check. */
 int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
 		  struct py_info *out);
 /* The same for a path. */

@@ -551,9 +551,6 @@ int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
 	/* 3.13 took its offsets from the file: they must fit our buffers */
 	if (py_info_check(&info))
 		return -EPROTO;
-	/* a file cut short under the mapping: what we read was zeros */
-	if (elfm_damaged(e.elf))
-		return -EIO;
 	*out = info;
 	return 0;
 }
@@ -568,6 +565,12 @@ int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
 	if (err)
 		return err == -ENOMEM ? err : -ENOEXEC;
 	err = py_detect_elf(elf, fd, name, flags, out);
+	/* a file cut short under the mapping: what we read was zeros (the
+	 * interpreter manager checks its own open file the same way) */
+	if (!err && elfm_damaged(elf)) {
+		memset(out, 0, sizeof(*out));
+		err = -EIO;
+	}
 	elfm_free(elf);
 	return err;
 }
