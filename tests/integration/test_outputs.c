@@ -149,7 +149,7 @@ TEST_ROOT(output_strict_decoders)
 	static const char bad[] = "thread='hopname-aaaaaa\\ufffd'";
 	static const char ok[] = "thread='hopname-ok'";
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char cmd[1024], *out = malloc(1 << 16);
+	char *out = malloc(1 << 16);
 	const char *path;
 	size_t i;
 	int rc;
@@ -181,10 +181,11 @@ TEST_ROOT(output_strict_decoders)
 		path = profiled("hopnames", "p.folded");
 		if (!path)
 			goto out;
-		snprintf(cmd, sizeof(cmd),
-			 "/usr/bin/python3 -c 'import sys; open(sys.argv[1], "
-			 "encoding=\"utf-8\").read()' %s", path);
-		ASSERT_EQ(fix_run(cmd, NULL, 0), 0, "the file is UTF-8");
+		ASSERT_EQ(fix_run(h_cmdf("/usr/bin/python3 -c 'import sys; "
+					 "open(sys.argv[1], encoding=\"utf-8\")"
+					 ".read()' %s", path),
+				  NULL, 0),
+			  0, "the file is UTF-8");
 		ASSERT_OK(h_read_folded(path, &f), "read");
 		for (j = 0; j < f.n; j++)
 			for (k = j + 1; k < f.n; k++)
