@@ -174,25 +174,6 @@ static void series_unwind_errors(const struct metrics_snap *s, struct mo *o)
 	put_summary(o, o->m->key, (double)s->ts.unwind_errors);
 }
 
-static void series_map_entries(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "mappings", (double)s->ps.trie_entries, "mappings");
-	put_label(o, "delta_rows", (double)s->es.rows_used, "rows");
-	put_label(o, "rules", (double)s->es.rules_used, "rules_used");
-}
-
-static void series_map_capacity(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "mappings", (double)s->cap_mappings, NULL);
-	put_label(o, "delta_rows", (double)s->es.rows_cap, NULL);
-	put_label(o, "rules", (double)s->cap_rules, NULL);
-}
-
-static void series_map_allocated(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "delta_rows", (double)s->es.rows_alloc, NULL);
-}
-
 static void series_map_full(const struct metrics_snap *s, struct mo *o)
 {
 	unsigned k;
@@ -242,27 +223,6 @@ static void per_runtime(const struct metrics_snap *s, struct mo *o, size_t field
 			  NULL);
 }
 
-static void series_interp_processes(const struct metrics_snap *s, struct mo *o)
-{
-	per_runtime(s, o, offsetof(struct interp_stats, procs));
-}
-
-static void series_interp_files(const struct metrics_snap *s, struct mo *o)
-{
-	per_runtime(s, o, offsetof(struct interp_stats, files));
-}
-
-static void series_interp_unsupported(const struct metrics_snap *s, struct mo *o)
-{
-	per_runtime(s, o, offsetof(struct interp_stats, files_unsupported));
-}
-
-static void series_interp_attach_errors(const struct metrics_snap *s,
-					struct mo *o)
-{
-	per_runtime(s, o, offsetof(struct interp_stats, attach_errors));
-}
-
 static void series_interp_symbolized(const struct metrics_snap *s, struct mo *o)
 {
 	unsigned k, r;
@@ -293,36 +253,6 @@ static void series_process_events(const struct metrics_snap *s, struct mo *o)
 		put_label(o, type[i], (double)s->events[i], NULL);
 }
 
-static void series_sync_requests(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "queued", (double)s->ps.requests, NULL);
-	put_label(o, "merged", (double)s->ps.requests_merged, NULL);
-	put_label(o, "dropped", (double)s->ps.requests_dropped, NULL);
-	put_label(o, "served", (double)s->ps.requests_served, NULL);
-}
-
-static void series_startup_scan(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "listed", (double)s->ps.scan_listed, NULL);
-	put_label(o, "running", (double)s->ps.scan_running, NULL);
-	put_label(o, "busy", (double)s->ps.scan_busy, NULL);
-	put_label(o, "ran", (double)s->ps.scan_grew, NULL);
-	put_label(o, "capped", (double)s->ps.scan_capped, NULL);
-}
-
-static void series_waiting_records(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "waited", (double)s->ts.waited, "waited");
-	put_label(o, "full", (double)s->ts.wait_full, NULL);
-	put_label(o, "expired", (double)s->ts.wait_expired, NULL);
-}
-
-static void series_exports(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "ok", (double)s->rs.send_ok, NULL);
-	put_label(o, "failed", (double)s->rs.send_fail, NULL);
-}
-
 /* A series a program of the uint64_t at off in its statistics (struct
  * tracer_prog_stats), their sum in the summary. */
 static void series_per_prog(const struct metrics_snap *s, struct mo *o,
@@ -337,17 +267,6 @@ static void series_per_prog(const struct metrics_snap *s, struct mo *o,
 		sum += v;
 	}
 	put_summary(o, o->m->key, (double)sum);
-}
-
-static void series_bpf_runs(const struct metrics_snap *s, struct mo *o)
-{
-	series_per_prog(s, o, offsetof(struct tracer_prog_stats, run_cnt));
-}
-
-static void series_bpf_verified(const struct metrics_snap *s, struct mo *o)
-{
-	series_per_prog(s, o,
-			offsetof(struct tracer_prog_stats, verified_insns));
 }
 
 /* Besides the time, the cost per run of the entry program and per trace
@@ -426,32 +345,6 @@ static void series_mapping_mismatch(const struct metrics_snap *s, struct mo *o)
 	put_summary(o, o->m->key, (double)all);
 }
 
-static void series_inline_without(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "no_dwarf", (double)s->inl.no_dwarf, NULL);
-	put_label(o, "error", (double)s->inl.errors, NULL);
-	put_label(o, "timeout", (double)s->inl.timeouts, NULL);
-	put_label(o, "full", (double)s->inl.full, NULL);
-}
-
-static void series_inline_loaded(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "built", (double)s->inl.built, NULL);
-	put_label(o, "cache", (double)s->inl.from_store, NULL);
-}
-
-static void series_debuginfod_fetches(const struct metrics_snap *s,
-				      struct mo *o)
-{
-	put_label(o, "fetched", (double)s->dbgd.fetched, NULL);
-	put_label(o, "cache_hit", (double)s->dbgd.cache_hits, NULL);
-	put_label(o, "not_found", (double)s->dbgd.not_found, NULL);
-	put_label(o, "timeout", (double)s->dbgd.timeouts, NULL);
-	put_label(o, "too_big", (double)s->dbgd.too_big, NULL);
-	put_label(o, "error", (double)s->dbgd.errors, NULL);
-	put_label(o, "queue_full", (double)s->dbgd.queue_full, NULL);
-}
-
 static void series_cache_enabled(const struct metrics_snap *s, struct mo *o)
 {
 	put_label(o, s->cache_off ? s->cache_off : "none", s->cache_off ? 0 : 1, "");
@@ -459,17 +352,17 @@ static void series_cache_enabled(const struct metrics_snap *s, struct mo *o)
 	put_text(o, "cache_off_reason", s->cache_off ? s->cache_off : "none");
 }
 
-static void series_metrics_closed(const struct metrics_snap *s, struct mo *o)
-{
-	put_label(o, "timeout", (double)s->ms.timeouts, "metrics_timeouts");
-	put_label(o, "evicted", (double)s->ms.evicted, "metrics_evicted");
-}
-
 /* ---- the writers ----------------------------------------------------------- */
 
 #define VALUE(e) put(o, NULL, (double)(e), o->m->key, (double)(e))
 #define SCALED(e, k) put(o, NULL, (double)(e), o->m->key, (double)(e) * (k))
 #define SERIES(fn) series_##fn(s, o)
+#define LABELS(...) (__VA_ARGS__)
+#define LABEL(value, e) put_label(o, value, (double)(e), NULL)
+#define LABEL_KEY(value, e, key) put_label(o, value, (double)(e), key)
+#define PER_RUNTIME(field) per_runtime(s, o, offsetof(struct interp_stats, field))
+#define PER_PROG(field)                                                        \
+	series_per_prog(s, o, offsetof(struct tracer_prog_stats, field))
 #define AGENT_METRIC_WRITE_(n_, t_, l_, h_, k_, source)                        \
 	o->m = &agent_metrics[i++];                                            \
 	if (o->prom)                                                           \
@@ -488,6 +381,11 @@ static void write_all(const struct metrics_snap *s, struct mo *o)
 #undef VALUE
 #undef SCALED
 #undef SERIES
+#undef LABELS
+#undef LABEL
+#undef LABEL_KEY
+#undef PER_RUNTIME
+#undef PER_PROG
 
 void metrics_write_prom(FILE *f, const struct metrics_snap *s)
 {

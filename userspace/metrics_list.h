@@ -23,7 +23,15 @@
  *         VALUE(expr), the same figure for both outputs;
  *         SCALED(expr, k): the summary shows expr * k (its unit is in
  *         its key: "startup_ms" beside startup_seconds);
- *         SERIES(fn): series_fn(s, o) in metrics.c writes its series.
+ *         LABELS(LABEL(value, expr), ...): one series a label value,
+ *         summary key <key>_<value>; LABEL_KEY(value, expr, key) gives the
+ *         series a summary key of its own ("": none);
+ *         PER_RUNTIME(field): a series an interpreter runtime, the field
+ *         of its struct interp_stats;
+ *         PER_PROG(field): a series a BPF program, the field of its struct
+ *         tracer_prog_stats, their sum in the summary;
+ *         SERIES(fn): series_fn(s, o) in metrics.c writes its series (the
+ *         families whose series are not one field each).
  *
  * The order is the summary's: samples= stays first (tests find the line
  * by it).
@@ -67,12 +75,19 @@
 	  "Stacks that ended in an error, by reason.", "unwind_errors",        \
 	  SERIES(unwind_errors))                                               \
 	X(map_entries, gauge, "map", "Entries the daemon keeps in each BPF map.", \
-	  "rows", SERIES(map_entries))                                         \
+	  "rows", LABELS(                                                      \
+		LABEL_KEY("mappings", s->ps.trie_entries, "mappings"),         \
+		LABEL_KEY("delta_rows", s->es.rows_used, "rows"),              \
+		LABEL_KEY("rules", s->es.rules_used, "rules_used")))           \
 	X(map_capacity, gauge, "map", "Capacity of each BPF map.", "capacity", \
-	  SERIES(map_capacity))                                                \
+	  LABELS(                                                              \
+		LABEL("mappings", s->cap_mappings),                            \
+		LABEL("delta_rows", s->es.rows_cap),                           \
+		LABEL("rules", s->cap_rules)))                                 \
 	X(map_allocated, gauge, "map",                                         \
 	  "Entries allocated in the kernel for a map that grows as needed, up to its capacity.", \
-	  "allocated", SERIES(map_allocated))                                  \
+	  "allocated", LABELS(                                                 \
+		LABEL("delta_rows", s->es.rows_alloc)))                        \
 	X(map_full_total, counter, "map",                                      \
 	  "Updates refused because a map was full, or (a map that allocates its entries as they are added) the kernel had no memory for the entry; the warning says which.", "rows_full", \
 	  SERIES(map_full))                                                    \
@@ -96,16 +111,16 @@
 	  "chunks_unplaced", VALUE(s->es.chunks_unplaced))                     \
 	X(interp_processes, gauge, "runtime",                                  \
 	  "Processes whose frames of this runtime are unwound.",               \
-	  "interp_processes", SERIES(interp_processes))                        \
+	  "interp_processes", PER_RUNTIME(procs))                              \
 	X(interp_files_detected_total, counter, "runtime",                     \
 	  "Files found to hold this runtime.", "interp_files",                 \
-	  SERIES(interp_files))                                                \
+	  PER_RUNTIME(files))                                                  \
 	X(interp_files_unsupported_total, counter, "runtime",                  \
 	  "Files holding a version or build of this runtime not supported (its module names which).", \
-	  "interp_unsupported", SERIES(interp_unsupported))                    \
+	  "interp_unsupported", PER_RUNTIME(files_unsupported))                \
 	X(interp_attach_errors_total, counter, "runtime",                      \
 	  "Processes of this runtime not unwound: layout refused or table full.", \
-	  "interp_attach_errors", SERIES(interp_attach_errors))                \
+	  "interp_attach_errors", PER_RUNTIME(attach_errors))                  \
 	X(interp_frames_symbolized_total, counter, "runtime,result",           \
 	  "Interpreter frames named, or not (the process was gone or its memory unreadable).", \
 	  "interp_symbolized", SERIES(interp_symbolized))                      \
@@ -134,7 +149,11 @@
 	  VALUE(s->ps.syncs))                                                  \
 	X(sync_requests_total, counter, "result",                              \
 	  "Process sync requests the callbacks queued, by result.", "requests", \
-	  SERIES(sync_requests))                                               \
+	  LABELS(                                                              \
+		LABEL("queued", s->ps.requests),                               \
+		LABEL("merged", s->ps.requests_merged),                        \
+		LABEL("dropped", s->ps.requests_dropped),                      \
+		LABEL("served", s->ps.requests_served)))                       \
 	X(sync_requests_pending, gauge, "",                                    \
 	  "Process sync requests waiting for the poll loop.",                  \
 	  "requests_pending", VALUE(s->ps.requests_pending))                   \
@@ -146,7 +165,10 @@
 	  "service_ms_max", SCALED(s->service_ns_max / 1e9, 1e3))              \
 	X(waiting_records_total, counter, "result",                            \
 	  "Records of processes not loaded yet, kept until their sync, by outcome.", \
-	  "wait", SERIES(waiting_records))                                     \
+	  "wait", LABELS(                                                      \
+		LABEL_KEY("waited", s->ts.waited, "waited"),                   \
+		LABEL("full", s->ts.wait_full),                                \
+		LABEL("expired", s->ts.wait_expired)))                         \
 	X(drain_stall_seconds_max, gauge, "",                                  \
 	  "Longest time the BPF ring buffers went undrained.",                 \
 	  "drain_stall_ms", SCALED(s->ds.stall_ns_max / 1e9, 1e3))             \
@@ -163,7 +185,9 @@
 	  "Bound on the queue from the drain thread.",                         \
 	  "record_queue_capacity_bytes", VALUE(s->ds.queue_bound))             \
 	X(exports_total, counter, "result", "OTLP exports by result.",         \
-	  "exports", SERIES(exports))                                          \
+	  "exports", LABELS(                                                   \
+		LABEL("ok", s->rs.send_ok),                                    \
+		LABEL("failed", s->rs.send_fail)))                             \
 	X(queue_drops_total, counter, "",                                      \
 	  "Batches dropped because the export queue was full.", "queue_drops", \
 	  VALUE(s->rs.queue_drops))                                            \
@@ -187,7 +211,12 @@
 	  "load_ms", SCALED(s->load_ns / 1e9, 1e3))                            \
 	X(startup_scan_processes, gauge, "why",                                \
 	  "Processes the start-up scan looked at (listed), chose to load by why (running, busy since their start, ran during the scan), and chose past its bound (capped).", \
-	  "scan", SERIES(startup_scan))                                        \
+	  "scan", LABELS(                                                      \
+		LABEL("listed", s->ps.scan_listed),                            \
+		LABEL("running", s->ps.scan_running),                          \
+		LABEL("busy", s->ps.scan_busy),                                \
+		LABEL("ran", s->ps.scan_grew),                                 \
+		LABEL("capped", s->ps.scan_capped)))                           \
 	X(uptime_seconds, gauge, "", "Time since the agent started.",          \
 	  "seconds", VALUE(s->uptime_ns / 1e9))                                \
 	X(file_read_faults_total, counter, "",                                 \
@@ -204,13 +233,13 @@
 	  "rss_max_kb", SCALED(s->rss_max_bytes, 1.0 / 1024))                  \
 	X(bpf_runs_total, counter, "program",                                  \
 	  "Runs of each BPF program (needs kernel.bpf_stats_enabled=1).",      \
-	  "bpf_runs", SERIES(bpf_runs))                                        \
+	  "bpf_runs", PER_PROG(run_cnt))                                       \
 	X(bpf_run_seconds_total, counter, "program",                           \
 	  "Time in each BPF program, tail calls included (needs kernel.bpf_stats_enabled=1).", \
 	  "bpf_run_ms", SERIES(bpf_run_seconds))                               \
 	X(bpf_verified_instructions, gauge, "program",                         \
 	  "Instructions the kernel's verifier processed to load each BPF program: most of the start-up's time (kernel 5.16+).", \
-	  "bpf_verified_insns", SERIES(bpf_verified))                          \
+	  "bpf_verified_insns", PER_PROG(verified_insns))                      \
 	X(build_info, gauge, "version,revision", "Version of the agent.",      \
 	  "version", SERIES(build_info))                                       \
 	X(files_over_budget_total, counter, "reason",                          \
@@ -232,10 +261,16 @@
 	  SCALED(s->inl.build_ns / 1e9, 1e3))                                  \
 	X(inline_files_without_total, counter, "reason",                       \
 	  "Files given no inline-frames table: no DWARF, an error, over the time bound, or the cache full.", \
-	  "inline_without", SERIES(inline_without))                            \
+	  "inline_without", LABELS(                                            \
+		LABEL("no_dwarf", s->inl.no_dwarf),                            \
+		LABEL("error", s->inl.errors),                                 \
+		LABEL("timeout", s->inl.timeouts),                             \
+		LABEL("full", s->inl.full)))                                   \
 	X(inline_tables_loaded_total, counter, "from",                         \
 	  "Inline-frames tables made: built from DWARF, or read from the persistent cache.", \
-	  "inline_loaded", SERIES(inline_loaded))                              \
+	  "inline_loaded", LABELS(                                             \
+		LABEL("built", s->inl.built),                                  \
+		LABEL("cache", s->inl.from_store)))                            \
 	X(inline_cache_rejected_total, counter, "",                            \
 	  "Inline-frames tables in the cache that the checked loader refused (then rebuilt).", \
 	  "inline_cache_rejected", VALUE(s->inl.store_rejected))               \
@@ -244,7 +279,14 @@
 	  "inline_pending", VALUE(s->inl.pending))                             \
 	X(debuginfod_fetches_total, counter, "outcome",                        \
 	  "Debug files asked of debuginfod (DEBUGINFOD_URLS): fetched, found in its cache, or failed (not_found, timeout, too_big, error, queue_full).", \
-	  "debuginfod", SERIES(debuginfod_fetches))                            \
+	  "debuginfod", LABELS(                                                \
+		LABEL("fetched", s->dbgd.fetched),                             \
+		LABEL("cache_hit", s->dbgd.cache_hits),                        \
+		LABEL("not_found", s->dbgd.not_found),                         \
+		LABEL("timeout", s->dbgd.timeouts),                            \
+		LABEL("too_big", s->dbgd.too_big),                             \
+		LABEL("error", s->dbgd.errors),                                \
+		LABEL("queue_full", s->dbgd.queue_full)))                      \
 	X(debuginfod_queued, gauge, "",                                        \
 	  "Debug files waiting for or in download from debuginfod.",           \
 	  "debuginfod_queued", VALUE(s->dbgd.queued))                          \
@@ -261,6 +303,8 @@
 	  VALUE(s->ms.served))                                                 \
 	X(metrics_clients_closed_total, counter, "reason",                     \
 	  "Metrics clients closed before an answer: out of time (2 s) or for a newer one (32 at once).", \
-	  "metrics", SERIES(metrics_closed))
+	  "metrics", LABELS(                                                   \
+		LABEL_KEY("timeout", s->ms.timeouts, "metrics_timeouts"),      \
+		LABEL_KEY("evicted", s->ms.evicted, "metrics_evicted")))
 
 #endif
