@@ -156,48 +156,30 @@ static void build(const struct py_info *in, uint64_t bias)
 	put_table(in, A_TABLE);
 }
 
-/* Self-consistent offsets (those of 3.12), for machines without Python. */
-static void builtin_layout(struct py_info *in)
-{
-	struct py_offsets *o = &in->off;
-
-	memset(in, 0, sizeof(*in));
-	in->format = PY_INFO_FORMAT;
-	in->major = 3;
-	in->minor = 12;
-	in->hexversion = 0x030c0000;
-	in->frame_model = PY_FRAMES_SHIM;
-	in->runtime = 0x500000;
-	in->code_type = 0x560000;
-	in->eval_lo = 0x400000;
-	in->eval_hi = 0x410000;
-	o->rt_interp_main = 48;
-	o->rt_tss_key = PY_OFF_NONE;
-	o->is_tstate_head = 72;
-	o->ts_next = 8;
-	o->ts_thread_id = 152;
-	o->ts_native_tid = 160;
-	o->ts_frame = 56;
-	o->cf_current_frame = 0;
-	o->f_back = 48;
-	o->f_code = 0;
-	o->f_lasti = 56;
-	o->f_is_entry = PY_OFF_NONE;
-	o->f_owner = 70;
-	o->co_code_adaptive = 192;
-	o->co_firstlineno = 68;
-	o->co_filename = 112;
-	o->co_name = 120;
-	o->co_qualname = 128;
-	o->co_linetable = 136;
-	o->co_basicsize = 192;
-	o->uni_length = 16;
-	o->uni_state = 32;
-	o->uni_ascii_size = 40;
-	o->uni_compact_size = 56;
-	o->bytes_size = 16;
-	o->bytes_sval = 32;
-}
+/* Self-consistent offsets (those of 3.12), for machines without Python;
+ * grouped by the CPython structure they are in. */
+static const struct py_info builtin_layout = {
+	.format = PY_INFO_FORMAT,
+	.major = 3, .minor = 12, .hexversion = 0x030c0000,
+	.frame_model = PY_FRAMES_SHIM,
+	.runtime = 0x500000, .code_type = 0x560000,
+	.eval_lo = 0x400000, .eval_hi = 0x410000,
+	.off = {
+		.rt_interp_main = 48, .rt_tss_key = PY_OFF_NONE,
+		.is_tstate_head = 72,
+		.ts_next = 8, .ts_thread_id = 152, .ts_native_tid = 160,
+		.ts_frame = 56,
+		.cf_current_frame = 0,
+		.f_back = 48, .f_code = 0, .f_lasti = 56,
+		.f_is_entry = PY_OFF_NONE, .f_owner = 70,
+		.co_code_adaptive = 192, .co_firstlineno = 68,
+		.co_filename = 112, .co_name = 120, .co_qualname = 128,
+		.co_linetable = 136, .co_basicsize = 192,
+		.uni_length = 16, .uni_state = 32, .uni_ascii_size = 40,
+		.uni_compact_size = 56,
+		.bytes_size = 16, .bytes_sval = 32,
+	},
+};
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -206,7 +188,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	builtin_layout(&layouts[n_layouts++]);
+	layouts[n_layouts++] = builtin_layout;
 	if (!env)
 		return 0;
 	list = strdup(env);
