@@ -186,6 +186,23 @@ static struct symb_table *load_image(const struct synth_sec *secs, int n)
 	return ok ? t : NULL;
 }
 
+/* The symbols of an image of .text (0x2000 bytes at 0x1000), .symtab
+ * (syms_size bytes at syms), .strtab (strs_size bytes at strs) and the
+ * n_extra (at most 2) sections extra after them. */
+static struct symb_table *load_symtab(const Elf64_Sym *syms, size_t syms_size,
+				      const char *strs, size_t strs_size,
+				      const struct synth_sec *extra, int n_extra)
+{
+	struct synth_sec secs[5] = {
+		SYNTH_SYMTAB_SECS(0x2000, syms, syms_size, strs, strs_size),
+	};
+	int i;
+
+	for (i = 0; i < n_extra; i++)
+		secs[3 + i] = extra[i];
+	return load_image(secs, 3 + n_extra);
+}
+
 /* Names and tables a hostile file may hold (elfm_for_each_sym): a name
  * that runs off the end of its string table, an offset past it, a table
  * of entries that are not Elf64_Sym, one linked to no section.  The good
@@ -200,15 +217,15 @@ TEST(symbols_hostile_tables)
 		SYNTH_FUNC(4, 0x1100, 16),
 		SYNTH_FUNC(4000, 0x1200, 16),
 	};
-	struct synth_sec secs[5] = {
-		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
+	const struct synth_sec extra[2] = {
 		/* the same entries read 16 bytes apart: refused */
 		{ ".dynsym", SHT_DYNSYM, 0, 0, syms, sizeof(syms), 3, 16 },
 		/* linked to a section that does not exist: refused */
 		{ ".symtab.2", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 99,
 		  sizeof(Elf64_Sym) },
 	};
-	struct symb_table *t = load_image(secs, 5);
+	struct symb_table *t = load_symtab(syms, sizeof(syms), strs,
+					   sizeof(strs), extra, 2);
 	uint64_t off;
 
 	if (!t)
@@ -234,10 +251,8 @@ TEST(symbols_huge_sizes)
 		SYNTH_FUNC(5, 0x1000, 902),
 		SYNTH_FUNC(11, 0x2000, 16),
 	};
-	struct synth_sec secs[3] = {
-		SYNTH_SYMTAB_SECS(0x2000, syms, sizeof(syms), strs, sizeof(strs)),
-	};
-	struct symb_table *t = load_image(secs, 3);
+	struct symb_table *t = load_symtab(syms, sizeof(syms), strs,
+					   sizeof(strs), NULL, 0);
 	uint64_t off;
 
 	if (!t)
