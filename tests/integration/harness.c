@@ -668,6 +668,32 @@ bool h_have(const char *bin, const char *hint)
 	return false;
 }
 
+void h_interp_use(struct h_interp *ip, const char *bin)
+{
+	ip->bin = bin;
+	h_comm_of(bin, ip->comm, sizeof(ip->comm));
+	snprintf(ip->comm_start, sizeof(ip->comm_start), "%s;_start;",
+		 ip->comm);
+}
+
+void h_other_build(struct h_interp *ip, const char *def, const char *var,
+		   const char *why, const char *hint,
+		   const struct h_build_case *cases, size_t n)
+{
+	const char *bin = h_env_or_skip(var, why);
+	size_t i;
+
+	if (!bin)
+		return;
+	h_interp_use(ip, bin);
+	if (h_have(bin, hint))
+		for (i = 0; i < n; i++)
+			if ((!cases[i].needs || getenv(cases[i].needs)) &&
+			    test_start_subtest(cases[i].name))
+				cases[i].run();
+	h_interp_use(ip, def);
+}
+
 int h_profile_workload(char *const wargv[], const char *duration,
 		       const char *hz, const char *const *extra,
 		       struct folded *f, char **err)

@@ -186,6 +186,27 @@ const char *h_env_or_skip(const char *var, const char *why);
 /* Whether the program bin can be run; if not, a SKIP "<bin> is not
  * installed<hint>". */
 bool h_have(const char *bin, const char *hint);
+/* An interpreter the tests run: its program, the comm of its processes
+ * and "<comm>;_start;", how a complete native stack starts. */
+struct h_interp {
+	const char *bin;
+	char comm[32], comm_start[48];
+};
+/* Run the interpreter at bin from now on. */
+void h_interp_use(struct h_interp *ip, const char *bin);
+/* A subtest of another build's test: its name, the test it runs, and an
+ * environment variable it needs set (NULL: none). */
+struct h_build_case {
+	const char *name;
+	void (*run)(void);
+	const char *needs;
+};
+/* Another build of interpreter ip, named by environment variable var (a
+ * SKIP "<var> unset: <why>" without it) and checked with h_have (hint):
+ * each of the n cases as a subtest, then back to the default build def. */
+void h_other_build(struct h_interp *ip, const char *def, const char *var,
+		   const char *why, const char *hint,
+		   const struct h_build_case *cases, size_t n);
 /* Milliseconds since an arbitrary start. */
 double h_now_ms(void);
 /* The whole file, NUL-terminated (malloc'd), or NULL. */

@@ -18,25 +18,17 @@
 #define PERL "/usr/bin/perl"
 #define HZ "499"
 
-/* The perl run: Debian's, or another build (EP_PERL_BIN), and its comm. */
-static const char *perl = PERL;
-static char comm[32] = "perl", comm_start[48] = "perl;_start;";
-
-static void use_perl(const char *path)
-{
-	perl = path;
-	h_comm_of(path, comm, sizeof(comm));
-	snprintf(comm_start, sizeof(comm_start), "%s;_start;", comm);
-}
+/* The perl run: Debian's, or another build (EP_PERL_BIN). */
+static struct h_interp perl = { PERL, "perl", "perl;_start;" };
 
 /* Profile a script for 6 s; false (after a skip or a failure) when
  * there is no profile to look at. */
 static bool profile_perl(const char *script, struct h_run *r)
 {
-	char *argv[] = { (char *)perl, (char *)h_script("perl", script), "30",
-			 NULL };
+	char *argv[] = { (char *)perl.bin, (char *)h_script("perl", script),
+			 "30", NULL };
 
-	if (!h_have(perl, ""))
+	if (!h_have(perl.bin, ""))
 		return false;
 	return h_run_workload(argv, "6s", HZ, NULL, r);
 }
@@ -55,10 +47,11 @@ static void split_test(void)
 	if (!profile_perl("split.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, comm))
+		if (!h_comm_is(s, perl.comm))
 			continue;
 		total += c;
-		if (!strncmp(s, comm_start, strlen(comm_start)) && strstr(s, ";main (split.pl:") &&
+		if (!strncmp(s, perl.comm_start, strlen(perl.comm_start)) &&
+		    strstr(s, ";main (split.pl:") &&
 		    strstr(s, ";main::run (split.pl:"))
 			complete += c;
 		h_tally(s, c, chain, 3, n);
@@ -75,7 +68,7 @@ static void split_test(void)
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (Perl to main, native to _start)"))
-		h_dump_top(&r.f, comm, 8);
+		h_dump_top(&r.f, perl.comm, 8);
 	h_assert_split(n, total, want);
 	ASSERT_GE(1000 * rec, 900 * n[2], "the recursive sub's frames, each named");
 out:
@@ -93,7 +86,7 @@ static void callbacks_test(void)
 {
 	/* Debian 13's 5.40 does not export Perl_pp_sort: its frame is an
 	 * address there, sort's all the same */
-	const bool pp_sort_named = perl == (const char *)PERL;
+	const bool pp_sort_named = perl.bin == (const char *)PERL;
 	const struct {
 		const char *what, *needle;
 	} cases[] = {
@@ -113,7 +106,7 @@ static void callbacks_test(void)
 	if (!profile_perl("callbacks.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, comm) || !strstr(s, ";main::weigh (callbacks.pl:"))
+		if (!h_comm_is(s, perl.comm) || !strstr(s, ";main::weigh (callbacks.pl:"))
 			continue;
 		weigh += c;
 		h_tally(s, c, needles, 3, n);
@@ -132,7 +125,7 @@ static void callbacks_test(void)
 	ASSERT_GE(weigh, 300, "samples in weigh");
 	for (k = 0; k < 3; k++)
 		if (!ASSERT_GE(n[k], 20, cases[k].what))
-			h_dump_top(&r.f, comm, 8);
+			h_dump_top(&r.f, perl.comm, 8);
 	ASSERT_GE(1000 * sort_ok, 950 * sort_all,
 		  "the comparator under sort's frames, in >= 95% of its samples");
 	ASSERT_GE(h_pct(n[0] + n[1] + n[2], weigh), 95.0,
@@ -156,17 +149,14 @@ TEST_ROOT(perl_callbacks_between_frames)
  */
 TEST_ROOT(perl_other_build)
 {
-	const char *bin = h_env_or_skip("EP_PERL_BIN", "no perl build other "
-					"than Debian's 5.36 to run");
+	static const struct h_build_case cases[] = {
+		{ "split", split_test },
+		{ "callbacks", callbacks_test },
+	};
 
-	if (!bin)
-		return;
-	use_perl(bin);
-	if (test_start_subtest("split"))
-		split_test();
-	if (test_start_subtest("callbacks"))
-		callbacks_test();
-	use_perl(PERL);
+	h_other_build(&perl, PERL, "EP_PERL_BIN",
+		      "no perl build other than Debian's 5.36 to run", "", cases,
+		      sizeof(cases) / sizeof(cases[0]));
 }
 
 TEST_ROOT(perl_ithreads_each_its_own_interpreter)
@@ -184,7 +174,7 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 	if (!profile_perl("threads.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, comm) || !strstr(s, ";main::spin (threads.pl:"))
+		if (!h_comm_is(s, perl.comm) || !strstr(s, ";main::spin (threads.pl:"))
 			continue;
 		total += c;
 		if (h_tally(s, c, mine, 3, n) != 1)
@@ -198,7 +188,7 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 	for (k = 0; k < 3; k++)
 		ASSERT_GE(100 * n[k], 15 * total, "each thread's own frames");
 	if (!ASSERT_LE(100 * mixed, 2 * total, "no thread shows another's frames"))
-		h_dump_top(&r.f, comm, 8);
+		h_dump_top(&r.f, perl.comm, 8);
 out:
 	h_run_free(&r);
 }

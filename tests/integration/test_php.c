@@ -18,40 +18,29 @@
 #define PHP "/usr/bin/php8.2"
 #define HZ "499"
 
-/* The PHP run: Debian's, or another build (EP_PHP_BIN), and its comm. */
-static const char *php = PHP;
-static char comm[32] = "php8.2", comm_start[48] = "php8.2;_start;";
+#define PHP_HINT " (make deps installs php8.2-cli)"
 
-static void use_php(const char *path)
-{
-	php = path;
-	h_comm_of(path, comm, sizeof(comm));
-	snprintf(comm_start, sizeof(comm_start), "%s;_start;", comm);
-}
-
-static bool have_php(void)
-{
-	return h_have(php, " (make deps installs php8.2-cli)");
-}
+/* The PHP run: Debian's, or another build (EP_PHP_BIN). */
+static struct h_interp php = { PHP, "php8.2", "php8.2;_start;" };
 
 /* Profile a script for 6 s; false (after a skip or a failure) when
  * there is no profile to look at. */
 static bool profile_php(const char *script, bool jit, struct h_run *r)
 {
 	char *path = (char *)h_script("php", script), ext[512];
-	char *plain[] = { (char *)php, path, "30", NULL };
-	char *with_jit[] = { (char *)php, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
+	char *plain[] = { (char *)php.bin, path, "30", NULL };
+	char *with_jit[] = { (char *)php.bin, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
 			     "opcache.jit=tracing", "-d",
 			     "opcache.jit_buffer_size=64M", path, "30", NULL };
 
 	/* opcache: Debian's php8.2 loads it from its ini files, another
 	 * build by path (EP_PHP_OPCACHE) */
-	if (php != (const char *)PHP && getenv("EP_PHP_OPCACHE"))
+	if (php.bin != (const char *)PHP && getenv("EP_PHP_OPCACHE"))
 		snprintf(ext, sizeof(ext), "zend_extension=%s",
 			 getenv("EP_PHP_OPCACHE"));
 	else
 		snprintf(ext, sizeof(ext), "opcache.enable=1");
-	if (!have_php())
+	if (!h_have(php.bin, PHP_HINT))
 		return false;
 	return h_run_workload(jit ? with_jit : plain, "6s", HZ, NULL, r);
 }
@@ -69,26 +58,36 @@ static void split_test(bool jit)
 	if (!profile_php("split.php", jit, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, comm))
+		if (!h_comm_is(s, php.comm))
 			continue;
 		total += c;
-		if (strstr(s, comm_start) && strstr(s, ";{main} (split.php:") &&
+		if (strstr(s, php.comm_start) && strstr(s, ";{main} (split.php:") &&
 		    strstr(s, ";run (split.php:"))
 			complete += c;
 		h_tally(s, c, chain, 3, n);
 	}
 	test_note("%s, %s: %llu samples, %.1f%% complete; heavy %.1f%% medium "
-		  "%.1f%% light %.1f%%; err_php_read=%lld", comm,
+		  "%.1f%% light %.1f%%; err_php_read=%lld", php.comm,
 		  jit ? "tracing JIT" : "no JIT", (unsigned long long)total,
 		  h_pct(complete, total), h_pct(n[0], total), h_pct(n[1], total),
 		  h_pct(n[2], total), h_summary_value(r.err, "err_php_read"));
 	ASSERT_GE(total, 300, "samples");
 	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (PHP to {main}, native to _start)"))
-		h_dump_top(&r.f, comm, 8);
+		h_dump_top(&r.f, php.comm, 8);
 	h_assert_split(n, total, want);
 out:
 	h_run_free(&r);
+}
+
+static void split_plain(void)
+{
+	split_test(false);
+}
+
+static void split_jit(void)
+{
+	split_test(true);
 }
 
 TEST_ROOT(php_split_60_30_10)
@@ -114,11 +113,11 @@ static void usort_test(void)
 	if (!profile_php("usort.php", false, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
+		if (!h_comm_is(s, php.comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
 			continue;
 		compare += c;
 		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
-		if (a && a < b && strstr(s, comm_start))
+		if (a && a < b && strstr(s, php.comm_start))
 			ordered += c;
 	}
 	test_note("%llu samples in Sorter::compare, %.1f%% under "
@@ -128,7 +127,7 @@ static void usort_test(void)
 	ASSERT_GE(compare, 200, "samples in the comparator");
 	if (!ASSERT_GE(h_pct(ordered, compare), 95.0,
 		       "usort between the right PHP frames"))
-		h_dump_top(&r.f, comm, 8);
+		h_dump_top(&r.f, php.comm, 8);
 out:
 	h_run_free(&r);
 }
@@ -147,19 +146,13 @@ TEST_ROOT(php_usort_method_between_frames)
  */
 TEST_ROOT(php_other_build)
 {
-	const char *bin = h_env_or_skip("EP_PHP_BIN", "no PHP build other than "
-					"Debian's php8.2 to run");
+	static const struct h_build_case cases[] = {
+		{ "split", split_plain },
+		{ "usort", usort_test },
+		{ "split_tracing_jit", split_jit, "EP_PHP_OPCACHE" },
+	};
 
-	if (!bin)
-		return;
-	use_php(bin);
-	if (!have_php())
-		return;
-	if (test_start_subtest("split"))
-		split_test(false);
-	if (test_start_subtest("usort"))
-		usort_test();
-	if (getenv("EP_PHP_OPCACHE") && test_start_subtest("split_tracing_jit"))
-		split_test(true);
-	use_php(PHP);
+	h_other_build(&php, PHP, "EP_PHP_BIN",
+		      "no PHP build other than Debian's php8.2 to run", PHP_HINT,
+		      cases, sizeof(cases) / sizeof(cases[0]));
 }
