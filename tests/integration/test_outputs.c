@@ -41,64 +41,89 @@ static const char *profiled_split(const char *name)
 	return profiled("split-nofp-pie", name);
 }
 
+/* What a consumer's output must contain (absent: must not). */
+struct want {
+	const char *needle, *what;
+	bool absent;
+};
+
+/* Run shell command cmd and check its output against the n wants, after
+ * a note of it titled note (NULL: none). */
+static void check_output(const char *cmd, const char *note,
+			 const struct want *want, size_t n)
+{
+	char *out = h_cmd_output(cmd);
+	size_t i;
+
+	if (note)
+		test_note("%s:\n%.1500s", note, out ? out : "");
+	for (i = 0; i < n; i++)
+		ASSERT_TRUE(out && !strstr(out, want[i].needle) == want[i].absent,
+			    want[i].what);
+	free(out);
+}
+
 TEST_ROOT(output_pprof_go_tool)
 {
+	static const struct want top[] = {
+		{ "Type: cpu", "a CPU profile" },
+		{ "chain_a", "chain_a listed" },
+		{ "leaf_b", "leaf_b listed" },
+		{ "__libc_start_main", "libc frames named" },
+	};
 	const char *path;
-	char *out;
 
 	if (access(GO, X_OK)) {
 		test_skip("golang-1.19 is not installed");
 		return;
 	}
 	path = profiled_split("p.pb.gz");
-	if (!path)
-		return;
-	out = h_cmd_output(h_cmdf("HOME=%s GOCACHE=%s/gocache %s tool pprof "
-				  "-top -nodecount=30 %s 2>&1",
-				  test_tmpdir(), test_tmpdir(), GO, path));
-	test_note("go tool pprof -top:\n%.1500s", out ? out : "");
-	ASSERT_TRUE(out && strstr(out, "Type: cpu"), "a CPU profile");
-	ASSERT_TRUE(out && strstr(out, "chain_a"), "chain_a listed");
-	ASSERT_TRUE(out && strstr(out, "leaf_b"), "leaf_b listed");
-	ASSERT_TRUE(out && strstr(out, "__libc_start_main"), "libc frames named");
-	free(out);
+	if (path)
+		check_output(h_cmdf("HOME=%s GOCACHE=%s/gocache %s tool pprof "
+				    "-top -nodecount=30 %s 2>&1",
+				    test_tmpdir(), test_tmpdir(), GO, path),
+			     "go tool pprof -top", top,
+			     sizeof(top) / sizeof(top[0]));
 }
 
 TEST_ROOT(output_svg_xmllint)
 {
+	static const struct want xml = { "XML-OK", "the SVG parses as XML" };
+	static const struct want names = {
+		"chain_a", "the SVG names the workload's frames"
+	};
 	const char *path = profiled_split("p.svg");
-	char *out;
 
 	if (!path)
 		return;
-	out = h_cmd_output(h_cmdf("xmllint --noout %s 2>&1 && echo XML-OK",
-				  path));
-	ASSERT_TRUE(out && strstr(out, "XML-OK"), "the SVG parses as XML");
-	free(out);
-	out = h_cmd_output(h_cmdf("grep -c 'chain_a' %s", path));
-	ASSERT_TRUE(out && atoi(out) >= 1, "the SVG names the workload's frames");
-	free(out);
+	check_output(h_cmdf("xmllint --noout %s 2>&1 && echo XML-OK", path),
+		     NULL, &xml, 1);
+	check_output(h_cmdf("grep -o -m 1 'chain_a' %s", path), NULL, &names,
+		     1);
 }
 
 TEST_ROOT(output_otlp_file_decode_raw)
 {
+	/* dictionary (2) with its string table (5): the workload's names */
+	static const struct want raw[] = {
+		{ "2 {", "a dictionary" },
+		{ "\"chain_a\"", "strings decoded" },
+		{ "\"profile.frame.type\"", "frame types" },
+	};
+	static const struct want checker[] = {
+		{ "ERROR", "the independent checker agrees", true },
+		{ "main;chain_a;mid_a;leaf_a;spin", "the stacks" },
+	};
 	const char *path = profiled_split("p.otlp");
-	char *out;
 
 	if (!path)
 		return;
-	out = h_cmd_output(h_cmdf("protoc --decode_raw < %s 2>&1 | "
-				  "head -c 200000", path));
-	/* dictionary (2) with its string table (5): the workload's names */
-	ASSERT_TRUE(out && strstr(out, "2 {"), "a dictionary");
-	ASSERT_TRUE(out && strstr(out, "\"chain_a\""), "strings decoded");
-	ASSERT_TRUE(out && strstr(out, "\"profile.frame.type\""), "frame types");
-	free(out);
-	out = h_cmd_output(h_cmdf("/usr/bin/python3 %s/tests/unit/otlp_check.py "
-				  "%s 2>&1", test_srcdir(), path));
-	ASSERT_TRUE(out && !strstr(out, "ERROR"), "the independent checker agrees");
-	ASSERT_TRUE(out && strstr(out, "main;chain_a;mid_a;leaf_a;spin"), "the stacks");
-	free(out);
+	check_output(h_cmdf("protoc --decode_raw < %s 2>&1 | head -c 200000",
+			    path),
+		     NULL, raw, sizeof(raw) / sizeof(raw[0]));
+	check_output(h_cmdf("/usr/bin/python3 %s/tests/unit/otlp_check.py "
+			    "%s 2>&1", test_srcdir(), path),
+		     NULL, checker, sizeof(checker) / sizeof(checker[0]));
 }
 
 /* The upstream .proto files are there, or the test is skipped, saying why. */
