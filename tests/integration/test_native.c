@@ -32,6 +32,15 @@ static bool profile(char *const wargv[], const char *duration, struct folded *f)
 	return rc == 0;
 }
 
+/* Profile workload name, run for secs seconds, for duration. */
+static bool profile_named(const char *name, const char *secs,
+			  const char *duration, struct folded *f)
+{
+	char *wargv[] = { (char *)h_workload(name), (char *)secs, NULL };
+
+	return profile(wargv, duration, f);
+}
+
 /* Report and check the share of samples with needle. */
 static void check_share(const struct folded *f, const char *comm,
 			const char *needle, double min, const char *what)
@@ -308,10 +317,9 @@ TEST_ROOT(native_rust_split)
 
 TEST_ROOT(native_qsort_comparator_crosses_libc)
 {
-	char *wargv[] = { (char *)h_workload("qsort"), "10", NULL };
 	struct folded f;
 
-	if (!profile(wargv, "4s", &f))
+	if (!profile_named("qsort", "10", "4s", &f))
 		return;
 	ASSERT_GE(h_count_with(&f, "qsort", "compare;weigh"), 500,
 		  "samples in the comparator");
@@ -327,11 +335,10 @@ TEST_ROOT(native_qsort_comparator_crosses_libc)
 
 TEST_ROOT(native_signal_handler_crosses_trampoline)
 {
-	char *wargv[] = { (char *)h_workload("signal"), "10", NULL };
 	struct folded f;
 	uint64_t work, full;
 
-	if (!profile(wargv, "4s", &f))
+	if (!profile_named("signal", "10", "4s", &f))
 		return;
 	work = h_count_with(&f, "signal", "handler;handler_work");
 	full = count_having(&f, "signal;_start;", ";main;wait_loop;",
@@ -482,10 +489,9 @@ TEST_ROOT(native_rule_cache_same_stacks)
 
 TEST_ROOT(native_threads_end_in_clone3)
 {
-	char *wargv[] = { (char *)h_workload("threads"), "10", NULL };
 	struct folded f;
 
-	if (!profile(wargv, "3s", &f))
+	if (!profile_named("threads", "10", "3s", &f))
 		return;
 	ASSERT_GE(h_count_with(&f, "threads", "thread_burn"), 1000, "samples");
 	/* glibc 2.34+ creates threads with clone3 (symbol __clone3) */
@@ -515,12 +521,11 @@ TEST_ROOT(native_dlopen_after_start)
 
 TEST_ROOT(native_cxx_sort_lambda_and_exceptions)
 {
-	char *wargv[] = { (char *)h_workload("cxx"), "10", NULL };
 	struct folded f;
 	uint64_t lambda, throws;
 	int i;
 
-	if (!profile(wargv, "4s", &f))
+	if (!profile_named("cxx", "10", "4s", &f))
 		return;
 	/* the lambda is inlined into std::sort's helpers, whose demangled
 	 * names carry its type */
@@ -728,11 +733,10 @@ TEST_ROOT(native_short_lived_processes)
  * no frame-pointer or rsp-based guess gets through them. */
 TEST_ROOT(native_cfa_in_other_registers)
 {
-	char *wargv[] = { (char *)h_workload("cfareg"), "12", NULL };
 	struct folded f;
 	double rax, r15;
 
-	if (!profile(wargv, "6s", &f))
+	if (!profile_named("cfareg", "12", "6s", &f))
 		return;
 	ASSERT_GE(h_count_comm(&f, "cfareg"), 1500, "samples");
 	check_share(&f, "cfareg", "cfareg;_start", 0.99, "reach _start");
