@@ -54,24 +54,25 @@ static bool wait_metrics(int port, int timeout_ms)
 }
 
 /* Start split-fp for secs seconds (its pid in *w), then the daemon in
- * continuous mode with args (at most 24), serving metrics on port, and
- * wait until it does (it has loaded and is attaching).  Returns the
- * daemon's pid, or 0 after a failed assertion, the workload then
- * stopped and *w 0. */
-static pid_t start_daemon(const char *const *args, const char *errpath,
-			  int port, const char *secs, pid_t *w)
+ * continuous mode at 99 Hz with -output out and the extra args (at most
+ * 20; may be NULL), serving metrics on port, and wait until it does (it
+ * has loaded and is attaching).  Returns the daemon's pid, or 0 after a
+ * failed assertion, the workload then stopped and *w 0. */
+static pid_t start_daemon(const char *out, const char *const *extra,
+			  const char *errpath, int port, const char *secs,
+			  pid_t *w)
 {
-	const char *argv[24 + 3];
+	const char *argv[20 + 7] = { "-output", out };
 	char portarg[16];
-	int n = 0;
+	int n = 2, k;
 	pid_t d;
 
 	*w = workload("split-fp", secs);
-	while (args[n] && n < 24) {
-		argv[n] = args[n];
-		n++;
-	}
+	for (k = 0; extra && extra[k] && k < 20; k++)
+		argv[n++] = extra[k];
 	snprintf(portarg, sizeof(portarg), "%d", port);
+	argv[n++] = "-samples-per-second";
+	argv[n++] = "99";
 	argv[n++] = "-metrics-address";
 	argv[n++] = portarg;
 	argv[n] = NULL;
@@ -137,6 +138,8 @@ TEST_ROOT(ops_signal_flushes_and_detaches)
 		const char *name;
 		int sig;
 	} sigs[] = { { "sigterm", SIGTERM }, { "sigint", SIGINT } };
+	static const char *const each_second[] = { "-reporter-interval", "1s",
+						   NULL };
 	size_t s;
 
 	for (s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++) {
@@ -151,12 +154,7 @@ TEST_ROOT(ops_signal_flushes_and_detaches)
 		snprintf(stem, sizeof(stem), "cont%zu", s);
 		snprintf(out, sizeof(out), "%s/%s.folded", test_tmpdir(), stem);
 		snprintf(errpath, sizeof(errpath), "%s/%s.err", test_tmpdir(), stem);
-		{
-			const char *args[] = { "-output", out, "-reporter-interval", "1s",
-					       "-samples-per-second", "99", NULL };
-
-			d = start_daemon(args, errpath, port, "15", &w);
-		}
+		d = start_daemon(out, each_second, errpath, port, "15", &w);
 		if (!d)
 			continue;
 		sleep(3);
@@ -216,12 +214,7 @@ TEST_ROOT(ops_metrics_endpoint)
 	FILE *f;
 	bool loopback = false, any = false;
 
-	{
-		const char *args[] = { "-output", test_tmppath("m.folded"),
-				       "-samples-per-second", "99", NULL };
-
-		d = start_daemon(args, NULL, port, "15", &w);
-	}
+	d = start_daemon(test_tmppath("m.folded"), NULL, NULL, port, "15", &w);
 	if (!d)
 		goto out;
 	sleep(2);
@@ -294,21 +287,18 @@ out:
  * that all draws agree is 2^-11. */
 TEST_ROOT(ops_probabilistic_on_off)
 {
+	static const char *const prob[] = { "-reporter-interval", "1s",
+					    "-probabilistic-threshold", "50",
+					    "-probabilistic-interval", "1s",
+					    NULL };
 	char *m = NULL, errpath[512];
 	uint64_t counts[64];
 	int port = h_free_port(), nfiles, on = 0, off = 0, partial = 0, i;
 	pid_t w, d;
 
 	snprintf(errpath, sizeof(errpath), "%s/prob.err", test_tmpdir());
-	{
-		const char *args[] = { "-output", test_tmppath("prob.folded"),
-				       "-reporter-interval", "1s",
-				       "-probabilistic-threshold", "50",
-				       "-probabilistic-interval", "1s",
-				       "-samples-per-second", "99", NULL };
-
-		d = start_daemon(args, errpath, port, "25", &w);
-	}
+	d = start_daemon(test_tmppath("prob.folded"), prob, errpath, port, "25",
+			 &w);
 	if (!d)
 		goto out;
 	sleep(12);
@@ -435,6 +425,17 @@ TEST_ROOT(ops_cgroup_filter)
 	char *err = NULL;
 	pid_t in = 0, out = 0;
 	int i;
+	/* the workload's cgroup, and "/ep-test-N" as /proc/PID/cgroup
+	 * writes it: its parent selects its subtree */
+	const struct {
+		const char *name, *path, *inside, *only;
+		bool subtree;
+	} sel[] = {
+		{ "exact_cgroup_path", cg.child, "the workload inside",
+		  "nothing but the cgroup's samples" },
+		{ "parent_as_in_proc_cgroup", rel, "the workload below",
+		  "nothing but the subtree's samples", true },
+	};
 
 	snprintf(rel, sizeof(rel), "/ep-test-%d", (int)getpid());
 	if (!cgroup_make(&cg, rel, "inner"))
@@ -445,26 +446,22 @@ TEST_ROOT(ops_cgroup_filter)
 		goto cleanup;
 	usleep(200000);
 
-	if (test_start_subtest("exact_cgroup_path")) {
-		ASSERT_EQ(profile_cgroup(cg.child, &f, &err), 0, "exit code");
-		test_note("inside: %llu samples, outside: %llu, all: %llu",
-			  (unsigned long long)h_count_comm(&f, "split-fp"),
-			  (unsigned long long)h_count_comm(&f, "split-nofp-pie"),
+	for (i = 0; i < 2; i++) {
+		uint64_t inside, outside;
+
+		if (!test_start_subtest(sel[i].name))
+			continue;
+		ASSERT_EQ(profile_cgroup(sel[i].path, &f, &err), 0, "exit code");
+		inside = h_count_comm(&f, "split-fp");
+		outside = h_count_comm(&f, "split-nofp-pie");
+		test_note("%s: inside: %llu samples, outside: %llu, all: %llu",
+			  sel[i].path, (unsigned long long)inside,
+			  (unsigned long long)outside,
 			  (unsigned long long)f.total);
-		ASSERT_GE(h_count_comm(&f, "split-fp"), 60, "the workload inside");
-		ASSERT_EQ(f.total, h_count_comm(&f, "split-fp"),
-			  "nothing but the cgroup's samples");
-		h_free_folded(&f);
-		free(err);
-	}
-	if (test_start_subtest("parent_as_in_proc_cgroup")) {
-		/* "/ep-test-N" as /proc/PID/cgroup writes it: the parent of
-		 * the workload's cgroup selects its subtree */
-		ASSERT_EQ(profile_cgroup(rel, &f, &err), 0, "exit code");
-		ASSERT_GE(h_count_comm(&f, "split-fp"), 60, "the workload below");
-		ASSERT_EQ(h_count_comm(&f, "split-nofp-pie"), 0, "not the one outside");
-		ASSERT_EQ(f.total, h_count_comm(&f, "split-fp"),
-			  "nothing but the subtree's samples");
+		ASSERT_GE(inside, 60, sel[i].inside);
+		if (sel[i].subtree)
+			ASSERT_EQ(outside, 0, "not the one outside");
+		ASSERT_EQ(f.total, inside, sel[i].only);
 		h_free_folded(&f);
 		free(err);
 	}
