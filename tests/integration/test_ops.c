@@ -561,9 +561,32 @@ TEST_ROOT(ops_config_file_and_env_precedence)
 	const char *cfg = test_tmppath("ebpf-profiler.conf");
 	const char *out_file = test_tmppath("from-file.folded");
 	const char *out_cli = test_tmppath("from-cli.folded");
+	const char *const file[] = { "-config", cfg, NULL };
+	const char *const cli[] = { "-config", cfg, "-samples-per-second", "100",
+				    "-output", out_cli, NULL };
+	/* each source of the rate (an environment variable set for the
+	 * run, NULL: none) and the rate seen */
+	const struct {
+		const char *name, *var, *value;
+		const char *const *extra;
+		const char *out;
+		double want, tol;
+		const char *what;
+	} cases[] = {
+		{ "file", NULL, NULL, file, out_file, 200, 40,
+		  "the file's rate, and its output" },
+		{ "env_config_names_the_file", "EBPF_PROFILER_CONFIG", cfg,
+		  NULL, out_file, 200, 40,
+		  "the file named by the environment" },
+		{ "env_beats_file", "EBPF_PROFILER_SAMPLES_PER_SECOND", "50",
+		  file, out_file, 50, 12, "the environment's rate" },
+		{ "cli_beats_env_and_file", "EBPF_PROFILER_SAMPLES_PER_SECOND",
+		  "50", cli, out_cli, 100, 20, "the command line's rate" },
+	};
 	char text[1024];
 	pid_t w = workload("split-fp", "30");
 	double hz;
+	size_t i;
 
 	snprintf(text, sizeof(text),
 		 "# written by the test\n"
@@ -574,38 +597,17 @@ TEST_ROOT(ops_config_file_and_env_precedence)
 	if (!ASSERT_TRUE(write_file(cfg, text), "config file"))
 		goto out;
 	usleep(200000);
-	if (test_start_subtest("file")) {
-		const char *extra[] = { "-config", cfg, NULL };
-
-		hz = observed_hz(w, out_file, extra);
-		test_note("file 200 Hz: %.0f samples per CPU second", hz);
-		ASSERT_NEAR(hz, 200, 40, "the file's rate, and its output");
-	}
-	if (test_start_subtest("env_config_names_the_file")) {
-		setenv("EBPF_PROFILER_CONFIG", cfg, 1);
-		hz = observed_hz(w, out_file, NULL);
-		unsetenv("EBPF_PROFILER_CONFIG");
-		test_note("EBPF_PROFILER_CONFIG: %.0f samples per CPU second", hz);
-		ASSERT_NEAR(hz, 200, 40, "the file named by the environment");
-	}
-	if (test_start_subtest("env_beats_file")) {
-		const char *extra[] = { "-config", cfg, NULL };
-
-		setenv("EBPF_PROFILER_SAMPLES_PER_SECOND", "50", 1);
-		hz = observed_hz(w, out_file, extra);
-		unsetenv("EBPF_PROFILER_SAMPLES_PER_SECOND");
-		test_note("env 50 Hz over file 200 Hz: %.0f", hz);
-		ASSERT_NEAR(hz, 50, 12, "the environment's rate");
-	}
-	if (test_start_subtest("cli_beats_env_and_file")) {
-		const char *extra[] = { "-config", cfg, "-samples-per-second", "100",
-					"-output", out_cli, NULL };
-
-		setenv("EBPF_PROFILER_SAMPLES_PER_SECOND", "50", 1);
-		hz = observed_hz(w, out_cli, extra);
-		unsetenv("EBPF_PROFILER_SAMPLES_PER_SECOND");
-		test_note("command line 100 Hz over env 50 and file 200: %.0f", hz);
-		ASSERT_NEAR(hz, 100, 20, "the command line's rate");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!test_start_subtest(cases[i].name))
+			continue;
+		if (cases[i].var)
+			setenv(cases[i].var, cases[i].value, 1);
+		hz = observed_hz(w, cases[i].out, cases[i].extra);
+		if (cases[i].var)
+			unsetenv(cases[i].var);
+		test_note("%s: %.0f samples per CPU second (want %.0f)",
+			  cases[i].name, hz, cases[i].want);
+		ASSERT_NEAR(hz, cases[i].want, cases[i].tol, cases[i].what);
 	}
 	if (test_start_subtest("bad_env_value_named")) {
 		const char *args[] = { "-duration", "1s", NULL };
