@@ -131,6 +131,36 @@ static void java_chain(const char *s, const char *prefix, char *out, size_t n)
 	}
 }
 
+/* Whether s is a sample of the Java main thread (the process' first
+ * thread, also "java", waits for it): then counted in *total, and in
+ * *complete when its native frames reach start_thread and it has the
+ * frame main (";Class.main (Class.java..."). */
+static bool java_main_thread(const char *s, uint64_t c, const char *main,
+			     uint64_t *total, uint64_t *complete)
+{
+	if (strncmp(s, "java;", 5))
+		return false;
+	*total += c;
+	if (strstr(s, ";start_thread;") && strstr(s, main))
+		*complete += c;
+	return true;
+}
+
+/* Whether stack s has a frame of file without its line: file as a
+ * frame names it (" (Class.java)"), followed by ';' or the stack's end. */
+static bool frame_without_line(const char *s, const char *file)
+{
+	const char *p = s;
+	size_t n = strlen(file);
+
+	while ((p = strstr(p, file))) {
+		p += n;
+		if (*p == ';' || !*p)
+			return true;
+	}
+	return false;
+}
+
 /* flag: the JVM's option; split: assert the split too.  Each sample's
  * Split frames must form the logical chain -Xint shows
  * (main;run;X;XLeaf, then work or cpu below it): with tiered
@@ -154,14 +184,9 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	h_for_each_line(&r.f, i, s, c) {
 		size_t wl;
 
-		/* the Java main thread (the process' first thread, also
-		 * "java", waits for it) */
-		if (strncmp(s, "java;", 5))
+		if (!java_main_thread(s, c, ";Split.main (Split.java", &total,
+				      &complete))
 			continue;
-		total += c;
-		if (strstr(s, ";start_thread;") &&
-		    strstr(s, ";Split.main (Split.java"))
-			complete += c;
 		java_chain(s, "Split.", jc, sizeof(jc));
 		for (k = 0; k < 3; k++) {
 			snprintf(want_chain, sizeof(want_chain),
@@ -180,8 +205,7 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 		if (getenv("HS_DUMP") && !strstr(jc, "Leaf"))
 			printf("off-chain %llu %s\n", (unsigned long long)c, jc);
 		/* a Java frame of Split without its line */
-		if (strstr(s, " (Split.java);") ||
-		    (strlen(s) > 13 && !strcmp(s + strlen(s) - 13, " (Split.java)"))) {
+		if (frame_without_line(s, " (Split.java)")) {
 			noline += c;
 			if (getenv("HS_DUMP"))
 				printf("noline %llu %s\n", (unsigned long long)c,
@@ -389,13 +413,9 @@ TEST_ROOT(hotspot_deopt_whitebox)
 				  &r))
 			goto next;
 		h_for_each_line(&r.f, i, s, n) {
-
-			if (strncmp(s, "java;", 5))
+			if (!java_main_thread(s, n, ";Deopt.main (Deopt.java:",
+					      &total, &complete))
 				continue;
-			total += n;
-			if (strstr(s, ";start_thread;") &&
-			    strstr(s, ";Deopt.main (Deopt.java:"))
-				complete += n;
 			java_chain(s, "Deopt.", jc, sizeof(jc));
 			if (!strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin") ||
 			    !strcmp(jc, "Deopt.main;Deopt.run;Deopt.spin;Deopt.leaf"))
@@ -406,8 +426,7 @@ TEST_ROOT(hotspot_deopt_whitebox)
 			/* in the deopt blob, or returning into a deopt
 			 * handler (a Deopt frame without line) */
 			if (strstr(s, ";[stub: DeoptimizationBlob]") ||
-			    strstr(s, " (Deopt.java);") ||
-			    (strlen(s) > 13 && !strcmp(s + strlen(s) - 13, " (Deopt.java)")))
+			    frame_without_line(s, " (Deopt.java)"))
 				deopt += n;
 		}
 		if (getenv("HS_DUMP"))
