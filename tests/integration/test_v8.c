@@ -41,8 +41,8 @@ static bool have_node(const char *path)
 	return h_have(path, " (make deps installs it)");
 }
 
-/* Profile a script; false (after a failure) when there is no profile
- * to look at. */
+/* Profile a script; false (after a skip or a failure) when there is no
+ * profile to look at. */
 static bool profile_node_for(const struct node_bin *n, const char *script,
 			     bool jitless, const char *duration, const char *hz,
 			     struct h_run *r)
@@ -60,6 +60,8 @@ static bool profile_node_for(const struct node_bin *n, const char *script,
 	char sh[2048];
 	char *wrapped[] = { "unshare", "-m", "sh", "-c", sh, NULL };
 
+	if (!have_node(n->path))
+		return false;
 	snprintf(bin, sizeof(bin), "%s", n->path);
 	snprintf(path, sizeof(path), "%s/tests/workloads/node/%s",
 		 test_srcdir(), script);
@@ -160,8 +162,6 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	uint64_t c;
 	int i, k;
 
-	if (!have_node(nb->path))
-		return;
 	if (!profile_node(nb, "split.js", jitless, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
@@ -272,8 +272,6 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 	uint64_t c;
 	int i, k;
 
-	if (!have_node(nb->path))
-		return;
 	for (k = 0; k < 3; k++) {
 		snprintf(chain[k], sizeof(chain[k]),
 			 ";<anonymous> (inline.js:36);round (inline.js:%d);"
@@ -368,8 +366,6 @@ static void sort_test(const struct node_bin *nb, bool jitless)
 	char start[64];
 	int i;
 
-	if (!have_node(nb->path))
-		return;
 	snprintf(start, sizeof(start), "%s;_start;", nb->comm);
 	if (!profile_node(nb, "sort.js", jitless, &r))
 		goto out;
