@@ -44,13 +44,7 @@ NOINLINE static void *hop_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[2];
-	long i;
-
 	end = wl_now() + wl_secs(argc, argv, 10);
-	for (i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, hop_main, (void *)i);
-	for (i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	wl_run_threads(2, hop_main);
 	return 0;
 }

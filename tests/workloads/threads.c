@@ -22,13 +22,7 @@ NOINLINE static void *thread_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t[2];
-	int i;
-
 	end = wl_now() + wl_secs(argc, argv, 10);
-	for (i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, thread_main, NULL);
-	for (i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	wl_run_threads(2, thread_main);
 	return 0;
 }
