@@ -451,7 +451,8 @@ TEST_ROOT(ops_cgroup_filter)
 
 		if (!test_start_subtest(sel[i].name))
 			continue;
-		ASSERT_EQ(profile_cgroup(sel[i].path, &f, &err), 0, "exit code");
+		ASSERT_EQ(profile_cgroup(sel[i].path, &f, &err), 0,
+			  "exit code");
 		inside = h_count_comm(&f, "split-fp");
 		outside = h_count_comm(&f, "split-nofp-pie");
 		test_note("%s: inside: %llu samples, outside: %llu, all: %llu",
@@ -562,8 +563,8 @@ TEST_ROOT(ops_config_file_and_env_precedence)
 	const char *out_file = test_tmppath("from-file.folded");
 	const char *out_cli = test_tmppath("from-cli.folded");
 	const char *const file[] = { "-config", cfg, NULL };
-	const char *const cli[] = { "-config", cfg, "-samples-per-second", "100",
-				    "-output", out_cli, NULL };
+	const char *const cli[] = { "-config", cfg, "-samples-per-second",
+				    "100", "-output", out_cli, NULL };
 	/* each source of the rate (an environment variable set for the
 	 * run, NULL: none) and the rate seen */
 	const struct {

@@ -58,7 +58,8 @@ static void check_output(const char *cmd, const char *note,
 	if (note)
 		test_note("%s:\n%.1500s", note, out ? out : "");
 	for (i = 0; i < n; i++)
-		ASSERT_TRUE(out && !strstr(out, want[i].needle) == want[i].absent,
+		ASSERT_TRUE(out &&
+			    !strstr(out, want[i].needle) == want[i].absent,
 			    want[i].what);
 	free(out);
 }

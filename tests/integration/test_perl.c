@@ -106,7 +106,8 @@ static void callbacks_test(void)
 	if (!profile_perl("callbacks.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, perl.comm) || !strstr(s, ";main::weigh (callbacks.pl:"))
+		if (!h_comm_is(s, perl.comm) ||
+		    !strstr(s, ";main::weigh (callbacks.pl:"))
 			continue;
 		weigh += c;
 		h_tally(s, c, needles, 3, n);
@@ -155,8 +156,8 @@ TEST_ROOT(perl_other_build)
 	};
 
 	h_other_build(&perl, PERL, "EP_PERL_BIN",
-		      "no perl build other than Debian's 5.36 to run", "", cases,
-		      sizeof(cases) / sizeof(cases[0]));
+		      "no perl build other than Debian's 5.36 to run", "",
+		      cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 TEST_ROOT(perl_ithreads_each_its_own_interpreter)
@@ -174,7 +175,8 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 	if (!profile_perl("threads.pl", &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, perl.comm) || !strstr(s, ";main::spin (threads.pl:"))
+		if (!h_comm_is(s, perl.comm) ||
+		    !strstr(s, ";main::spin (threads.pl:"))
 			continue;
 		total += c;
 		if (h_tally(s, c, mine, 3, n) != 1)

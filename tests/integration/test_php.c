@@ -29,9 +29,11 @@ static bool profile_php(const char *script, bool jit, struct h_run *r)
 {
 	char *path = (char *)h_script("php", script), ext[512];
 	char *plain[] = { (char *)php.bin, path, "30", NULL };
-	char *with_jit[] = { (char *)php.bin, "-d", ext, "-d", "opcache.enable_cli=1", "-d",
-			     "opcache.jit=tracing", "-d",
-			     "opcache.jit_buffer_size=64M", path, "30", NULL };
+	char *with_jit[] = { (char *)php.bin, "-d", ext,
+			     "-d", "opcache.enable_cli=1",
+			     "-d", "opcache.jit=tracing",
+			     "-d", "opcache.jit_buffer_size=64M", path, "30",
+			     NULL };
 
 	/* opcache: Debian's php8.2 loads it from its ini files, another
 	 * build by path (EP_PHP_OPCACHE) */
@@ -61,7 +63,8 @@ static void split_test(bool jit)
 		if (!h_comm_is(s, php.comm))
 			continue;
 		total += c;
-		if (strstr(s, php.comm_start) && strstr(s, ";{main} (split.php:") &&
+		if (strstr(s, php.comm_start) &&
+		    strstr(s, ";{main} (split.php:") &&
 		    strstr(s, ";run (split.php:"))
 			complete += c;
 		h_tally(s, c, chain, 3, n);
@@ -113,7 +116,8 @@ static void usort_test(void)
 	if (!profile_php("usort.php", false, &r))
 		goto out;
 	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, php.comm) || !(b = strstr(s, ";Sorter::compare (usort.php:")))
+		if (!h_comm_is(s, php.comm) ||
+		    !(b = strstr(s, ";Sorter::compare (usort.php:")))
 			continue;
 		compare += c;
 		a = strstr(s, ";{main} (usort.php:27);Sorter::sortAll (usort.php:19);usort;");
@@ -153,6 +157,6 @@ TEST_ROOT(php_other_build)
 	};
 
 	h_other_build(&php, PHP, "EP_PHP_BIN",
-		      "no PHP build other than Debian's php8.2 to run", PHP_HINT,
-		      cases, sizeof(cases) / sizeof(cases[0]));
+		      "no PHP build other than Debian's php8.2 to run",
+		      PHP_HINT, cases, sizeof(cases) / sizeof(cases[0]));
 }
