@@ -169,12 +169,14 @@ TEST_OBJS := $(patsubst %.c,$(O)/%.o,$(TEST_SRCS))
 RUNNER := $(O)/tests/runner
 
 # Every allocation of the daemon's code goes through the tests' fault
-# injection (tests/unit/alloc_fault.h).
-WRAP_ALLOC := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
+# injection (tests/unit/alloc_fault.h), every ELF file it opens through
+# tests/unit/file_cut.h (a file cut short right after its open).
+TEST_WRAPS := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f)) \
+	-Wl,--wrap=elfm_open_fd
 
 $(RUNNER): $(TEST_OBJS) $(O)/libprofiler.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) $(WRAP_ALLOC) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(TEST_WRAPS) -o $@ $^ $(LIBS)
 
 # Workloads the integration tests profile, built with known flags.
 WORKLOADS_DIR := $(O)/workloads
