@@ -49,14 +49,17 @@ static void detect_copy(struct interp_mgr *im, struct exe_file *f,
 
 TEST(interp_detect_file_cut_after_open)
 {
-	struct exe_file f = { .path = (char *)test_tmppath("python"), .fd = -1 };
+	struct exe_file f = { .fd = -1 };
 	struct interp_stats cut[INTERP_COUNT], whole[INTERP_COUNT];
 	struct store_opts o = { .no_sync = true };
 	struct interp_mgr *im = NULL;
 	struct store *s = NULL;
 	uint64_t found = 0, stored = 0;
+	char path[512];
 	unsigned k;
 
+	snprintf(path, sizeof(path), "%s/python", test_tmpdir());
+	f.path = path;
 	if (access(PYTHON, R_OK)) {
 		test_skip("%s is not installed (make deps: python3.11)", PYTHON);
 		return;
