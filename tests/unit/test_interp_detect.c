@@ -18,6 +18,7 @@
 #include "rep_fixture.h"
 #include "store.h"
 #include "test.h"
+#include "../integration/harness.h"
 
 #define PYTHON "/usr/bin/python3.11"
 
@@ -29,12 +30,11 @@ static void detect_copy(struct interp_mgr *im, struct exe_file *f,
 			const char *path, off_t cut,
 			struct interp_stats st[INTERP_COUNT])
 {
-	char cmd[1024];
 	unsigned k;
 	int fd;
 
-	snprintf(cmd, sizeof(cmd), "cp %s %s", PYTHON, path);
-	if (!ASSERT_OK(fix_run(cmd, NULL, 0), "copy"))
+	if (!ASSERT_OK(fix_run(h_cmdf("cp %s %s", PYTHON, path), NULL, 0),
+		       "copy"))
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (!ASSERT_GE(fd, 0, "open"))
