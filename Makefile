@@ -90,7 +90,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Wno-unused-function -Wno-compare-distinct-pointer-types -mcpu=v3
 
 .DELETE_ON_ERROR:
-.PHONY: FORCE all clean deps test unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss bench-footprint fuzz run install help
+.PHONY: FORCE all clean deps test test-build asan-runner unit-test test-asan test-qemu qemu-arm64 bench bench-extract bench-cache bench-bpf bench-ab bench-ring bench-offcpu bench-compare bench-inline bench-inline-rss bench-footprint fuzz run install help
 .SUFFIXES:
 
 all: $(BIN)
@@ -184,13 +184,19 @@ workloads: ebpf-profiler
 	$(Q)$(MAKE) --no-print-directory -f tests/workloads/workloads.mk O=$(abspath $(O)) Q=$(Q)
 
 # TEST: a name filter passed to the runner (make test TEST=folded).
-# make test: the unit tests under ASan, LSan and UBSan first (EP_SKIP_ASAN=1
-# leaves them out), then every test with the normal build: the runner's
-# last line is "N passed, N failed".
-test: ebpf-profiler $(RUNNER) workloads qemu-arm64
+# make test: everything the tests run is built first, JOBS at a time (the
+# machine's CPUs; the runs are not parallel, the builds are), then the unit
+# tests under ASan, LSan and UBSan (EP_SKIP_ASAN=1 leaves them out), then
+# every test with the normal build: the runner's last line is
+# "N passed, N failed".
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+test:
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) test-build
 	$(Q)if [ -z "$$EP_SKIP_ASAN" ]; then $(MAKE) --no-print-directory test-asan; fi
 	$(Q)EP_BIN=$(abspath ebpf-profiler) EP_WORKLOADS=$(abspath $(WORKLOADS_DIR)) \
 		EP_SKEL=$(abspath $(SKEL)) EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
+
+test-build: ebpf-profiler $(RUNNER) workloads qemu-arm64 $(if $(EP_SKIP_ASAN),,asan-runner)
 
 unit-test: $(RUNNER)
 	$(Q)EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) $(RUNNER) $(TEST)
@@ -201,9 +207,10 @@ unit-test: $(RUNNER)
 ASAN_O ?= build-asan
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-test-asan:
+asan-runner:
 	$(Q)$(MAKE) --no-print-directory O=$(ASAN_O) SANITIZER=address,undefined \
 		$(ASAN_O)/tests/runner
+test-asan: asan-runner
 	$(Q)$(SAN_ENV) EP_NO_ROOT_TESTS=1 EP_SRCDIR=$(CURDIR) \
 		$(ASAN_O)/tests/runner $(TEST)
 

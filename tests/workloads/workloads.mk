@@ -88,4 +88,4 @@ $(W)/split-debugframe: $(SRC)/split.c | $(W)
 # Rust with the defaults of the machine's rustc (rustup's, else PATH's)
 RUSTC ?= $(firstword $(wildcard $(HOME)/.cargo/bin/rustc /root/.cargo/bin/rustc) $(shell command -v rustc))
 $(W)/rust-split: $(SRC)/rust/split.rs | $(W)
-	$(Q)if [ -n "$(RUSTC)" ]; then $(RUSTC) -O -o $@ $<; else echo "no rustc: rust-split not built"; fi
+	$(Q)if [ -n "$(RUSTC)" ]; then MAKEFLAGS= $(RUSTC) -O -o $@ $<; else echo "no rustc: rust-split not built"; fi

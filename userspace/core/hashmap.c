@@ -65,7 +65,7 @@ static uint32_t probe(const struct hm *m, uint64_t key)
 
 uint64_t *hm_slot(struct hm *m, uint64_t key, bool *added)
 {
-	uint32_t i;
+	uint32_t i = 0;	/* an empty table always grows below */
 
 	if (added)
 		*added = false;
