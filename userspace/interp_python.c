@@ -103,20 +103,6 @@ void py_proc_fill(const struct py_info *info, uint64_t bias,
 #undef COPY_
 }
 
-/* ---- process memory ------------------------------------------------------ */
-
-static int read_vm(void *arg, pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	(void)arg;
-	if (r < 0)
-		return -errno;
-	return (size_t)r == len ? 0 : -EFAULT;
-}
-
 /* ---- the context: processes and the code object cache -------------------- */
 
 #define DEFAULT_MAX_CODE 16384
@@ -186,7 +172,7 @@ int py_ctx_new(const struct py_ctx_opts *opts, struct py_ctx **out)
 	if (!ctx->opts.max_procs)
 		ctx->opts.max_procs = DEFAULT_MAX_PROCS;
 	if (!ctx->opts.read)
-		ctx->opts.read = read_vm;
+		ctx->opts.read = interp_read_process;
 	ctx->procs = calloc(ctx->opts.max_procs, sizeof(*ctx->procs));
 	if (!ctx->procs) {
 		py_ctx_free(ctx);
@@ -716,123 +702,6 @@ int py_symbolize(struct py_ctx *ctx, pid_t pid, uint64_t code, uint32_t instr,
 				 c->sig.first, instr);
 	out->line = line > 0 ? line : 0;
 	return 0;
-}
-
-/* ---- the walk ------------------------------------------------------------ */
-
-static int read_ptr(struct py_ctx *ctx, pid_t pid, uint64_t addr,
-		    uint64_t *out)
-{
-	return ctx_read(ctx, pid, addr, out, sizeof(*out));
-}
-
-int py_find_tstate(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
-		   uint64_t *tstate)
-{
-	const struct py_pent *p = pent_find(ctx, pid, NULL);
-	uint64_t interp, ts, tid;
-	unsigned i;
-	int err;
-
-	*tstate = 0;
-	if (!p)
-		return -ESRCH;
-	err = read_ptr(ctx, pid, p->proc.runtime + p->proc.rt_interp_main,
-		       &interp);
-	if (!err && !interp)
-		return -ESRCH; /* not initialized yet, or finalized */
-	if (!err)
-		err = read_ptr(ctx, pid, interp + p->proc.is_tstate_head, &ts);
-	for (i = 0; !err && ts && i < PY_TSTATE_SCAN_MAX; i++) {
-		err = read_ptr(ctx, pid, ts + p->proc.ts_thread_id, &tid);
-		if (err)
-			break;
-		if (tid == fsbase) {
-			*tstate = ts;
-			return 0;
-		}
-		err = read_ptr(ctx, pid, ts + p->proc.ts_next, &ts);
-	}
-	return err ? err : -ESRCH;
-}
-
-/* The instruction index of a frame, in code units, from its raw fields. */
-static uint32_t frame_instr(const struct py_proc *pp, const uint8_t *f,
-			    uint64_t code)
-{
-	if (pp->frame_model == PY_FRAMES_OBJECT) {
-		int32_t lasti = get_s32(f, pp->f_lasti);
-
-		return lasti < 0 ? PY_INSTR_NONE :
-				   (uint32_t)lasti >> pp->lasti_shift;
-	} else {
-		/* prev_instr (3.11, 3.12) is one unit before the code until
-		 * the frame starts; instr_ptr (3.13) points at the code. */
-		int64_t d = (int64_t)(get_u64(f, pp->f_lasti) - code -
-				      pp->co_code_adaptive);
-
-		return d < 0 || d / 2 >= PY_INSTR_NONE ? PY_INSTR_NONE :
-							 (uint32_t)(d / 2);
-	}
-}
-
-int py_walk_stack(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
-		  struct py_walk_frame *frames, uint32_t max,
-		  struct py_walk *out)
-{
-	const struct py_pent *p = pent_find(ctx, pid, NULL);
-	const struct py_proc *pp;
-	uint8_t f[PY_FRAME_READ_MAX];
-	uint64_t frame;
-	uint32_t steps = 0;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	if (!p)
-		return -ESRCH;
-	pp = &p->proc;
-	if (pp->f_read_size > sizeof(f))
-		return -EINVAL;
-	err = py_find_tstate(ctx, pid, fsbase, &out->tstate);
-	if (!err)
-		err = read_ptr(ctx, pid, out->tstate + pp->ts_frame, &frame);
-	if (!err && frame && pp->cf_current_frame != PY_OFF_NONE)
-		err = read_ptr(ctx, pid, frame + pp->cf_current_frame, &frame);
-	while (!err && frame) {
-		struct py_walk_frame *w;
-		uint64_t code;
-
-		/* Shims push nothing: bound the steps too, against a cycle. */
-		if (++steps > 2 * max + 2) {
-			out->truncated = true;
-			break;
-		}
-		err = ctx_read(ctx, pid, frame, f, pp->f_read_size);
-		if (err)
-			break;
-		if (pp->frame_model == PY_FRAMES_SHIM &&
-		    f[pp->f_owner] == PY_OWNED_BY_CSTACK) {
-			/* The boundary of an invocation: back to native. */
-			if (out->n)
-				frames[out->n - 1].flags |= PY_WF_CALL_END;
-			frame = get_u64(f, pp->f_back);
-			continue;
-		}
-		if (out->n >= max) {
-			out->truncated = true;
-			break;
-		}
-		code = get_u64(f, pp->f_code);
-		w = &frames[out->n++];
-		w->code = code;
-		w->instr = frame_instr(pp, f, code);
-		w->flags = 0;
-		if (pp->frame_model == PY_FRAMES_OBJECT ||
-		    (pp->frame_model == PY_FRAMES_ENTRY && f[pp->f_is_entry]))
-			w->flags |= PY_WF_CALL_END;
-		frame = get_u64(f, pp->f_back);
-	}
-	return err;
 }
 
 /* ---- the interpreter module (interp.h) ------------------------------------ */

@@ -15,9 +15,8 @@
  * value (struct py_proc, bpf/profiler.h).  A py_ctx holds the processes
  * and a bounded cache of code objects, and turns (pid, code object address,
  * instruction index) into qualname, file and line by reading the process
- * with process_vm_readv.  py_walk_stack() is the userland twin of the BPF
- * walk: it finds a thread's PyThreadState from its fs base and follows the
- * frames exactly as the BPF program is meant to, so BPF tests can compare.
+ * with process_vm_readv.  (The tests walk the frames in userland as BPF
+ * does, in tests/unit/py_fixture.c, to check the walk against.)
  *
  * Nothing read from a process is trusted: every length is bounded, every
  * pointer read may fail, and failures come back as negative errnos.
@@ -31,6 +30,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "interp.h"
 #include "profiler.h"
 #include "python.h"
 
@@ -107,29 +107,23 @@ _Static_assert(sizeof(struct py_info) == 120, "py_info layout");
 #define PY_DETECT_NO_SYMTAB 0x1 /* ignore .symtab: act as on a stripped file */
 
 /*
- * Detect CPython in the ELF file open as fd; name (may be NULL) is the
- * file's path or name, used only when the file itself does not say the
- * version.  Returns 0 and fills *out; -ENOENT when the file holds no
- * CPython runtime (no _PyRuntime or no eval loop: e.g. the pyenv python
- * stub, which loads libpython); -ENOTSUP for versions outside 3.8-3.13 and
- * free-threaded builds; -EPROTO when the file contradicts the offsets
- * (PyCode_Type.tp_basicsize, _Py_DebugOffsets sanity); other negative
- * errnos for I/O and ELF errors.  Never logs: the caller knows the file.
+ * Detect CPython in the ELF file open as elf (elfm_open_fd(fd)); name (may
+ * be NULL) is the file's path or name, used only when the file itself does
+ * not say the version.  Returns 0 and fills *out; -ENOENT when the file
+ * holds no CPython runtime (no _PyRuntime or no eval loop: e.g. the pyenv
+ * python stub, which loads libpython); -ENOTSUP for versions outside
+ * 3.8-3.13 and free-threaded builds; -EPROTO when the file contradicts the
+ * offsets (PyCode_Type.tp_basicsize, _Py_DebugOffsets sanity); other
+ * negative errnos for I/O and ELF errors.  Whether the file was cut short
+ * while it was read (elfm_damaged) is the caller's to check.  Never logs:
+ * the caller knows the file.
  */
-int py_detect_fd(int fd, const char *name, unsigned flags,
-		 struct py_info *out);
-/* The same in the file already open as elf (elfm_open_fd(fd)); whether
- * the file was cut short while it was read (elfm_damaged) is the
- * caller's to check. */
 int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
 		  struct py_info *out);
-/* The same for a path. */
-int py_detect(const char *path, unsigned flags, struct py_info *out);
-
 /* Whether info is usable: every offset that userland reads at falls
  * inside the fixed buffers it reads into, the fields the frame model
  * needs are present.  info comes from a file (3.13 describes itself) or
- * from the cache; py_detect_fd and py_ctx_add_proc refuse what fails
+ * from the cache; py_detect_elf and py_ctx_add_proc refuse what fails
  * this.  Returns 0 or -EINVAL. */
 int py_info_check(const struct py_info *info);
 
@@ -151,16 +145,11 @@ int py_line_for_instr(unsigned minor, const uint8_t *table, size_t len,
 
 /* ---- per-process state and symbolization ------------------------------- */
 
-/* Read len bytes at addr in process pid into buf; 0 or a negative errno
- * (-EFAULT for a short read).  The default is process_vm_readv. */
-typedef int (*py_read_fn)(void *arg, pid_t pid, uint64_t addr, void *buf,
-			  size_t len);
-
 struct py_ctx_opts {
 	size_t max_code;  /* code objects cached; 0 = 16384 */
 	size_t max_bytes; /* bytes cached (strings, line tables); 0 = 64 MiB */
 	size_t max_procs; /* processes; 0 = 4096 */
-	py_read_fn read;  /* NULL = process_vm_readv */
+	interp_read_fn read; /* NULL = interp_read_process */
 	void *read_arg;
 };
 
@@ -223,41 +212,5 @@ int py_symbolize(struct py_ctx *ctx, pid_t pid, uint64_t code, uint32_t instr,
 		 struct py_frame_info *out);
 
 void py_ctx_stats(const struct py_ctx *ctx, struct py_stats *out);
-
-/* ---- the userland twin of the BPF walk ---------------------------------- */
-
-/* The frame is the last of one _PyEval_EvalFrameDefault invocation: BPF
- * goes back to native unwinding after pushing it. */
-#define PY_WF_CALL_END 0x1
-
-struct py_walk_frame {
-	uint64_t code;	/* code object address (f_code / f_executable) */
-	uint32_t instr; /* code units, or PY_INSTR_NONE */
-	uint32_t flags; /* PY_WF_* */
-};
-
-struct py_walk {
-	uint64_t tstate; /* the thread's PyThreadState */
-	uint32_t n;	 /* frames found, innermost first */
-	bool truncated;	 /* the chain went on past the caller's array */
-};
-
-/*
- * Find the PyThreadState of the thread whose fs base is fsbase in the
- * main interpreter of registered process pid (the BPF lookup).  Returns
- * 0, -ESRCH when no state matches in PY_TSTATE_SCAN_MAX or there is no
- * interpreter (yet), -EFAULT.
- */
-int py_find_tstate(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
-		   uint64_t *tstate);
-/*
- * Walk the Python frames of that thread as BPF does, into frames[0..max).
- * Shim frames are skipped and mark the end of an invocation; no code
- * object is dereferenced (symbolization checks them).  Returns 0 or the
- * errors of py_find_tstate and of reading a frame.
- */
-int py_walk_stack(struct py_ctx *ctx, pid_t pid, uint64_t fsbase,
-		  struct py_walk_frame *frames, uint32_t max,
-		  struct py_walk *out);
 
 #endif

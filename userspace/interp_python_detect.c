@@ -554,37 +554,3 @@ int py_detect_elf(struct elfm *elf, int fd, const char *name, unsigned flags,
 	*out = info;
 	return 0;
 }
-
-int py_detect_fd(int fd, const char *name, unsigned flags, struct py_info *out)
-{
-	struct elfm *elf;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	err = elfm_open_fd(fd, &elf);
-	if (err)
-		return err == -ENOMEM ? err : -ENOEXEC;
-	err = py_detect_elf(elf, fd, name, flags, out);
-	/* a file cut short under the mapping: what we read was zeros (the
-	 * interpreter manager checks its own open file the same way) */
-	if (!err && elfm_damaged(elf)) {
-		memset(out, 0, sizeof(*out));
-		err = -EIO;
-	}
-	elfm_free(elf);
-	return err;
-}
-
-int py_detect(const char *path, unsigned flags, struct py_info *out)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int err;
-
-	if (fd < 0) {
-		memset(out, 0, sizeof(*out));
-		return -errno;
-	}
-	err = py_detect_fd(fd, path, flags, out);
-	close(fd);
-	return err;
-}

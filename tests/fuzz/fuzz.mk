@@ -42,7 +42,7 @@ LIBS := $(PKG_LIBS) -lstdc++ -lm -pthread
 # The daemon's sources that need no generated file (skeleton, protobuf).
 LIB_SRCS := $(filter-out userspace/main.c userspace/tracer%.c,\
 	$(wildcard userspace/*.c userspace/core/*.c store/*.c)) tests/fuzz/fuzz_util.c \
-	tests/unit/synth_elf.c
+	tests/unit/synth_elf.c tests/unit/py_fixture.c
 LIB_OBJS := $(patsubst %.c,$(F)/obj/%.o,$(LIB_SRCS))
 ALL_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,\
 	$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))

@@ -10,7 +10,7 @@
  * hostile file (3.13 describes its own layout) or a forged cache record.
  *
  * The layouts: the CPython builds named in EP_FUZZ_PYTHONS (':'
- * separated files, detected with py_detect), after one built-in
+ * separated files, detected with fix_py_detect), after one built-in
  * self-consistent layout so that the target works without Python.
  *
  * The reader behaves like process_vm_readv: it copies what is mapped and
@@ -23,6 +23,7 @@
 
 #include "fuzz.h"
 #include "interp_python.h"
+#include "../unit/py_fixture.h"
 
 #define BASE 0x7f1200000000ULL
 #define IMG_SIZE 0x8000
@@ -195,7 +196,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	for (path = strtok_r(list, ":", &save);
 	     path && n_layouts < MAX_LAYOUTS;
 	     path = strtok_r(NULL, ":", &save))
-		if (py_detect(path, 0, &layouts[n_layouts]) == 0)
+		if (fix_py_detect(path, 0, &layouts[n_layouts]) == 0)
 			n_layouts++;
 	free(list);
 	return 0;
@@ -254,7 +255,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			py_symbolize(ctx, PID, A_CODE, h.instr, &fi);
 	}
 	if ((h.ops & 2) &&
-	    py_walk_stack(ctx, PID, FSBASE, frames, 8, &w) == 0) {
+	    fix_py_walk(py_ctx_proc(ctx, PID), img_read, NULL, PID, FSBASE,
+			frames, 8, &w) == 0) {
 		for (i = 0; i < w.n; i++)
 			py_symbolize(ctx, PID, frames[i].code, frames[i].instr,
 				     &fi);

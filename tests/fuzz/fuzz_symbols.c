@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * ELF symbols (symbols.c, through elfmap.c), C++ and Rust demangling of
- * the names found, and CPython detection (py_detect_fd: symbols, the
+ * the names found, and CPython detection (fix_py_detect_fd: symbols, the
  * version, 3.13's _Py_DebugOffsets read from the file) over one image.
  * A detected layout must then be accepted or refused cleanly by
  * py_ctx_add_proc, which is what the daemon does with it.
@@ -12,6 +12,7 @@
 
 #include "fuzz.h"
 #include "interp_python.h"
+#include "../unit/py_fixture.h"
 #include "symbols.h"
 
 static volatile size_t sink;
@@ -43,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		symb_free(t);
 	}
-	if (py_detect_fd(fd, "python3.13", 0, &info) == 0 &&
+	if (fix_py_detect_fd(fd, "python3.13", 0, &info) == 0 &&
 	    py_ctx_new(NULL, &ctx) == 0) {
 		py_ctx_add_proc(ctx, 1, &info, 0);
 		py_ctx_free(ctx);

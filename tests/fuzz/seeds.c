@@ -31,6 +31,7 @@
 #include "fuzz.h"
 #include "gopclntab.h"
 #include "interp_python.h"
+#include "../unit/py_fixture.h"
 #include "store.h"
 #include "store_test.h"
 #include "../unit/synth_elf.h"
@@ -289,7 +290,7 @@ static int python_infos(struct py_info *out, int max)
 	list = strdup(env);
 	for (path = strtok_r(list, ":", &save); path && n < max;
 	     path = strtok_r(NULL, ":", &save))
-		if (py_detect(path, 0, &out[n]) == 0)
+		if (fix_py_detect(path, 0, &out[n]) == 0)
 			n++;
 	free(list);
 	return n;

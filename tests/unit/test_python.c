@@ -24,6 +24,7 @@
 
 #include "alloc_fault.h"
 #include "interp_python.h"
+#include "py_fixture.h"
 #include "python_interps.h"
 
 /* ---- detection ----------------------------------------------------------- */
@@ -90,7 +91,7 @@ static void detect_one(const struct pyi *p)
 	uint64_t v, sz;
 	char *out;
 
-	if (!ASSERT_OK(py_detect(p->lib, 0, &in), p->lib))
+	if (!ASSERT_OK(fix_py_detect(p->lib, 0, &in), p->lib))
 		return;
 	ASSERT_EQ(in.format, PY_INFO_FORMAT, "format");
 	ASSERT_EQ(in.major, 3, "major");
@@ -124,7 +125,7 @@ static void detect_one(const struct pyi *p)
 		ASSERT_EQ(in.cold_lo, v, ".cold symbol");
 	check_cold(p, &in);
 	/* As if stripped: the scan finds the same part or none. */
-	if (ASSERT_OK(py_detect(p->lib, PY_DETECT_NO_SYMTAB, &bare),
+	if (ASSERT_OK(fix_py_detect(p->lib, PY_DETECT_NO_SYMTAB, &bare),
 		      "no symtab") &&
 	    bare.cold_hi)
 		ASSERT_TRUE(bare.cold_lo == in.cold_lo &&
@@ -136,7 +137,7 @@ static void detect_one(const struct pyi *p)
 	ASSERT_EQ(pp.version, 0x300 | p->minor, "py_proc.version");
 	/* The pyenv stub only loads libpython. */
 	if (strcmp(p->bin, p->lib) != 0)
-		ASSERT_EQ(py_detect(p->bin, 0, &bare), -ENOENT,
+		ASSERT_EQ(fix_py_detect(p->bin, 0, &bare), -ENOENT,
 			  "stub binary holds no CPython");
 }
 
@@ -152,12 +153,12 @@ TEST(python_detect_rejects)
 	FILE *f = fopen(path, "w");
 	char *old;
 
-	ASSERT_EQ(py_detect("/bin/true", 0, &in), -ENOENT, "/bin/true");
-	ASSERT_EQ(py_detect("/nonexistent", 0, &in), -ENOENT, "missing file");
+	ASSERT_EQ(fix_py_detect("/bin/true", 0, &in), -ENOENT, "/bin/true");
+	ASSERT_EQ(fix_py_detect("/nonexistent", 0, &in), -ENOENT, "missing file");
 	if (f) {
 		fputs("not an ELF file\n", f);
 		fclose(f);
-		ASSERT_EQ(py_detect(path, 0, &in), -ENOEXEC, "text file");
+		ASSERT_EQ(fix_py_detect(path, 0, &in), -ENOEXEC, "text file");
 		unlink(path);
 	}
 	old = pyi_run("ls -d \"$(pyenv root 2>/dev/null || echo "
@@ -165,7 +166,7 @@ TEST(python_detect_rejects)
 		      "2>/dev/null | head -1");
 	if (old && old[0]) {
 		old[strcspn(old, "\n")] = 0;
-		ASSERT_EQ(py_detect(old, 0, &in), -ENOTSUP, "3.7");
+		ASSERT_EQ(fix_py_detect(old, 0, &in), -ENOTSUP, "3.7");
 	} else {
 		test_note("no CPython 3.7 build: the version gate is untested");
 	}
@@ -306,7 +307,7 @@ static void dwarf_one(const struct pyi *p)
 			  p->label);
 		return;
 	}
-	if (!ASSERT_OK(py_detect(p->lib, 0, &in), "detect"))
+	if (!ASSERT_OK(fix_py_detect(p->lib, 0, &in), "detect"))
 		return;
 	for (k = 0; k < nc; k++)
 		exprs[ne++] = dwarf_checks[k].expr;
@@ -657,7 +658,7 @@ static void each_layout(void (*fn)(const struct py_info *in))
 		struct py_info in;
 
 		if (seen & 1u << list[i].minor ||
-		    py_detect(list[i].lib, 0, &in) != 0)
+		    fix_py_detect(list[i].lib, 0, &in) != 0)
 			continue;
 		seen |= 1u << list[i].minor;
 		snprintf(label, sizeof(labels[i]), "3.%u", list[i].minor);
@@ -1092,6 +1093,10 @@ static void walk_one(const struct py_info *in)
 	const struct py_proc *pp;
 	struct fake f;
 	uint64_t rt, interp, ts[70], frame = 0, cf, tsx;
+	/* the fake memory is ours, read as the context reads it */
+	interp_read_fn rd = interp_read_process;
+	/* our thread's fs base in the fake list of states: the third */
+	const uint64_t fs = 0x7f0000000002ull;
 	pid_t me = getpid();
 	int k;
 
@@ -1126,16 +1131,14 @@ static void walk_one(const struct py_info *in)
 		fk_u64(cf + pp->cf_current_frame, frame);
 	}
 	fk_u64(ts[2] + pp->ts_frame, cf);
-	ASSERT_OK(py_find_tstate(ctx, me, 0x7f0000000002ull, &tsx),
+	ASSERT_OK(fix_py_tstate(pp, rd, NULL, me, fs, &tsx),
 		  "find");
 	ASSERT_EQ(tsx, ts[2], "third state");
-	ASSERT_EQ(py_find_tstate(ctx, me, 0x7f0000000000ull + 64, &tsx),
+	ASSERT_EQ(fix_py_tstate(pp, rd, NULL, me, 0x7f0000000000ull + 64, &tsx),
 		  -ESRCH, "65th state is past the scan limit");
-	ASSERT_EQ(py_find_tstate(ctx, me, 0x1234, &tsx), -ESRCH,
+	ASSERT_EQ(fix_py_tstate(pp, rd, NULL, me, 0x1234, &tsx), -ESRCH,
 		  "unknown thread");
-	if (!ASSERT_OK(py_walk_stack(ctx, me, 0x7f0000000002ull, out,
-				     16, &w),
-		       "walk"))
+	if (!ASSERT_OK(fix_py_walk(pp, rd, NULL, me, fs, out, 16, &w), "walk"))
 		goto cleanup;
 	ASSERT_EQ(w.n, 5, "frames");
 	ASSERT_FALSE(w.truncated, "not truncated");
@@ -1148,20 +1151,20 @@ static void walk_one(const struct py_info *in)
 		ASSERT_EQ(out[k].flags, end ? PY_WF_CALL_END : 0,
 			  "invocation boundaries");
 	}
-	ASSERT_OK(py_walk_stack(ctx, me, 0x7f0000000002ull, out, 3, &w),
+	ASSERT_OK(fix_py_walk(pp, rd, NULL, me, fs, out, 3, &w),
 		  "short array");
 	ASSERT_TRUE(w.n == 3 && w.truncated, "truncated at 3");
 	/* a cycle ends at the bound */
 	fk_u64(frame + pp->f_back, frame);
-	ASSERT_OK(py_walk_stack(ctx, me, 0x7f0000000002ull, out, 16, &w),
+	ASSERT_OK(fix_py_walk(pp, rd, NULL, me, fs, out, 16, &w),
 		  "cycle");
 	ASSERT_TRUE(w.n == 16 && w.truncated, "cycle bounded");
 	/* a broken link is an error, not a crash */
 	fk_u64(frame + pp->f_back, 8);
-	ASSERT_EQ(py_walk_stack(ctx, me, 0x7f0000000002ull, out, 16, &w),
+	ASSERT_EQ(fix_py_walk(pp, rd, NULL, me, fs, out, 16, &w),
 		  -EFAULT, "bad link");
 	fk_u64(rt + pp->rt_interp_main, 0);
-	ASSERT_EQ(py_find_tstate(ctx, me, 0x7f0000000002ull, &tsx), -ESRCH,
+	ASSERT_EQ(fix_py_tstate(pp, rd, NULL, me, fs, &tsx), -ESRCH,
 		  "no interpreter yet");
 cleanup:
 	fk_teardown(&f, ctx);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The BPF walk, done in userland (py_walk_stack) on running interpreters:
+ * The BPF walk, done in userland (fix_py_walk, tests/unit/py_fixture.c) on running interpreters:
  * tests/workloads/python/deep.py runs on each CPython build, prints its
  * main thread's frames as Python sees them (code object ids, names,
  * lines), and then the test stops that thread with ptrace, takes its fs
@@ -26,6 +26,7 @@
 #include <elf.h>
 
 #include "interp_python.h"
+#include "py_fixture.h"
 #include "python_interps.h"
 #include "test_regs.h"
 
@@ -326,7 +327,7 @@ static void live_one(const struct pyi *p)
 
 	snprintf(script, sizeof(script), "%s/tests/workloads/python/deep.py",
 		 test_srcdir());
-	if (!ASSERT_OK(py_detect(p->lib, 0, &in), "detect") ||
+	if (!ASSERT_OK(fix_py_detect(p->lib, 0, &in), "detect") ||
 	    !ASSERT_OK(py_ctx_new(NULL, &ctx), "ctx"))
 		goto cleanup;
 	if (!ASSERT_OK(spawn(&ch, p->bin, script), "spawn"))
@@ -362,7 +363,8 @@ static void live_one(const struct pyi *p)
 	if (!ASSERT_OK(err, "stop main thread"))
 		goto cleanup;
 	ASSERT_EQ(fsbase, ident, "fs base = threading.get_ident()");
-	err = py_walk_stack(ctx, pid, fsbase, w, 32, &wk);
+	err = fix_py_walk(py_ctx_proc(ctx, pid), interp_read_process,
+			  NULL, pid, fsbase, w, 32, &wk);
 	if (ASSERT_OK(err, "walk main thread")) {
 		check_main(ctx, p, pid, w, &wk, seen, nseen);
 		check_tstate(ctx, pid, pid, fsbase, wk.tstate);
@@ -376,7 +378,8 @@ static void live_one(const struct pyi *p)
 		struct py_frame_info top, bottom;
 
 		ASSERT_EQ(fsbase, helper, "helper fs base = its ident");
-		err = py_walk_stack(ctx, pid, fsbase, w, 32, &wk);
+		err = fix_py_walk(py_ctx_proc(ctx, pid), interp_read_process,
+			  NULL, pid, fsbase, w, 32, &wk);
 		if (ASSERT_OK(err, "walk helper") &&
 		    ASSERT_GE(wk.n, 2, "helper frames") &&
 		    ASSERT_OK(py_symbolize(ctx, pid, w[0].code, w[0].instr,
@@ -399,7 +402,8 @@ static void live_one(const struct pyi *p)
 		}
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 	}
-	ASSERT_EQ(py_find_tstate(ctx, pid, 0x1000, &bias), -ESRCH,
+	ASSERT_EQ(fix_py_tstate(py_ctx_proc(ctx, pid), interp_read_process,
+				NULL, pid, 0x1000, &bias), -ESRCH,
 		  "no state for an unknown thread");
 cleanup:
 	py_ctx_free(ctx);
