@@ -113,4 +113,18 @@ const char *test_tmppath(const char *name);
 
 #define ASSERT_NOT_NULL(p, what) ASSERT_TRUE((p) != NULL, what)
 
+/* A string an output must hold and what it shows: one row of a table
+ * that ASSERT_CONTAINS checks, so a test keeps its needles together. */
+struct test_needle {
+	const char *needle;
+	const char *what;
+};
+
+/* Fails at file:line for each needle hay (NULL: holds none) lacks;
+ * true when it holds them all. */
+bool test_contains(const char *file, int line, const char *hay,
+		   const struct test_needle *n, size_t count);
+#define ASSERT_CONTAINS(hay, needles)                                          \
+	test_contains(__FILE__, __LINE__, hay, needles, ARRAY_SIZE(needles))
+
 #endif

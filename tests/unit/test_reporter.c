@@ -326,6 +326,17 @@ TEST(reporter_pprof_go_tool)
 		{ "write", 0, 4 },	{ "Worker.run", 6, 6 },
 		{ "<module>", 0, 6 },	{ "_PyEval_EvalFrameDefault", 0, 6 },
 	};
+	static const struct test_needle cpu[] = {
+		{ "Type: cpu", "Type: cpu" },
+		{ "Total samples = 1000ms", "20 x 50ms" },
+		{ "Time: Nov 22, 2026 at 10:15am (UTC)", "start time" },
+		{ "Duration: 5s", "duration" },
+	};
+	static const struct test_needle labels[] = {
+		{ "process.pid:  200", "pid label" },
+		{ "thread.id:  102", "tid label" },
+		{ "cpu.logical_number:  0", "cpu 0 kept" },
+	};
 	char path[512], *out = malloc(1 << 16);
 	struct top_row rows[64];
 	void *buf = NULL;
@@ -360,20 +371,14 @@ TEST(reporter_pprof_go_tool)
 	/* Time: the default (last) sample type, 50 ms a sample. */
 	rc = go_pprof("-top", path, out, 1 << 16);
 	ASSERT_EQ(rc, 0, "go tool pprof exit status (cpu)");
-	ASSERT_TRUE(strstr(out, "Type: cpu") != NULL, "Type: cpu");
-	ASSERT_TRUE(strstr(out, "Total samples = 1000ms") != NULL, "20 x 50ms");
-	ASSERT_TRUE(strstr(out, "Time: Nov 22, 2026 at 10:15am (UTC)") != NULL,
-		    "start time");
-	ASSERT_TRUE(strstr(out, "Duration: 5s") != NULL, "duration");
+	ASSERT_CONTAINS(out, cpu);
 
 	/* Labels and the unsymbolized frame. */
 	rc = go_pprof("-traces", path, out, 1 << 16);
 	ASSERT_EQ(rc, 0, "go tool pprof -traces");
 	ASSERT_TRUE(strstr(out, "thread.name:") && strstr(out, "app-writer"),
 		    "thread.name label");
-	ASSERT_TRUE(strstr(out, "process.pid:  200") != NULL, "pid label");
-	ASSERT_TRUE(strstr(out, "thread.id:  102") != NULL, "tid label");
-	ASSERT_TRUE(strstr(out, "cpu.logical_number:  0") != NULL, "cpu 0 kept");
+	ASSERT_CONTAINS(out, labels);
 	ASSERT_TRUE(strstr(out, "Build ID: 4f1a2b3c4d5e6f708192a3b4c5d6e7f801234567") ||
 			    strstr(out, "4f1a2b3c4d5e6f708192a3b4c5d6e7f801234567"),
 		    "build id");

@@ -15,6 +15,28 @@
 
 TEST(reporter_otlp_encode)
 {
+	/* Field numbers from the reference tables, seen without a schema:
+	 * Profile.period = 6, Sample.values = 4 (packed [5]), the
+	 * resource's KeyValue.key = 1 with AnyValue.int_value = 3,
+	 * InstrumentationScope.name = 1. */
+	static const struct test_needle raw[] = {
+		{ "      6: 50000000\n", "period = 6" },
+		{ "        4: \"\\005\"\n", "values = 4" },
+		{ "      1: \"process.pid\"\n      2 {\n        3: 100\n",
+		  "process.pid int" },
+		{ "1: \"ebpf-profiler\"", "scope name" },
+		/* The dictionary (2) ends the request; its string table (5)
+		 * holds the attribute keys. */
+		{ "\n2 {\n  1: \"\"\n", "dictionary = 2, mapping_table[0] empty first" },
+		{ "  5: \"profile.frame.type\"\n", "string_table = 5" },
+		{ "  5: \"process.executable.build_id.htlhash\"\n", "htlhash key" },
+		{ "\"0123456789abcdeffedcba9876543210\"", "htlhash value, lowercase hex" },
+	};
+	static const struct test_needle schema[] = {
+		{ "stack_table {", "stack_table" },
+		{ "timestamps_unix_nano: 1795342500500000000", "timestamps" },
+		{ "container.id", "container.id" },
+	};
 	char path[512], cmd[1024], *out = malloc(1 << 16);
 	void *buf = NULL;
 	size_t len;
@@ -34,25 +56,7 @@ TEST(reporter_otlp_encode)
 		snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s", path);
 		rc = fix_run(cmd, out, 1 << 16);
 		ASSERT_EQ(rc, 0, "protoc --decode_raw");
-		/* Field numbers from the reference tables, seen without a schema:
-		 * Profile.period = 6, Sample.values = 4 (packed [5]), the
-		 * resource's KeyValue.key = 1 with AnyValue.int_value = 3,
-		 * InstrumentationScope.name = 1. */
-		ASSERT_TRUE(strstr(out, "      6: 50000000\n") != NULL, "period = 6");
-		ASSERT_TRUE(strstr(out, "        4: \"\\005\"\n") != NULL, "values = 4");
-		ASSERT_TRUE(strstr(out, "      1: \"process.pid\"\n      2 {\n        3: 100\n") != NULL,
-			    "process.pid int");
-		ASSERT_TRUE(strstr(out, "1: \"ebpf-profiler\"") != NULL, "scope name");
-		/* The dictionary (2) ends the request; its string table (5)
-		 * holds the attribute keys. */
-		ASSERT_TRUE(strstr(out, "\n2 {\n  1: \"\"\n") != NULL,
-			    "dictionary = 2, mapping_table[0] empty first");
-		ASSERT_TRUE(strstr(out, "  5: \"profile.frame.type\"\n") != NULL,
-			    "string_table = 5");
-		ASSERT_TRUE(strstr(out, "  5: \"process.executable.build_id.htlhash\"\n") != NULL,
-			    "htlhash key");
-		ASSERT_TRUE(strstr(out, "\"0123456789abcdeffedcba9876543210\"") != NULL,
-			    "htlhash value, lowercase hex");
+		ASSERT_CONTAINS(out, raw);
 	}
 	if (test_start_subtest("decode_schema")) {
 		snprintf(cmd, sizeof(cmd),
@@ -62,10 +66,7 @@ TEST(reporter_otlp_encode)
 			 test_srcdir(), path);
 		rc = fix_run(cmd, out, 1 << 16);
 		ASSERT_EQ(rc, 0, "protoc --decode");
-		ASSERT_TRUE(strstr(out, "stack_table {") != NULL, "stack_table");
-		ASSERT_TRUE(strstr(out, "timestamps_unix_nano: 1795342500500000000") != NULL,
-			    "timestamps");
-		ASSERT_TRUE(strstr(out, "container.id") != NULL, "container.id");
+		ASSERT_CONTAINS(out, schema);
 		ASSERT_EQ(fix_count(out, "resource_profiles {"), 2, "one per process");
 	}
 	/* The same with opentelemetry-proto's own files (v1.11, the v1.10
