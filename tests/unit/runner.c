@@ -42,16 +42,23 @@ void test_register(struct test_case *tc)
 	*p = tc;
 }
 
+/* The rest of a line of FAIL, SKIP or note: out at once, as a test may
+ * crash or hang next. */
+static void line_end(const char *fmt, va_list ap)
+{
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
 void test_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
 	printf("    FAIL %s:%d: ", file, line);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	line_end(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	cur_failed = true;
 	if (cur_subtest)
 		cur_sub_failed = true;
@@ -79,10 +86,8 @@ void test_skip(const char *fmt, ...)
 
 	printf("    SKIP ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	line_end(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	cur_skipped = true;
 }
 
@@ -97,10 +102,8 @@ void test_note(const char *fmt, ...)
 
 	printf("    note: ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	line_end(fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 }
 
 static void end_subtest(void)
