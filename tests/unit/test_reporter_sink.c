@@ -141,6 +141,15 @@ static void clear_env(void)
 	}
 }
 
+/* Set each { name, value } of v, the environment a subtest reads. */
+static void set_env(const char *const v[][2], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		setenv(v[i][0], v[i][1], 1);
+}
+
 static void check_target(const struct rep_otlp_opts *o, const char *url, bool grpc,
 			 bool tls, bool gzip)
 {
@@ -182,12 +191,21 @@ TEST(reporter_otlp_options)
 		check_target(&o, "http://c:4317" GRPC_EXPORT, true, false, true);
 	}
 	if (test_start_subtest("environment")) {
-		setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318", 1);
-		setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s%20cret,tenant=a", 1);
-		setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2500", 1);
-		setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "none", 1);
-		setenv("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "http/protobuf", 1);
-		setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+		static const char *const env[][2] = {
+			{ "OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:4318" },
+			{ "OTEL_EXPORTER_OTLP_HEADERS", "api-key=s%20cret,tenant=a" },
+			{ "OTEL_EXPORTER_OTLP_TIMEOUT", "2500" },
+			{ "OTEL_EXPORTER_OTLP_COMPRESSION", "none" },
+			{ "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "http/protobuf" },
+			{ "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc" },
+		};
+		static const char *const per_signal[][2] = {
+			{ "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "otel:4317" },
+			{ "OTEL_EXPORTER_OTLP_INSECURE", "TRUE" },
+			{ "OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "grpc" },
+		};
+
+		set_env(env, ARRAY_SIZE(env));
 		o = (struct rep_otlp_opts){ 0 };
 		ASSERT_OK(rep_otlp_opts_from_env(&o), "from env");
 		ASSERT_STREQ(o.endpoint, "http://otel:4318", "endpoint");
@@ -207,9 +225,7 @@ TEST(reporter_otlp_options)
 		check_target(&o, "https://agent:4317" GRPC_EXPORT, true, true, true);
 
 		/* A per-signal endpoint is used as is; INSECURE for host:port. */
-		setenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "otel:4317", 1);
-		setenv("OTEL_EXPORTER_OTLP_INSECURE", "TRUE", 1);
-		setenv("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL", "grpc", 1);
+		set_env(per_signal, ARRAY_SIZE(per_signal));
 		o = (struct rep_otlp_opts){ 0 };
 		ASSERT_OK(rep_otlp_opts_from_env(&o), "from env");
 		ASSERT_TRUE(o.endpoint_as_is, "as is");
@@ -223,13 +239,16 @@ TEST(reporter_otlp_options)
 		clear_env();
 	}
 	if (test_start_subtest("bad_values")) {
+		static const char *const env[][2] = {
+			{ "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json" },
+			{ "OTEL_EXPORTER_OTLP_TIMEOUT", "10s" },
+			{ "OTEL_EXPORTER_OTLP_INSECURE", "maybe" },
+			{ "OTEL_EXPORTER_OTLP_COMPRESSION", "zstd" },
+			{ "OTEL_EXPORTER_OTLP_HEADERS", "a=b" },
+		};
 		struct rep_otlp_target t;
 
-		setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
-		setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", 1);
-		setenv("OTEL_EXPORTER_OTLP_INSECURE", "maybe", 1);
-		setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", 1);
-		setenv("OTEL_EXPORTER_OTLP_HEADERS", "a=b", 1);
+		set_env(env, ARRAY_SIZE(env));
 		o = (struct rep_otlp_opts){ 0 };
 		ASSERT_EQ(rep_otlp_opts_from_env(&o), -EINVAL, "invalid values");
 		ASSERT_TRUE(!o.protocol && !o.timeout_ms && !o.insecure && !o.compression,
