@@ -26,32 +26,41 @@
 
 #define DISASM(file, sym) DISASM_BY("", file, sym)
 
-/* The TSD layout interp_tsd_of_fd reads from fd (closed), and into out
- * what the oracle command cmd prints of the same code. */
-static void tsd_and_oracle(int fd, const char *cmd, struct interp_tsd *t,
-			   char *out, size_t len)
-{
-	ASSERT_OK(interp_tsd_of_fd(fd, t), "the layout read from the code");
-	close(fd);
-	ASSERT_OK(fix_run(cmd, out, len), "objdump");
-}
+/* A python3 filter of a disassembly: a, s and v, what the regular
+ * expressions A, S and V match in it, printed through the expression P. */
+#define TSD_ORACLE(disasm, A, S, V, P)                                         \
+	disasm " | python3 -c 'import re,sys; t=sys.stdin.read(); "            \
+	"a=re.search(r\"" A "\", t); s=re.search(r\"" S "\", t); "             \
+	"v=re.search(r\"" V "\", t); print(" P ")'"
 
-/* The layout read from the code is the oracle's: the first-level block
- * at off from the thread pointer, a key's stride 1 << sh, the value at v
- * in its slot. */
-static void tsd_is(const struct interp_tsd *t, long long off, unsigned sh,
-		   long long v)
+/* The TSD layout interp_tsd_of_fd reads from fd (closed; < 0: skipped
+ * by the caller) is what the oracle command cmd prints of the same code,
+ * "A S V": the first-level block at A from the thread pointer, or at
+ * A << S when shifted (x86-64 adds before the shift), a key's stride
+ * 1 << S, the value at V in its slot. */
+static void tsd_vs_oracle(const char *name, int fd, const char *cmd,
+			  bool shifted)
 {
-	ASSERT_EQ(t->off, off, "offset of the first-level block");
-	ASSERT_EQ(t->mul, 1u << sh, "a key's stride");
-	ASSERT_EQ(t->val, v, "the value's place in its slot");
+	struct interp_tsd t;
+	char out[256];
+	int a = 0, sh = 0, v = 0;
+
+	if (fd < 0)
+		return;
+	ASSERT_OK(interp_tsd_of_fd(fd, &t), "the layout read from the code");
+	close(fd);
+	ASSERT_OK(fix_run(cmd, out, sizeof(out)), "objdump");
+	ASSERT_EQ(sscanf(out, "%d %d %d", &a, &sh, &v), 3, out);
+	test_note("%s: value at tp %+d + %u * key + %u (objdump: %+d, shift "
+		  "%d, value at %d)", name, t.off, t.mul, t.val, a, sh, v);
+	ASSERT_EQ(t.off, shifted ? (long long)a << sh : a,
+		  "offset of the first-level block");
+	ASSERT_EQ(t.mul, 1u << sh, "a key's stride");
+	ASSERT_EQ(t.val, v, "the value's place in its slot");
 }
 
 TEST(interp_libc_tsd_vs_objdump)
 {
-	struct interp_tsd t;
-	char out[256];
-	unsigned a = 0, sh = 0, v = 0;
 	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -59,17 +68,13 @@ TEST(interp_libc_tsd_vs_objdump)
 		return;
 	}
 	/* add $A,%rax; shl $S,%rax; add %fs:0x10,%rax; mov V(%rax),%rdx */
-	tsd_and_oracle(fd, DISASM(LIBC, "pthread_getspecific") " | python3 -c '"
-		       "import re,sys; t=sys.stdin.read(); "
-		       "a=re.search(r\"add +\\$0x([0-9a-f]+),%rax\", t); "
-		       "s=re.search(r\"shl +\\$0x([0-9a-f]+),%rax\", t); "
-		       "v=re.search(r\"mov +0x([0-9a-f]+)\\(%rax\\),%r[ad]x\", t); "
-		       "print(int(a[1],16), int(s[1],16), int(v[1],16))'",
-		       &t, out, sizeof(out));
-	ASSERT_EQ(sscanf(out, "%u %u %u", &a, &sh, &v), 3, out);
-	test_note("libc: value at tp + %u + %u * key + %u (objdump: add $%#x, "
-		  "shl $%u, mov %#x(%%rax))", t.off, t.mul, t.val, a, sh, v);
-	tsd_is(&t, a << sh, sh, v);
+	tsd_vs_oracle("libc", fd,
+		      TSD_ORACLE(DISASM(LIBC, "pthread_getspecific"),
+				 "add +\\$0x([0-9a-f]+),%rax",
+				 "shl +\\$0x([0-9a-f]+),%rax",
+				 "mov +0x([0-9a-f]+)\\(%rax\\),%r[ad]x",
+				 "int(a[1],16), int(s[1],16), int(v[1],16)"),
+		      true);
 }
 
 TEST(interp_php_detect_vs_objdump)
@@ -175,25 +180,15 @@ static int open_a64_libc(void)
 /* AArch64 glibc's TSD: the key's slot is below the thread pointer. */
 TEST(interp_libc_tsd_arm64_vs_objdump)
 {
-	struct interp_tsd t;
-	char out[256];
-	int a = 0, sh = 0, v = 0;
-	int fd = open_a64_libc();
-
-	if (fd < 0)
-		return;
 	/* ubfiz xK, x1, #S, #32; sub xK, xK, #A; ldr x0, [xT, #V] */
-	tsd_and_oracle(fd, DISASM_A64(LIBC_A64, "pthread_getspecific") " | python3 -c '"
-		       "import re,sys; t=sys.stdin.read(); "
-		       "s=re.search(r\"ubfiz\\s+x\\d+, x\\d+, #(\\d+), #32\", t); "
-		       "a=re.search(r\"(sub|add)\\s+x\\d+, x\\d+, #0x([0-9a-f]+)\", t); "
-		       "v=re.search(r\"ldr\\s+x0, \\[x\\d+, #(\\d+)\\]\", t); "
-		       "print((-1 if a[1] == \"sub\" else 1) * int(a[2],16), int(s[1]), int(v[1]))'",
-		       &t, out, sizeof(out));
-	ASSERT_EQ(sscanf(out, "%d %d %d", &a, &sh, &v), 3, out);
-	test_note("arm64 libc: value at tp %+d + %u * key + %u (objdump: "
-		  "%+d, ubfiz #%d, ldr #%d)", t.off, t.mul, t.val, a, sh, v);
-	tsd_is(&t, a, sh, v);
+	tsd_vs_oracle("arm64 libc", open_a64_libc(),
+		      TSD_ORACLE(DISASM_A64(LIBC_A64, "pthread_getspecific"),
+				 "(sub|add)\\s+x\\d+, x\\d+, #0x([0-9a-f]+)",
+				 "ubfiz\\s+x\\d+, x\\d+, #(\\d+), #32",
+				 "ldr\\s+x0, \\[x\\d+, #(\\d+)\\]",
+				 "(-1 if a[1] == \"sub\" else 1) * int(a[2],16), "
+				 "int(s[1]), int(v[1])"),
+		      false);
 }
 
 /* pthread_self() - thread pointer: 0 on x86-64, the size of struct
