@@ -203,6 +203,34 @@ static struct symb_table *load_symtab(const Elf64_Sym *syms, size_t syms_size,
 	return load_image(secs, 3 + n_extra);
 }
 
+/* An address and the name a lookup finds there (NULL: none). */
+struct sym_want {
+	uint64_t addr;
+	const char *name;
+	const char *what;
+};
+
+/* t (freed) has count symbols (what: why that many) and finds each of
+ * want. */
+static void symtab_finds(struct symb_table *t, unsigned count,
+			 const char *what, const struct sym_want *want,
+			 size_t n)
+{
+	uint64_t off;
+	size_t i;
+
+	ASSERT_EQ(symb_count(t), count, what);
+	for (i = 0; i < n; i++) {
+		const char *name = symb_lookup(t, want[i].addr, &off);
+
+		if (want[i].name)
+			ASSERT_STREQ(name, want[i].name, want[i].what);
+		else
+			ASSERT_TRUE(name == NULL, want[i].what);
+	}
+	symb_free(t);
+}
+
 /* Names and tables a hostile file may hold (elfm_for_each_sym): a name
  * that runs off the end of its string table, an offset past it, a table
  * of entries that are not Elf64_Sym, one linked to no section.  The good
@@ -224,19 +252,16 @@ TEST(symbols_hostile_tables)
 		{ ".symtab.2", SHT_SYMTAB, 0, 0, syms, sizeof(syms), 99,
 		  sizeof(Elf64_Sym) },
 	};
+	static const struct sym_want want[] = {
+		{ 0x1004, "ok", "ok" },
+		{ 0x1104, NULL, "a name without its NUL is no name" },
+		{ 0x1204, NULL, "a name past the table is no name" },
+	};
 	struct symb_table *t = load_symtab(syms, sizeof(syms), strs,
 					   sizeof(strs), extra, 2);
-	uint64_t off;
 
-	if (!t)
-		return;
-	ASSERT_EQ(symb_count(t), 1, "only the whole name");
-	ASSERT_STREQ(symb_lookup(t, 0x1004, &off), "ok", "ok");
-	ASSERT_TRUE(symb_lookup(t, 0x1104, &off) == NULL,
-		    "a name without its NUL is no name");
-	ASSERT_TRUE(symb_lookup(t, 0x1204, &off) == NULL,
-		    "a name past the table is no name");
-	symb_free(t);
+	if (t)
+		symtab_finds(t, 1, "only the whole name", want, ARRAY_SIZE(want));
 }
 
 /* Two symbols at one address with sizes past INT_MAX apart: the sort
@@ -251,16 +276,15 @@ TEST(symbols_huge_sizes)
 		SYNTH_FUNC(5, 0x1000, 902),
 		SYNTH_FUNC(11, 0x2000, 16),
 	};
+	static const struct sym_want want[] = {
+		{ 0x1010, "big", "the larger size wins" },
+		{ 0x2004, "next", "next" },
+	};
 	struct symb_table *t = load_symtab(syms, sizeof(syms), strs,
 					   sizeof(strs), NULL, 0);
-	uint64_t off;
 
-	if (!t)
-		return;
-	ASSERT_EQ(symb_count(t), 2, "one symbol per address");
-	ASSERT_STREQ(symb_lookup(t, 0x1010, &off), "big", "the larger size wins");
-	ASSERT_STREQ(symb_lookup(t, 0x2004, &off), "next", "next");
-	symb_free(t);
+	if (t)
+		symtab_finds(t, 2, "one symbol per address", want, ARRAY_SIZE(want));
 }
 
 /* An image of n function symbols at 0x1000 + i, all named name, or with
