@@ -64,22 +64,6 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 		cur_sub_failed = true;
 }
 
-bool test_contains(const char *file, int line, const char *hay,
-		   const struct test_needle *n, size_t count)
-{
-	bool ok = true;
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		if (hay && strstr(hay, n[i].needle))
-			continue;
-		test_fail(file, line, "%s: expected to contain \"%s\"",
-			  n[i].what, n[i].needle);
-		ok = false;
-	}
-	return ok;
-}
-
 void test_skip(const char *fmt, ...)
 {
 	va_list ap;
@@ -104,6 +88,22 @@ void test_note(const char *fmt, ...)
 	va_start(ap, fmt);
 	line_end(fmt, ap);
 	va_end(ap);
+}
+
+bool test_contains(const char *file, int line, const char *hay,
+		   const struct test_needle *n, size_t count)
+{
+	bool ok = true;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (hay && strstr(hay, n[i].needle))
+			continue;
+		test_fail(file, line, "%s: expected to contain \"%s\"",
+			  n[i].what, n[i].needle);
+		ok = false;
+	}
+	return ok;
 }
 
 static void end_subtest(void)
