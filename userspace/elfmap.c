@@ -290,6 +290,14 @@ int elfm_open_fd(int fd, struct elfm **out)
 	return 0;
 }
 
+int elfm_release(struct elfm *e, int err)
+{
+	if (e && elfm_damaged(e))
+		err = -EIO;
+	elfm_free(e);
+	return err;
+}
+
 void elfm_free(struct elfm *e)
 {
 	if (!e)

@@ -35,6 +35,10 @@ void elfm_free(struct elfm *e);
  * kept.  A SIGBUS handler is installed at the first elfm_open_fd(); a
  * SIGBUS outside our mappings goes to the disposition before it. */
 bool elfm_damaged(const struct elfm *e);
+/* The end of a computation over e: frees e and returns err, or -EIO when
+ * e was damaged (what was computed, or failed, came from zeros: not an
+ * answer about the file to keep). */
+int elfm_release(struct elfm *e, int err);
 /* Pages of files truncated under their mapping that read as zeros so far
  * (process-wide). */
 uint64_t elfm_fault_count(void);

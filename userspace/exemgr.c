@@ -690,9 +690,7 @@ int exe_read_segs(int fd, struct ea_seg *segs, uint32_t *n)
 	ph = elfm_phdrs(e, &nph);
 	*n = ea_segs_from_phdrs(ph, nph, segs, EA_MAX_SEGS);
 	/* a file cut short while the headers were copied gave zeros */
-	err = elfm_damaged(e) ? -EIO : 0;
-	elfm_free(e);
-	return err;
+	return elfm_release(e, 0);
 }
 
 uint64_t exe_bias(const struct exe_file *f, const struct ea_map *maps,

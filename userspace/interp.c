@@ -714,8 +714,8 @@ static int libc_decode(int fd, const char *const *names,
 	err = libc_func(e, names, &code, &n);
 	if (!err)
 		err = decode(elfm_ehdr(e)->e_machine, code, n, out);
-	elfm_free(e);
-	return err;
+	/* a libc cut short while read: the code was zeros */
+	return elfm_release(e, err);
 }
 
 static int tsd_from_code(uint16_t machine, const uint8_t *c, size_t n,
@@ -759,35 +759,43 @@ static const struct exe_file *proc_libc(const struct pm_proc *p)
 
 /* What decode reads from libc file f, cached in m by its id: bit 63 set
  * when found, 0 when not.  Bounded: libc files on a host are few; a full
- * cache only means reading the code again. */
+ * cache only means reading the code again.  Not kept: a file cut short
+ * while read, or memory short (the answer may differ next time). */
 static uint64_t libc_cached(struct hm *m, const struct exe_file *f,
-			    uint64_t (*decode)(int fd))
+			    int (*decode)(int fd, uint64_t *v))
 {
 	uint64_t v;
+	int err;
 
 	if (!hm_get(m, f->id64, &v)) {
-		v = decode(exe_fd(f));
-		if (m->count < 256)
+		err = decode(exe_fd(f), &v);
+		if (err)
+			v = 0;
+		if (m->count < 256 && err != -EIO && err != -ENOMEM)
 			hm_put(m, f->id64, v);
 	}
 	return v;
 }
 
-static uint64_t tsd_word(int fd)
+static int tsd_word(int fd, uint64_t *v)
 {
 	struct interp_tsd t;
+	int err = interp_tsd_of_fd(fd, &t);
 
-	return interp_tsd_of_fd(fd, &t) ? 0 :
-	       (uint64_t)(uint16_t)t.off | (uint64_t)t.mul << 16 |
-		       (uint64_t)t.val << 32 | 1ULL << 63;
+	if (!err)
+		*v = (uint64_t)(uint16_t)t.off | (uint64_t)t.mul << 16 |
+		     (uint64_t)t.val << 32 | 1ULL << 63;
+	return err;
 }
 
-static uint64_t self_word(int fd)
+static int self_word(int fd, uint64_t *v)
 {
 	int32_t off;
+	int err = interp_self_off_of_fd(fd, &off);
 
-	return interp_self_off_of_fd(fd, &off) ? 0 :
-	       (uint64_t)(uint32_t)off | 1ULL << 63;
+	if (!err)
+		*v = (uint64_t)(uint32_t)off | 1ULL << 63;
+	return err;
 }
 
 int interp_libc_tsd(struct interp_mgr *im, const struct pm_proc *p,

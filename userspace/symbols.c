@@ -138,15 +138,10 @@ static void read_build_id(struct symb_table *t, const struct elfm *e)
 static int read_debug_file(struct symb_table *t, const struct elfm *e)
 {
 	struct elfm *d = NULL;
-	int err;
 
 	if (dbgf_open(e, NULL, NULL, &d, NULL, 0))
 		return 0;
-	err = read_symtabs(t, d);
-	if (!err && elfm_damaged(d))
-		err = -EIO; /* names read from zeros */
-	elfm_free(d);
-	return err;
+	return elfm_release(d, read_symtabs(t, d));
 }
 
 /*
@@ -234,9 +229,7 @@ int symb_load_fd(int fd, struct symb_table **out)
 	if (!err && t->n == 0)
 		err = read_gopclntab(t, e);
 	/* a file cut short under the mapping: names read from zeros */
-	if (!err && elfm_damaged(e))
-		err = -EIO;
-	elfm_free(e);
+	err = elfm_release(e, err);
 	if (err) {
 		symb_free(t);
 		return err;

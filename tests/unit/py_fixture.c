@@ -18,13 +18,10 @@ int fix_py_detect_fd(int fd, const char *name, unsigned flags,
 	err = elfm_open_fd(fd, &elf);
 	if (err)
 		return err == -ENOMEM ? err : -ENOEXEC;
-	err = py_detect_elf(elf, fd, name, flags, out);
 	/* a file cut short under the mapping: what was read was zeros */
-	if (!err && elfm_damaged(elf)) {
+	err = elfm_release(elf, py_detect_elf(elf, fd, name, flags, out));
+	if (err)
 		memset(out, 0, sizeof(*out));
-		err = -EIO;
-	}
-	elfm_free(elf);
 	return err;
 }
 

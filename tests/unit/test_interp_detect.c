@@ -6,6 +6,7 @@
  * file or in the cache, and the whole file is detected afterwards as if
  * nothing had happened.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,4 +95,58 @@ out:
 		free(f.interp_data[k]);
 	interp_mgr_free(im);
 	store_free(s);
+}
+
+/* The libc code the frame walks need read from (the thread-specific data
+ * layout, pthread_self's offset), in a copy of libc cut short right after
+ * it was opened: an error that says so (-EIO: not "no such code", which
+ * the manager would keep for the file's id), and the whole copy read as
+ * before. */
+static int tsd_of(int fd)
+{
+	struct interp_tsd t;
+
+	return interp_tsd_of_fd(fd, &t);
+}
+
+static int self_of(int fd)
+{
+	int32_t off;
+
+	return interp_self_off_of_fd(fd, &off);
+}
+
+TEST(interp_libc_code_cut_after_open)
+{
+	static const char libc[] = "/lib/x86_64-linux-gnu/libc.so.6";
+	static const struct {
+		int (*read)(int fd);
+		const char *what;
+	} reads[] = { { tsd_of, "TSD layout" }, { self_of, "pthread_self" } };
+	const char *path = test_tmppath("libc.so.6");
+	unsigned i, cut;
+	int fd;
+
+	if (access(libc, R_OK)) {
+		test_skip("%s: not an x86-64 Debian machine", libc);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(reads); i++) {
+		for (cut = 0; cut < 2; cut++) {
+			if (!ASSERT_OK(fix_run(h_cmdf("cp %s %s", libc, path),
+					       NULL, 0),
+				       "copy"))
+				return;
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			if (!ASSERT_GE(fd, 0, "open"))
+				return;
+			file_cut_after_open(cut ? 4096 : -1);
+			ASSERT_EQ(reads[i].read(fd), cut ? -EIO : 0,
+				  reads[i].what);
+			if (cut)
+				ASSERT_TRUE(file_cut_done(), "cut after its open");
+			file_cut_after_open(-1);
+			close(fd);
+		}
+	}
 }
