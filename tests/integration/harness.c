@@ -760,15 +760,17 @@ int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
 	return hits;
 }
 
-void h_assert_split(const uint64_t n[3], uint64_t total,
+bool h_assert_split(const uint64_t n[3], uint64_t total,
 		    const double want[3])
 {
+	bool ok = true;
 	int k;
 
 	for (k = 0; k < 3; k++)
-		ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
-			      (int)(10 * want[k])),
-			  30, "the split within 3 points");
+		ok &= ASSERT_LE(abs((int)(1000.0 * n[k] / (total ? total : 1)) -
+				    (int)(10 * want[k])),
+				30, "the split within 3 points");
+	return ok;
 }
 
 int h_count_frame(const char *stack, const char *name)

@@ -150,8 +150,9 @@ double h_pct(uint64_t n, uint64_t total);
 int h_tally(const char *s, uint64_t c, const char *const *chain, int nk,
 	     uint64_t *n);
 /* The 60/30/10 split of three chains' samples n out of total: each
- * share within 3 points of want (per mille, truncated). */
-void h_assert_split(const uint64_t n[3], uint64_t total,
+ * share within 3 points of want (per mille, truncated).  Returns whether
+ * all three were. */
+bool h_assert_split(const uint64_t n[3], uint64_t total,
 		    const double want[3]);
 /* Count the frames named name in one folded stack (the comm, the first
  * element, is not a frame). */
