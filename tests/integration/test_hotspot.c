@@ -439,9 +439,9 @@ TEST_ROOT(hotspot_deopt_whitebox)
 			  h_pct(deopt, total),
 			  h_summary_value(r.err, "err_hotspot_read"));
 		ASSERT_GE(total, 100, "samples");
-		ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
+		ASSERT_GE(h_pct(complete, total), 95.0,
 			  ">= 95% complete (Java to Deopt.main, native to start_thread)");
-		ASSERT_GE(10000 * logical / (total ? total : 1), 9000,
+		ASSERT_GE(h_pct(logical, total), 90.0,
 			  ">= 90% with the logical chain main;run;spin[;leaf]");
 next:
 		h_run_free(&r);
