@@ -541,6 +541,11 @@ bool h_comm_is(const char *stack, const char *comm)
 	return comm_is(stack, comm);
 }
 
+bool h_stack_has(const char *s, const char *comm, const char *needle)
+{
+	return (!comm || comm_is(s, comm)) && (!needle || strstr(s, needle));
+}
+
 void h_comm_of(const char *path, char *comm, size_t n)
 {
 	const char *base = strrchr(path, '/');

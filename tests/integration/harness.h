@@ -142,6 +142,17 @@ void h_run_free(struct h_run *run);
 				       (c) = (f)->lines[(i)].count, 1);        \
 	     (i)++)
 
+/* Whether folded stack s is of comm and contains needle (as a string, not
+ * whole frames as in h_count_with); NULL for either: any. */
+bool h_stack_has(const char *s, const char *comm, const char *needle);
+/* Each line of folded f for which h_stack_has(s, comm, needle), as
+ * h_for_each_line ("{} else": an else after the loop is still the
+ * caller's). */
+#define h_for_each_line_of(f, comm, needle, i, s, c)                           \
+	h_for_each_line(f, i, s, c)                                            \
+		if (!h_stack_has(s, comm, needle)) {                           \
+		} else
+
 /* n as a percentage of total (0 when total is 0), for notes and for
  * the assertions that compare a percentage. */
 double h_pct(uint64_t n, uint64_t total);

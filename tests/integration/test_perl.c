@@ -46,9 +46,7 @@ static void split_test(void)
 
 	if (!profile_perl("split.pl", &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, perl.comm))
-			continue;
+	h_for_each_line_of(&r.f, perl.comm, NULL, i, s, c) {
 		total += c;
 		if (!strncmp(s, perl.comm_start, strlen(perl.comm_start)) &&
 		    strstr(s, ";main (split.pl:") &&
@@ -105,10 +103,8 @@ static void callbacks_test(void)
 
 	if (!profile_perl("callbacks.pl", &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, perl.comm) ||
-		    !strstr(s, ";main::weigh (callbacks.pl:"))
-			continue;
+	h_for_each_line_of(&r.f, perl.comm, ";main::weigh (callbacks.pl:",
+			   i, s, c) {
 		weigh += c;
 		h_tally(s, c, needles, 3, n);
 		/* the comparator between sort's native frames and weigh */
@@ -174,10 +170,8 @@ TEST_ROOT(perl_ithreads_each_its_own_interpreter)
 
 	if (!profile_perl("threads.pl", &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, perl.comm) ||
-		    !strstr(s, ";main::spin (threads.pl:"))
-			continue;
+	h_for_each_line_of(&r.f, perl.comm, ";main::spin (threads.pl:",
+			   i, s, c) {
 		total += c;
 		if (h_tally(s, c, mine, 3, n) != 1)
 			mixed += c;

@@ -61,10 +61,8 @@ static void split_60_30_10(bool yjit)
 
 	if (!profile_ruby("split.rb", yjit, &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		/* the script's loop (YJIT's start-up compiles before it) */
-		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#run (split.rb:"))
-			continue;
+	/* the script's loop (YJIT's start-up compiles before it) */
+	h_for_each_line_of(&r.f, "ruby", ";Object#run (split.rb:", i, s, c) {
 		total += c;
 		if (!strncmp(s, "ruby;_start;", 12) &&
 		    strstr(s, ";ruby_run_node;") &&
@@ -143,9 +141,7 @@ TEST_ROOT(ruby_block_between_frames)
 
 	if (!profile_ruby("blocks.rb", false, &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (strncmp(s, "ruby;", 5) || !strstr(s, ";Object#weigh (blocks.rb:"))
-			continue;
+	h_for_each_line_of(&r.f, "ruby", ";Object#weigh (blocks.rb:", i, s, c) {
 		weigh += c;
 		for (k = 0; k < 3; k++) {
 			a = strstr(s, block_cases[k].needle);
@@ -235,11 +231,9 @@ TEST_ROOT(ruby_threads_each_its_own_ec)
 
 	if (!profile_ruby("threads.rb", false, &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
+	h_for_each_line_of(&r.f, NULL, ";Object#spin (threads.rb:", i, s, c) {
 		int hits;
 
-		if (!strstr(s, ";Object#spin (threads.rb:"))
-			continue;
 		total += c;
 		hits = h_tally(s, c, mine, 3, n);
 		/* a worker's frames start at its thread's entry */

@@ -164,9 +164,7 @@ static void split_test(const struct node_bin *nb, bool jitless)
 
 	if (!profile_node(nb, "split.js", jitless, &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, nb->comm))
-			continue;
+	h_for_each_line_of(&r.f, nb->comm, NULL, i, s, c) {
 		total += c;
 		/* V8's builtins are walked over, wherever V8 maps them */
 		if (strstr(s, ";Builtins_"))
@@ -286,9 +284,7 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 	 * a busy machine */
 	if (!profile_node_for(nb, "inline.js", jitless, "10s", "999", &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (!h_comm_is(s, nb->comm))
-			continue;
+	h_for_each_line_of(&r.f, nb->comm, NULL, i, s, c) {
 		total += c;
 		if (strstr(s, ";mix (inline.js:14)"))
 			inlined += c;
@@ -369,10 +365,7 @@ static void sort_test(const struct node_bin *nb, bool jitless)
 	snprintf(start, sizeof(start), "%s;_start;", nb->comm);
 	if (!profile_node(nb, "sort.js", jitless, &r))
 		goto out;
-	h_for_each_line(&r.f, i, s, c) {
-		if (strncmp(s, start, strlen(nb->comm) + 1) ||
-		    !strstr(s, ";compare (sort.js:"))
-			continue;
+	h_for_each_line_of(&r.f, nb->comm, ";compare (sort.js:", i, s, c) {
 		compare += c;
 		if (!strncmp(s, start, strlen(start)) &&
 		    strstr(s, ";sortAll (sort.js:15);sort;compare (sort.js:"))
