@@ -198,7 +198,7 @@ static void split_test(const struct node_bin *nb, bool jitless)
 		  h_summary_value(r.err, "err_v8_read"),
 		  h_summary_value(r.err, "err_v8_fp_bad"));
 	ASSERT_GE(total, 300, "samples");
-	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
+	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (JavaScript to the top level, native to _start)"))
 		h_dump_top(&r.f, nb->comm, 8);
 	/* but a sample at a builtin's first instructions, before it
@@ -208,7 +208,7 @@ static void split_test(const struct node_bin *nb, bool jitless)
 	/* compiled frames (spin, with JIT) have their function's first
 	 * line, interpreted ones the line they run */
 	if (nb->lines)
-		ASSERT_GE(1000 * with_lines / (total ? total : 1), 950,
+		ASSERT_GE(h_pct(with_lines, total), 95.0,
 			  ">= 95% with the line of each call");
 	h_assert_split(n, total, want);
 out:
@@ -310,7 +310,7 @@ static void inline_test(const struct node_bin *nb, bool jitless)
 		  h_pct(n[2], in_chains),
 		  h_pct(inlined, total));
 	ASSERT_GE(total, 300, "samples");
-	if (!ASSERT_GE(1000 * complete / (total ? total : 1), 950,
+	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% with the logical chain and its lines, to _start"))
 		h_dump_top(&r.f, nb->comm, 8);
 	/* the chains' time (round's own loop and the top level's take a
@@ -381,12 +381,11 @@ static void sort_test(const struct node_bin *nb, bool jitless)
 		  h_pct(ordered, compare),
 		  h_pct(loop, compare));
 	ASSERT_GE(compare, 200, "samples in the comparator");
-	if (!ASSERT_GE(1000 * ordered / (compare ? compare : 1), 950,
+	if (!ASSERT_GE(h_pct(ordered, compare), 95.0,
 		       "compare under sortAll;sort"))
 		h_dump_top(&r.f, nb->comm, 8);
 	/* interpreted: the bytecode's line; optimized: the pc's */
-	ASSERT_GE(1000 * loop / (compare ? compare : 1), 900,
-		  ">= 90% at the lines of the loop");
+	ASSERT_GE(h_pct(loop, compare), 90.0, ">= 90% at the lines of the loop");
 out:
 	h_run_free(&r);
 }
