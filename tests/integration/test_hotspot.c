@@ -227,14 +227,14 @@ static void split_test(const struct jdk *j, int idx, const char *flag,
 	ASSERT_GE(total, 300, "samples");
 	/* interpreted frames by their bcp, compiled ones by their PcDesc */
 	ASSERT_LE(100 * noline, 5 * total, "<= 5% of stacks with a Split frame without line");
-	if (!ASSERT_GE(10000 * complete / (total ? total : 1), 9500,
+	if (!ASSERT_GE(h_pct(complete, total), 95.0,
 		       ">= 95% complete (Java to Split.main, native to start_thread)"))
 		h_dump_top(&r.f, "java", 8);
-	ASSERT_GE(10000 * logical / (total ? total : 1), 9500,
+	ASSERT_GE(h_pct(logical, total), 95.0,
 		  ">= 95% with the logical chain main;run;X;XLeaf[;work|;cpu], as -Xint");
 	/* work and cpu are what the leaves run: inlined by C2, still
 	 * frames of their own */
-	ASSERT_GE(10000 * below / (total ? total : 1), 8000,
+	ASSERT_GE(h_pct(below, total), 80.0,
 		  ">= 80% with work or cpu below the leaf");
 	if (split)
 		h_assert_split(n, total, want);
@@ -347,15 +347,15 @@ static void sort_test(const char *flag, const char *hz, uint64_t min_samples,
 			  jdks[j].name, flag, (unsigned long long)cmp,
 			  h_pct(cmp_ok, cmp), (unsigned long long)lam,
 			  h_pct(lam_ok, lam),
-			  100.0 * (cmp + lam) / (sorting ? sorting : 1),
+			  h_pct(cmp + lam, sorting),
 			  (unsigned long long)sorting);
 		ASSERT_GE(100 * (cmp + lam), min_share * sorting,
 			  "the comparators' share of the sort");
 		ASSERT_GE(cmp, min_samples, "samples in the comparator");
 		ASSERT_GE(lam, min_samples, "samples in the lambda");
-		ASSERT_GE(10000 * cmp_ok / (cmp ? cmp : 1), 9500,
+		ASSERT_GE(h_pct(cmp_ok, cmp), 95.0,
 			  "the comparator between the right frames");
-		if (!ASSERT_GE(10000 * lam_ok / (lam ? lam : 1), 9500,
+		if (!ASSERT_GE(h_pct(lam_ok, lam), 95.0,
 			       "the lambda named, between the right frames") ||
 		    getenv("HS_DUMP"))
 			h_dump_top(&r.f, "java", 6);
