@@ -24,9 +24,9 @@ int fix_detect_fd(unsigned kind, const char *path, int fd, void **data,
 	err = elfm_open_fd(fd, &f.elf);
 	if (err)
 		return err == -ENOEXEC ? -ENOENT : err;
-	err = interp_module(kind)->detect(NULL, &f, data, len);
-	elfm_free(f.elf);
-	return err;
+	/* and for one cut short while it was read (elfm_damaged): -EIO */
+	return elfm_release(f.elf,
+			    interp_module(kind)->detect(NULL, &f, data, len));
 }
 
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len)

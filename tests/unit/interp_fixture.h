@@ -11,8 +11,9 @@
 
 /* Detect runtime kind (INTERP_*) in the file at path, opened and closed
  * here.  Returns 0 with its record in *data (malloc'd; the caller frees
- * it, also after an error) and *len, detect's error, or -errno when the
- * file does not open. */
+ * it, also after an error) and *len, detect's error (-EIO when the file
+ * was cut short while it was read, as the manager says), or -errno when
+ * the file does not open. */
 int fix_detect(unsigned kind, const char *path, void **data, size_t *len);
 /* The same in the file open as fd (path: its name, for the module). */
 int fix_detect_fd(unsigned kind, const char *path, int fd, void **data,

@@ -39,18 +39,6 @@ int fix_py_detect(const char *path, unsigned flags, struct py_info *out)
 	return err;
 }
 
-/* A reader that fails at address 0, as BPF's reads of user memory do. */
-struct rd {
-	interp_read_fn read;
-	void *arg;
-	pid_t pid;
-};
-
-static int rd(const struct rd *r, uint64_t addr, void *buf, size_t len)
-{
-	return addr ? r->read(r->arg, r->pid, addr, buf, len) : -EFAULT;
-}
-
 static uint64_t get_u64(const uint8_t *b, uint16_t off)
 {
 	uint64_t v;
@@ -59,7 +47,9 @@ static uint64_t get_u64(const uint8_t *b, uint16_t off)
 	return v;
 }
 
-static int tstate_of(const struct py_proc *pp, const struct rd *r,
+/* Reads go through interp_rd: -EFAULT at address 0, as BPF's reads of
+ * user memory fail there. */
+static int tstate_of(const struct py_proc *pp, const struct interp_reader *r,
 		     uint64_t fsbase, uint64_t *tstate)
 {
 	uint64_t interp, ts = 0, tid;
@@ -69,20 +59,20 @@ static int tstate_of(const struct py_proc *pp, const struct rd *r,
 	*tstate = 0;
 	if (!pp)
 		return -ESRCH;
-	err = rd(r, pp->runtime + pp->rt_interp_main, &interp, 8);
+	err = interp_rd(r, pp->runtime + pp->rt_interp_main, &interp, 8);
 	if (!err && !interp)
 		return -ESRCH; /* not initialized yet, or finalized */
 	if (!err)
-		err = rd(r, interp + pp->is_tstate_head, &ts, 8);
+		err = interp_rd(r, interp + pp->is_tstate_head, &ts, 8);
 	for (i = 0; !err && ts && i < PY_TSTATE_SCAN_MAX; i++) {
-		err = rd(r, ts + pp->ts_thread_id, &tid, 8);
+		err = interp_rd(r, ts + pp->ts_thread_id, &tid, 8);
 		if (err)
 			break;
 		if (tid == fsbase) {
 			*tstate = ts;
 			return 0;
 		}
-		err = rd(r, ts + pp->ts_next, &ts, 8);
+		err = interp_rd(r, ts + pp->ts_next, &ts, 8);
 	}
 	return err ? err : -ESRCH;
 }
@@ -90,7 +80,7 @@ static int tstate_of(const struct py_proc *pp, const struct rd *r,
 int fix_py_tstate(const struct py_proc *pp, interp_read_fn read, void *arg,
 		  pid_t pid, uint64_t fsbase, uint64_t *tstate)
 {
-	struct rd r = { read, arg, pid };
+	struct interp_reader r = { read, arg, pid };
 
 	return tstate_of(pp, &r, fsbase, tstate);
 }
@@ -120,7 +110,7 @@ int fix_py_walk(const struct py_proc *pp, interp_read_fn read, void *arg,
 		pid_t pid, uint64_t fsbase, struct py_walk_frame *frames,
 		uint32_t max, struct py_walk *out)
 {
-	struct rd r = { read, arg, pid };
+	struct interp_reader r = { read, arg, pid };
 	uint8_t f[PY_FRAME_READ_MAX];
 	uint64_t frame;
 	uint32_t steps = 0;
@@ -133,9 +123,9 @@ int fix_py_walk(const struct py_proc *pp, interp_read_fn read, void *arg,
 		return -EINVAL;
 	err = tstate_of(pp, &r, fsbase, &out->tstate);
 	if (!err)
-		err = rd(&r, out->tstate + pp->ts_frame, &frame, 8);
+		err = interp_rd(&r, out->tstate + pp->ts_frame, &frame, 8);
 	if (!err && frame && pp->cf_current_frame != PY_OFF_NONE)
-		err = rd(&r, frame + pp->cf_current_frame, &frame, 8);
+		err = interp_rd(&r, frame + pp->cf_current_frame, &frame, 8);
 	while (!err && frame) {
 		struct py_walk_frame *w;
 		uint64_t code;
@@ -145,7 +135,7 @@ int fix_py_walk(const struct py_proc *pp, interp_read_fn read, void *arg,
 			out->truncated = true;
 			break;
 		}
-		err = rd(&r, frame, f, pp->f_read_size);
+		err = interp_rd(&r, frame, f, pp->f_read_size);
 		if (err)
 			break;
 		if (pp->frame_model == PY_FRAMES_SHIM &&

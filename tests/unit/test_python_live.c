@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The BPF walk, done in userland (fix_py_walk, tests/unit/py_fixture.c) on running interpreters:
+ * The BPF walk, done in userland (fix_py_walk, py_fixture.c) on running
+ * interpreters:
  * tests/workloads/python/deep.py runs on each CPython build, prints its
  * main thread's frames as Python sees them (code object ids, names,
  * lines), and then the test stops that thread with ptrace, takes its fs
@@ -379,7 +380,7 @@ static void live_one(const struct pyi *p)
 
 		ASSERT_EQ(fsbase, helper, "helper fs base = its ident");
 		err = fix_py_walk(py_ctx_proc(ctx, pid), interp_read_process,
-			  NULL, pid, fsbase, w, 32, &wk);
+				  NULL, pid, fsbase, w, 32, &wk);
 		if (ASSERT_OK(err, "walk helper") &&
 		    ASSERT_GE(wk.n, 2, "helper frames") &&
 		    ASSERT_OK(py_symbolize(ctx, pid, w[0].code, w[0].instr,
